@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The binary record: what a hook writes into its thread's chunk.
+ *
+ * Every record is 64 bytes: a 32-byte header common to all kinds and a 32-byte
+ * payload whose layout depends on the kind. A logical event that needs more room
+ * (a kernel with its launch configuration, a mark with key-value pairs, a stack)
+ * takes one head record followed by continuation records (ISC_EV_EXT, ISC_EV_KV,
+ * ISC_EV_TEXT, ISC_EV_STACK) reserved in the same chunk, so a reader never sees
+ * half an event. Names are ids into the string table (intern.h), never pointers.
+ *
+ * This header is the contract between the hooks (which fill records) and the
+ * trace writer (output/encode-*.c, which turns them into JSON). The spill file
+ * stores these records verbatim, so a layout change bumps ISC_SPILL_VERSION.
+ */
+#ifndef ISC_EVENT_H
+#define ISC_EVENT_H
+
+#include <stdint.h>
+
+enum isc_event_kind {
+	ISC_EV_NONE = 0,
+	ISC_EV_SCOPE,		/* cpu_call: annotation API, Python helper, NVTX range */
+	ISC_EV_INSTANT,		/* instant: a mark; followed by n_kv ISC_EV_KV records */
+	ISC_EV_SYSCALL,		/* cpu_syscall */
+	ISC_EV_MEMORY,		/* memory_event */
+	ISC_EV_COUNTER,		/* counter */
+	ISC_EV_CUDA_API,	/* cuda_api; a launch is followed by one ISC_EV_EXT */
+	ISC_EV_GPU_KERNEL,	/* gpu_kernel; followed by one ISC_EV_EXT */
+	ISC_EV_GPU_MEMCPY,	/* h2d_copy, d2h_copy, d2d_copy, h2h_copy */
+	ISC_EV_GPU_MEMSET,	/* gpu_memset */
+	ISC_EV_GPU_SYNC,	/* gpu_sync */
+	ISC_EV_EXT,		/* continuation: kind-specific extra payload */
+	ISC_EV_KV,		/* continuation: one key-value pair of a mark */
+	ISC_EV_TEXT,		/* continuation: inline text (string values) */
+	ISC_EV_STACK,		/* continuation: up to 7 return addresses */
+	ISC_EV_RANGE_START,	/* NVTX start/end range opened (paired by id at write time) */
+	ISC_EV_RANGE_END,	/* NVTX start/end range closed */
+	ISC_EV__COUNT
+};
+
+/* Header flags. */
+enum {
+	ISC_EVF_UNTERMINATED = 1u << 0,	/* scope still open at flush; dur is up to the flush */
+	ISC_EVF_BLOCKED = 1u << 1,	/* cuda_api: the call waited for the device */
+	ISC_EVF_CUPTI = 1u << 2,	/* cuda_api: seen only by CUPTI */
+	ISC_EVF_ERRNO = 1u << 3,	/* syscall: failed, errno in payload */
+	ISC_EVF_ASYNC = 1u << 4,	/* copies: asynchronous API */
+};
+
+/* Scope sources (ISC_EV_SCOPE, ISC_EV_INSTANT aux). */
+enum isc_scope_source {
+	ISC_SRC_API = 0,
+	ISC_SRC_PYTHON = 1,
+	ISC_SRC_NVTX = 2,
+	ISC_SRC_INFERSCOPE = 3,
+};
+
+/* Value types of a key-value continuation. */
+enum isc_kv_type {
+	ISC_KV_INT = 0,
+	ISC_KV_DOUBLE = 1,
+	ISC_KV_STRING = 2,	/* the value follows as ISC_EV_TEXT records */
+};
+
+struct isc_scope_payload {
+	uint64_t scope_id;
+	uint64_t parent_id;	/* 0 for an outermost scope */
+	uint32_t parent_name;	/* string id of the parent's name, 0 when none */
+	int32_t cpu;		/* CPU at open, -1 unknown */
+	uint64_t alloc_bytes;	/* bytes this thread allocated while open */
+};
+
+struct isc_instant_payload {
+	uint64_t scope_id;	/* innermost open scope, 0 when none */
+	uint32_t n_kv;		/* ISC_EV_KV records that follow (each may have TEXT) */
+	uint32_t source;	/* enum isc_scope_source */
+	uint64_t reserved[2];
+};
+
+struct isc_kv_payload {
+	uint32_t key;		/* string id */
+	uint32_t type;		/* enum isc_kv_type */
+	union {
+		int64_t i;
+		double d;
+		uint64_t text_len;	/* ISC_KV_STRING: bytes in the TEXT records that follow */
+	} v;
+	uint64_t reserved[2];
+};
+
+/*
+ * Inline text (ISC_EV_TEXT): the 48 bytes from offset 0 (ts, dur) and 32 (payload)
+ * are text; the header's kind, tid and flags stay readable. Text longer than one
+ * record continues in the next one.
+ */
+#define ISC_TEXT_PER_RECORD 48
+
+struct isc_counter_payload {
+	union {
+		int64_t i;
+		double d;
+	} value;
+	uint32_t unit;		/* enum isc_counter_unit */
+	uint32_t is_double;
+	uint64_t device_id;	/* device_memory */
+	uint64_t reserved;
+};
+
+enum isc_counter_unit {
+	ISC_UNIT_US = 0,
+	ISC_UNIT_BYTES = 1,
+	ISC_UNIT_COUNT = 2,
+};
+
+/* The common header; the payload union follows at offset 32. */
+struct isc_event {
+	uint64_t ts;		/* start, CLOCK_MONOTONIC nanoseconds (isc_now()) */
+	uint64_t dur;		/* nanoseconds; 0 for instants */
+	uint32_t tid;		/* thread the event belongs to (not always the writer) */
+	uint16_t kind;		/* enum isc_event_kind */
+	uint16_t flags;		/* ISC_EVF_* */
+	uint32_t name;		/* string id (intern.h); 0 = no name */
+	uint32_t aux;		/* kind-specific small field (see each kind) */
+	union {
+		struct isc_scope_payload scope;		/* aux: call depth | source << 16 */
+		struct isc_instant_payload instant;
+		struct isc_kv_payload kv;
+		struct isc_counter_payload counter;
+		uint64_t raw[4];
+		unsigned char bytes[32];
+	} u;
+};
+
+_Static_assert(sizeof(struct isc_event) == 64, "records are 64 bytes");
+
+#endif /* ISC_EVENT_H */
