@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Numbers as JSON text gives them. Timestamps are decimal microseconds with up to three
+ * decimals on a clock of 10^15 us: a double cannot hold them to the nanosecond, so they
+ * are converted digit by digit into integer nanoseconds.
+ */
+#ifndef ISC_JSONNUM_H
+#define ISC_JSONNUM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True when the text is an integer literal (no fraction, no exponent). */
+bool isc_num_is_int(const char *s, size_t n);
+/* Integer literal to int64; false when it is not one or does not fit. */
+bool isc_num_int(const char *s, size_t n, int64_t *out);
+/* Any JSON number to double. */
+double isc_num_double(const char *s, size_t n);
+/* Microseconds to nanoseconds, exact for up to 3 decimals (rounded beyond); false on overflow. */
+bool isc_num_us_to_ns(const char *s, size_t n, int64_t *out);
+
+#endif /* ISC_JSONNUM_H */

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The analyzer's event model: what every reader produces and every later stage reads.
+ *
+ * One trace holds the events of one or more input files (parent and child processes of one
+ * host merge on their shared clock). An event is a fixed 64-byte record with interned names,
+ * so memory is bounded by the number of events, never by the size of the JSON text.
+ * Times are integer nanoseconds on the trace clock: readers convert the microsecond decimals
+ * of the file exactly, without going through a double.
+ */
+#ifndef ISC_MODEL_H
+#define ISC_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum isc_ev_type {
+	ISC_T_SCOPE,		/* cpu_call; Kineto user_annotation */
+	ISC_T_CPU_OP,		/* Kineto cpu_op: a framework operator */
+	ISC_T_INSTANT,
+	ISC_T_SYSCALL,
+	ISC_T_MEMORY,
+	ISC_T_COUNTER,
+	ISC_T_CUDA_API,
+	ISC_T_KERNEL,		/* first GPU-side type */
+	ISC_T_H2D,
+	ISC_T_D2H,
+	ISC_T_D2D,
+	ISC_T_H2H,
+	ISC_T_MEMSET,
+	ISC_T_GPU_SYNC,
+	ISC_T__COUNT
+};
+
+enum isc_ev_flag {
+	ISC_F_BLOCKED = 1u << 0,	/* cuda_api: the host waited for the device */
+	ISC_F_UNTERMINATED = 1u << 1,	/* scope still open when the trace was written */
+	ISC_F_ERROR = 1u << 2,		/* failed call */
+	ISC_F_PINNED = 1u << 3,		/* copy touching pinned host memory */
+	ISC_F_PAGEABLE = 1u << 4,	/* copy touching pageable host memory */
+	ISC_F_CUPTI = 1u << 5,		/* cuda_api seen only by CUPTI */
+	ISC_F_GRAPH = 1u << 6,		/* kernel launched from a CUDA graph */
+	ISC_F_PLACEHOLDER_END = 1u << 7, /* prototype cpu_call whose end is its start */
+};
+
+/* Sub-kinds, one enum per type that needs one (isc_ev.sub). */
+enum isc_syscall_cat {
+	ISC_SYS_OTHER, ISC_SYS_IO, ISC_SYS_NET, ISC_SYS_WAIT, ISC_SYS_SLEEP, ISC_SYS_DRIVER,
+	ISC_SYS_FS,
+};
+
+enum isc_api_class {
+	ISC_API_OTHER, ISC_API_LAUNCH, ISC_API_MEMCPY, ISC_API_MEMSET, ISC_API_SYNC,
+	ISC_API_MALLOC, ISC_API_FREE, ISC_API_HOST_ALLOC, ISC_API_QUERY,
+};
+
+enum isc_counter_kind {
+	ISC_CTR_OTHER, ISC_CTR_CPU_TIME, ISC_CTR_WAIT_TIME, ISC_CTR_LIVE_HEAP, ISC_CTR_DEVICE_MEMORY,
+};
+
+enum isc_mem_op { ISC_MEM_OTHER, ISC_MEM_ALLOC, ISC_MEM_FREE };
+
+enum isc_scope_src { ISC_SRC_API_, ISC_SRC_PYTHON_, ISC_SRC_NVTX_, ISC_SRC_KINETO };
+
+struct isc_ev {
+	int64_t ts;		/* start, ns */
+	int64_t dur;		/* ns, >= 0 */
+	uint64_t corr;		/* correlation id, 0 = none; memory_event: sample weight */
+	union {
+		uint64_t bytes;	/* copies, memsets, syscalls, allocations */
+		double value;	/* counters */
+	} v;
+	uint32_t name;		/* string id */
+	uint32_t thread;	/* index into isc_trace.threads (host thread; GPU: launching one) */
+	int32_t stream;		/* GPU stream, -1 for host-side events */
+	float occupancy;	/* kernels: theoretical occupancy in [0, 1], < 0 unknown */
+	uint32_t aux;		/* kernel: threads per block; cuda_api: return code; syscall: fd */
+	uint8_t type;		/* enum isc_ev_type */
+	uint8_t sub;		/* sub-kind of the type */
+	uint16_t flags;		/* ISC_F_* */
+	int16_t device;		/* GPU device, -1 unknown */
+	uint16_t input;		/* index into isc_trace.inputs */
+	uint16_t depth;		/* scopes: call depth */
+	uint16_t pad;
+};
+
+_Static_assert(sizeof(struct isc_ev) == 64, "events are 64 bytes");
+
+struct isc_thread {
+	int64_t tid;
+	uint32_t name;		/* string id, 0 when unknown */
+	uint16_t input;
+};
+
+/* A per-name counter from a trace's exact aggregates. */
+struct isc_agg {
+	uint32_t name;
+	uint64_t count;
+	double total_us;
+	double max_us;
+	uint64_t bytes;
+};
+
+struct isc_agg_list {
+	struct isc_agg *v;
+	size_t n, cap;
+};
+
+struct isc_device_info {
+	bool present;
+	int sm_count;
+	int max_threads_per_sm;
+	int max_blocks_per_sm;
+	int max_registers_per_sm;
+	int max_shared_memory_per_sm;
+	int warp_size;
+};
+
+/* What one input file said about itself. String fields are ids, 0 when absent. */
+struct isc_input {
+	char *path;
+	const char *format;	/* reader name */
+	char format_version[16];
+	int64_t pid;
+	uint32_t hostname, command, cupti_status, cupti_reason, end_reason, gpu_model, version;
+	int complete;		/* -1 unknown, 0, 1 */
+	uint64_t dropped_total;
+	uint64_t cupti_dropped;
+	struct isc_agg_list dropped_by_kind;
+	uint64_t events;	/* events kept */
+	uint64_t skipped;	/* events of unknown types */
+	uint64_t ignored;	/* events read but not modelled (flows, returns, metadata) */
+	int64_t meta_start_ns, meta_end_ns;	/* 0 when absent */
+	int cpu_count;		/* 0 unknown */
+	struct isc_device_info device;
+	bool has_aggregates;
+	uint64_t malloc_calls, malloc_frees, malloc_bytes, malloc_sampled;
+	struct isc_agg_list agg_syscalls;
+	struct isc_agg_list agg_cuda_api;
+};
+
+struct isc_strtab;
+
+struct isc_trace {
+	struct isc_ev *ev;
+	size_t n, cap;
+	struct isc_strtab *str;
+	struct isc_input *inputs;
+	size_t n_inputs, cap_inputs;
+	struct isc_thread *threads;
+	size_t n_threads, cap_threads;
+	uint32_t *thread_slots;		/* open addressing: thread index + 1 */
+	size_t thread_slot_mask;
+	uint32_t *corr_slots;		/* cuda_api event index + 1, by (input, corr) */
+	size_t corr_slot_mask;
+	bool finalized;
+};
+
+struct isc_trace *isc_trace_create(void);
+void isc_trace_destroy(struct isc_trace *t);
+
+/* Interning: the same bytes always give the same id; id 0 is the empty string. */
+uint32_t isc_trace_intern(struct isc_trace *t, const char *s, size_t n);
+const char *isc_trace_str(const struct isc_trace *t, uint32_t id);
+/* Id of an already interned string, or UINT32_MAX. */
+uint32_t isc_trace_find_str(const struct isc_trace *t, const char *s);
+size_t isc_trace_n_strings(const struct isc_trace *t);
+
+/* Returns the new input's index, or -ENOMEM. */
+int isc_trace_add_input(struct isc_trace *t, const char *path);
+/* Index of (input, tid), created on first use; UINT32_MAX on allocation failure. */
+uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid);
+/* A zeroed event appended to the trace (stream -1, device -1, occupancy -1), or NULL. */
+struct isc_ev *isc_trace_push(struct isc_trace *t);
+
+/*
+ * Sorts events by start time (stable), indexes correlation ids and gives GPU events
+ * without a thread the thread of the call that launched them. Returns 0 or -ENOMEM.
+ */
+int isc_trace_finalize(struct isc_trace *t);
+/* The cuda_api event with this correlation id in this input, or NULL. */
+const struct isc_ev *isc_trace_launch_of(const struct isc_trace *t, const struct isc_ev *gpu);
+
+bool isc_type_is_gpu(unsigned type);
+const char *isc_type_name(unsigned type);
+enum isc_api_class isc_api_classify(const char *name);
+int isc_agg_add(struct isc_agg_list *l, const struct isc_agg *a);
+
+#endif /* ISC_MODEL_H */

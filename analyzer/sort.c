@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+#include "sort.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DIGIT_BITS 11
+#define DIGITS (1u << DIGIT_BITS)
+
+/* One stable counting pass on the digit at `shift` of (k - base). */
+static void pass(const uint64_t *ks, const uint32_t *is, uint64_t *kd, uint32_t *id, size_t n,
+		 unsigned shift)
+{
+	size_t count[DIGITS];
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++) {
+		count[(ks[i] >> shift) & (DIGITS - 1)]++;
+	}
+	size_t sum = 0;
+	for (size_t d = 0; d < DIGITS; d++) {
+		size_t c = count[d];
+		count[d] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t at = count[(ks[i] >> shift) & (DIGITS - 1)]++;
+		kd[at] = ks[i];
+		id[at] = is[i];
+	}
+}
+
+#define KEY(i) (*(const int64_t *)((const char *)key + (size_t)(i) * stride))
+
+int isc_sort_by_key(const int64_t *key, size_t stride, uint32_t *idx, size_t n)
+{
+	if (n < 2) {
+		return 0;
+	}
+	int64_t lo = KEY(idx[0]), hi = lo;
+	for (size_t i = 1; i < n; i++) {
+		int64_t k = KEY(idx[i]);
+		lo = k < lo ? k : lo;
+		hi = k > hi ? k : hi;
+	}
+	/* Only the digits the range needs: a trace spans seconds, not 2^64 ns. */
+	uint64_t range = (uint64_t)hi - (uint64_t)lo;
+	unsigned passes = 0;
+	while (passes * DIGIT_BITS < 64 && (range >> (passes * DIGIT_BITS)) != 0) {
+		passes++;
+	}
+	if (passes == 0) {
+		return 0;
+	}
+	uint64_t *k0 = malloc(n * sizeof(*k0));
+	uint64_t *k1 = malloc(n * sizeof(*k1));
+	uint32_t *i1 = malloc(n * sizeof(*i1));
+	if (k0 == NULL || k1 == NULL || i1 == NULL) {
+		free(k0);
+		free(k1);
+		free(i1);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		k0[i] = (uint64_t)KEY(idx[i]) - (uint64_t)lo;
+	}
+	uint64_t *ks = k0, *kd = k1;
+	uint32_t *is = idx, *id = i1;
+	for (unsigned p = 0; p < passes; p++) {
+		pass(ks, is, kd, id, n, p * DIGIT_BITS);
+		uint64_t *tk = ks;
+		ks = kd;
+		kd = tk;
+		uint32_t *ti = is;
+		is = id;
+		id = ti;
+	}
+	if (is != idx) {
+		memcpy(idx, is, n * sizeof(*idx));
+	}
+	free(k0);
+	free(k1);
+	free(i1);
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+void isc_sort_i64(int64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_i64);
+}
