@@ -290,6 +290,7 @@ void isf_to_model(const struct isf_event *e, int type, const char *name, struct 
 		break;
 	}
 	case ISC_T_COUNTER:
+		out->sub = (uint8_t)isc_counter_kind(name);
 		out->v.value = SEEN(e, K_VALUE) ? e->dv[K_VALUE] : 0.0;
 		out->device = SEEN(e, K_DEVICE_ID) ? (int16_t)e->iv[K_DEVICE_ID] : -1;
 		break;

@@ -77,10 +77,14 @@ bool isc_num_us_to_ns(const char *s, size_t n, int64_t *out)
 	uint64_t ip = 0;
 	size_t digits = 0;
 	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-		if (++digits > 15) {
-			return via_double(s, n, out);
+		/* 10^15 us is 31 years: anything longer is not a time on our clocks. */
+		if (++digits > 16) {
+			return false;
 		}
 		ip = ip * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (digits == 0 || ip > (uint64_t)INT64_MAX / 1000 - 1) {
+		return i == n ? false : via_double(s, n, out);
 	}
 	uint64_t frac = 0;
 	unsigned fd = 0;
@@ -97,7 +101,7 @@ bool isc_num_us_to_ns(const char *s, size_t n, int64_t *out)
 		}
 	}
 	if (i != n) {
-		return via_double(s, n, out);
+		return via_double(s, n, out);	/* an exponent */
 	}
 	static const uint64_t scale[4] = { 1000, 100, 10, 1 };
 	uint64_t v = ip * 1000 + frac * scale[fd > 3 ? 3 : fd];

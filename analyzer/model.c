@@ -366,6 +366,20 @@ enum isc_api_class isc_api_classify(const char *n)
 	return ISC_API_OTHER;
 }
 
+enum isc_counter_kind isc_counter_kind(const char *name)
+{
+	static const struct { const char *name; enum isc_counter_kind kind; } kinds[] = {
+		{ "cpu_time", ISC_CTR_CPU_TIME }, { "wait_time", ISC_CTR_WAIT_TIME },
+		{ "live_heap", ISC_CTR_LIVE_HEAP }, { "device_memory", ISC_CTR_DEVICE_MEMORY },
+	};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(kinds[i].name, name) == 0) {
+			return kinds[i].kind;
+		}
+	}
+	return ISC_CTR_OTHER;
+}
+
 int isc_agg_add(struct isc_agg_list *l, const struct isc_agg *a)
 {
 	for (size_t i = 0; i < l->n; i++) {

@@ -185,6 +185,7 @@ const struct isc_ev *isc_trace_launch_of(const struct isc_trace *t, const struct
 bool isc_type_is_gpu(unsigned type);
 const char *isc_type_name(unsigned type);
 enum isc_api_class isc_api_classify(const char *name);
+enum isc_counter_kind isc_counter_kind(const char *name);
 int isc_agg_add(struct isc_agg_list *l, const struct isc_agg *a);
 
 #endif /* ISC_MODEL_H */

@@ -2,6 +2,7 @@
 #include "sort.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,47 @@ int isc_sort_by_key(const int64_t *key, size_t stride, uint32_t *idx, size_t n)
 	return 0;
 }
 
+/* LSD radix for non-negative values; falls back to qsort for short or negative input. */
+static bool radix_i64(int64_t *v, size_t n)
+{
+	int64_t hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < 0) {
+			return false;
+		}
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	uint64_t *tmp = malloc(n * sizeof(*tmp));
+	if (tmp == NULL) {
+		return false;
+	}
+	uint64_t *src = (uint64_t *)v, *dst = tmp;
+	size_t count[DIGITS];
+	for (unsigned shift = 0; shift < 64 && ((uint64_t)hi >> shift) != 0; shift += DIGIT_BITS) {
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++) {
+			count[(src[i] >> shift) & (DIGITS - 1)]++;
+		}
+		size_t sum = 0;
+		for (size_t d = 0; d < DIGITS; d++) {
+			size_t k = count[d];
+			count[d] = sum;
+			sum += k;
+		}
+		for (size_t i = 0; i < n; i++) {
+			dst[count[(src[i] >> shift) & (DIGITS - 1)]++] = src[i];
+		}
+		uint64_t *x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != (uint64_t *)v) {
+		memcpy(v, src, n * sizeof(*v));
+	}
+	free(tmp);
+	return true;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -92,5 +134,7 @@ static int cmp_i64(const void *a, const void *b)
 
 void isc_sort_i64(int64_t *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_i64);
+	if (n < 4096 || !radix_i64(v, n)) {
+		qsort(v, n, sizeof(*v), cmp_i64);
+	}
 }

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* Runs the stages in order on a finalized trace. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+static void data_quality(const struct isc_trace *t, struct isc_analysis *a)
+{
+	a->events_total = t->n;
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		const struct isc_input *in = &t->inputs[i];
+		a->skipped += in->skipped;
+		a->dropped += in->dropped_total;
+		a->cupti_dropped += in->cupti_dropped;
+		const char *st = isc_trace_str(t, in->cupti_status);
+		a->cupti_degraded |= in->cupti_status != 0 && strcmp(st, "active") != 0 &&
+				     strcmp(st, "not_used") != 0;
+		a->incomplete |= in->complete == 0;
+	}
+	for (size_t i = 0; i < t->n && !a->gpu_timeline; i++) {
+		a->gpu_timeline = isc_type_is_gpu(t->ev[i].type);
+	}
+}
+
+int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
+		struct isc_analysis **out, struct isc_diag *d)
+{
+	struct isc_analysis *a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		isc_diag_set(d, "out of memory");
+		return -ENOMEM;
+	}
+	if (o != NULL && o->th != NULL) {
+		a->th = *o->th;
+	} else {
+		isc_thresholds_init(&a->th);
+	}
+	data_quality(t, a);
+	int r = isc_timeline_window(t, o, a, d);
+	r = r == 0 ? isc_timeline_attribute(t, a) : r;
+	r = r == 0 ? isc_timeline_gpu(t, a) : r;
+	r = r == 0 ? isc_stats_compute(t, a) : r;
+	if (r == 0) {
+		isc_classify(t, a);
+		r = isc_rules_run(t, a);
+	}
+	if (r < 0) {
+		if (r == -ENOMEM) {
+			isc_diag_set(d, "out of memory");
+		}
+		isc_analysis_destroy(a);
+		return r;
+	}
+	*out = a;
+	return 0;
+}
+
+void isc_analysis_destroy(struct isc_analysis *a)
+{
+	if (a == NULL) {
+		return;
+	}
+	free(a->streams);
+	free(a->hta);
+	for (int g = 0; g < ISC_SG__COUNT; g++) {
+		free(a->stats[g].rows);
+	}
+	free(a->scopes);
+	free(a->sugg);
+	free(a);
+}
+
+const char *isc_category_name(enum isc_category c)
+{
+	static const char *const names[ISC_CAT__COUNT] = {
+		[ISC_CAT_CPU] = "cpu_preprocessing", [ISC_CAT_H2D] = "h2d_copy",
+		[ISC_CAT_GPU] = "gpu_compute", [ISC_CAT_D2H] = "d2h_copy", [ISC_CAT_IDLE] = "idle",
+		[ISC_CAT_FRAMEWORK] = "framework_overhead",
+	};
+	return c < ISC_CAT__COUNT ? names[c] : "unknown";
+}
+
+const char *isc_bound_name(enum isc_bound b)
+{
+	static const char *const names[] = { "unknown", "cpu_bound", "gpu_bound", "memory_bound",
+					     "balanced" };
+	return b <= ISC_BOUND_BALANCED ? names[b] : "unknown";
+}
+
+const char *isc_stat_group_name(enum isc_stat_group g)
+{
+	static const char *const names[ISC_SG__COUNT] = {
+		[ISC_SG_KERNEL] = "kernels", [ISC_SG_GPU_COPY] = "gpu_copies",
+		[ISC_SG_CUDA_API] = "cuda_api", [ISC_SG_SCOPE] = "scopes",
+		[ISC_SG_CPU_OP] = "cpu_ops", [ISC_SG_SYSCALL] = "syscalls",
+	};
+	return g < ISC_SG__COUNT ? names[g] : "unknown";
+}
+
+double isc_share(const struct isc_analysis *a, int64_t ns)
+{
+	int64_t w = a->window.end - a->window.start;
+	return w > 0 ? (double)ns / (double)w : 0.0;
+}

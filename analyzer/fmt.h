@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Human-readable numbers for reports and evidence lines: fixed formats, deterministic. */
+#ifndef ISC_FMT_H
+#define ISC_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ISC_FMT_LEN 32
+
+/* "12.345 ms", "850.0 us", "1.234 s": the unit that keeps 3-4 significant digits. */
+const char *isc_fmt_dur(char buf[ISC_FMT_LEN], double ns);
+/* "12.3 %" of a fraction. */
+const char *isc_fmt_pct(char buf[ISC_FMT_LEN], double fraction);
+/* "1.5 MB" / "512 B" (powers of 10). */
+const char *isc_fmt_bytes(char buf[ISC_FMT_LEN], double bytes);
+
+#endif /* ISC_FMT_H */

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inferscope-analyze: parses options and wires the stages (read, finalize, analyze,
+ * write). Nothing else lives here. Exit codes: 0 success, 1 reserved for gates, 2 usage,
+ * 3 unreadable or invalid input, 4 the output could not be written.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "isc-config.h"
+#include "jsonnum.h"
+#include "reader.h"
+#include "report.h"
+#include "rules.h"
+
+enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 4 };
+
+struct cli {
+	const char *format;
+	const char *output;
+	const char *input_format;
+	const char *thresholds;
+	bool validate;
+	struct isc_analyze_opts ao;
+	int top;
+	char **inputs;
+	int n_inputs;
+};
+
+enum { OPT_VALIDATE = 256, OPT_WINDOW_SCOPE, OPT_WINDOW, OPT_THRESHOLDS, OPT_TOP,
+       OPT_INPUT_FORMAT, OPT_LIST_RULES, OPT_LIST_THRESHOLDS, OPT_LIST_FORMATS };
+
+static const struct option options[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "validate", no_argument, NULL, OPT_VALIDATE },
+	{ "window-scope", required_argument, NULL, OPT_WINDOW_SCOPE },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "thresholds", required_argument, NULL, OPT_THRESHOLDS },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
+	{ "list-rules", no_argument, NULL, OPT_LIST_RULES },
+	{ "list-thresholds", no_argument, NULL, OPT_LIST_THRESHOLDS },
+	{ "list-formats", no_argument, NULL, OPT_LIST_FORMATS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: inferscope-analyze [OPTIONS] TRACE...\n"
+		"Reads InferScope, Kineto/Chrome (gzip'd or not) and prototype traces; several\n"
+		"traces of one host (parent and children) are merged on their shared clock.\n\n"
+		"  -f, --format NAME        md (default), json, html or chrome\n"
+		"  -o, --output FILE        write there instead of standard output\n"
+		"      --validate           check each TRACE against the InferScope format\n"
+		"      --window-scope NAME  trim the window to scopes named NAME ('prefix*' too)\n"
+		"      --window START:END   trim the window to these trace-clock microseconds\n"
+		"      --thresholds FILE    override thresholds ('key = value' lines)\n"
+		"      --top N              rows per statistics table (default 10)\n"
+		"      --input-format NAME  inferscope, kineto, bare or spill instead of detecting\n"
+		"      --list-rules         print the rule ids and exit\n"
+		"      --list-thresholds    print the thresholds with their defaults and exit\n"
+		"      --list-formats       print the input and output formats and exit\n"
+		"  -h, --help               this text\n"
+		"  -V, --version            the version\n\n"
+		"Exit status: 0 success, 2 usage error, 3 unreadable or invalid input,\n"
+		"4 the output could not be written.\n");
+}
+
+static void print_rule(const struct isc_rule *r, void *ctx)
+{
+	fprintf(ctx, "%-28s %s\n", r->id, r->summary);
+}
+
+static void list_formats(void)
+{
+	size_t n;
+	const struct isc_reader *const *rd = isc_readers(&n);
+	printf("input formats:\n");
+	for (size_t i = 0; i < n; i++) {
+		printf("  %-12s %s\n", rd[i]->name, rd[i]->what);
+	}
+	const struct isc_writer *const *wr = isc_writers(&n);
+	printf("output formats:\n");
+	for (size_t i = 0; i < n; i++) {
+		printf("  %-12s %s\n", wr[i]->name, wr[i]->what);
+	}
+}
+
+static bool parse_window(const char *s, struct isc_analyze_opts *ao)
+{
+	const char *colon = strchr(s, ':');
+	if (colon == NULL) {
+		return false;
+	}
+	ao->window_explicit = true;
+	return isc_num_us_to_ns(s, (size_t)(colon - s), &ao->window_start) &&
+	       isc_num_us_to_ns(colon + 1, strlen(colon + 1), &ao->window_end);
+}
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_option(struct cli *c, int opt, const char *arg)
+{
+	char *end = NULL;
+	switch (opt) {
+	case 'f': c->format = arg; return -1;
+	case 'o': c->output = arg; return -1;
+	case OPT_VALIDATE: c->validate = true; return -1;
+	case OPT_WINDOW_SCOPE: c->ao.window_scope = arg; return -1;
+	case OPT_WINDOW:
+		if (!parse_window(arg, &c->ao)) {
+			fprintf(stderr, "inferscope-analyze: --window: expected START:END in "
+				"microseconds, got '%s'\n", arg);
+			return EXIT_USAGE;
+		}
+		return -1;
+	case OPT_THRESHOLDS: c->thresholds = arg; return -1;
+	case OPT_TOP:
+		c->top = (int)strtol(arg, &end, 10);
+		if (*arg == '\0' || *end != '\0' || c->top < 1 || c->top > 100000) {
+			fprintf(stderr, "inferscope-analyze: --top: expected a count, got '%s'\n", arg);
+			return EXIT_USAGE;
+		}
+		return -1;
+	case OPT_INPUT_FORMAT: c->input_format = arg; return -1;
+	case OPT_LIST_RULES: isc_rules_each(print_rule, stdout); return 0;
+	case OPT_LIST_THRESHOLDS: {
+		struct isc_thresholds th;
+		isc_thresholds_init(&th);
+		isc_thresholds_print(&th, stdout);
+		return 0;
+	}
+	case OPT_LIST_FORMATS: list_formats(); return 0;
+	case 'h': usage(stdout); return 0;
+	case 'V': printf("inferscope-analyze %s\n", ISC_VERSION); return 0;
+	default: usage(stderr); return EXIT_USAGE;
+	}
+}
+
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+	int opt;
+	while ((opt = getopt_long(argc, argv, "f:o:hV", options, NULL)) != -1) {
+		int r = parse_option(c, opt, optarg);
+		if (r >= 0) {
+			return r;
+		}
+	}
+	c->inputs = argv + optind;
+	c->n_inputs = argc - optind;
+	if (c->n_inputs == 0) {
+		fprintf(stderr, "inferscope-analyze: no trace given (see --help)\n");
+		return EXIT_USAGE;
+	}
+	if (isc_writer_find(c->format) == NULL) {
+		fprintf(stderr, "inferscope-analyze: unknown format '%s' (see --list-formats)\n",
+			c->format);
+		return EXIT_USAGE;
+	}
+	if (c->input_format != NULL && isc_reader_find(c->input_format) == NULL) {
+		fprintf(stderr, "inferscope-analyze: unknown input format '%s' (see "
+			"--list-formats)\n", c->input_format);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+static int validate(const struct cli *c)
+{
+	int status = 0;
+	for (int i = 0; i < c->n_inputs; i++) {
+		struct isc_trace *t = isc_trace_create();
+		struct isc_diag d = { "" };
+		struct isc_read_opts ro = { .format = NULL, .validate = true };
+		int r = t != NULL ? isc_read_file(t, c->inputs[i], &ro, &d) : -ENOMEM;
+		if (r < 0) {
+			fprintf(stderr, "inferscope-analyze: %s\n", t ? d.msg : "out of memory");
+			status = EXIT_INPUT;
+		} else {
+			printf("%s: valid (InferScope format %s, %llu events)\n", c->inputs[i],
+			       t->inputs[0].format_version,
+			       (unsigned long long)(t->inputs[0].events + t->inputs[0].skipped));
+		}
+		isc_trace_destroy(t);
+	}
+	return status;
+}
+
+static int write_report(const struct cli *c, const struct isc_trace *t,
+			const struct isc_analysis *a)
+{
+	FILE *f = c->output != NULL ? fopen(c->output, "w") : stdout;
+	if (f == NULL) {
+		fprintf(stderr, "inferscope-analyze: %s: %s\n", c->output, strerror(errno));
+		return EXIT_OUTPUT;
+	}
+	struct isc_report_opts ro = { .top = c->top, .version = ISC_VERSION };
+	int r = isc_writer_find(c->format)->write(f, t, a, &ro);
+	if (fflush(f) != 0 || ferror(f)) {
+		r = -EIO;
+	}
+	if (c->output != NULL && fclose(f) != 0) {
+		r = -EIO;
+	}
+	if (r < 0) {
+		fprintf(stderr, "inferscope-analyze: %s: write failed\n",
+			c->output ? c->output : "standard output");
+		return EXIT_OUTPUT;
+	}
+	return 0;
+}
+
+static int analyze(struct cli *c)
+{
+	struct isc_thresholds th;
+	struct isc_diag d = { "" };
+	isc_thresholds_init(&th);
+	if (c->thresholds != NULL && isc_thresholds_load(&th, c->thresholds, &d) < 0) {
+		fprintf(stderr, "inferscope-analyze: %s\n", d.msg);
+		return EXIT_USAGE;
+	}
+	c->ao.th = &th;
+	struct isc_trace *t = isc_trace_create();
+	struct isc_read_opts ro = { .format = c->input_format };
+	int status = t == NULL ? EXIT_INPUT : 0;
+	for (int i = 0; i < c->n_inputs && status == 0; i++) {
+		if (isc_read_file(t, c->inputs[i], &ro, &d) < 0) {
+			fprintf(stderr, "inferscope-analyze: %s\n", d.msg);
+			status = EXIT_INPUT;
+		}
+	}
+	struct isc_analysis *a = NULL;
+	if (status == 0 && isc_trace_finalize(t) < 0) {
+		fprintf(stderr, "inferscope-analyze: out of memory\n");
+		status = EXIT_INPUT;
+	}
+	if (status == 0) {
+		int r = isc_analyze(t, &c->ao, &a, &d);
+		if (r < 0) {
+			fprintf(stderr, "inferscope-analyze: %s\n", d.msg);
+			status = r == -ENOENT ? EXIT_USAGE : EXIT_INPUT;
+		}
+	}
+	if (status == 0) {
+		status = write_report(c, t, a);
+	}
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = { .format = "md", .top = 10 };
+	int r = parse_args(&c, argc, argv);
+	if (r >= 0) {
+		return r;
+	}
+	return c.validate ? validate(&c) : analyze(&c);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+#include "report.h"
+
+#include <string.h>
+
+static const struct isc_writer md = { "md", "markdown report (default)", isc_report_md };
+static const struct isc_writer json = { "json", "analysis result as JSON", isc_report_json };
+static const struct isc_writer html = { "html", "self-contained HTML report with inline SVG",
+					isc_report_html };
+static const struct isc_writer chrome = { "chrome", "Chrome/Kineto trace JSON for Perfetto "
+					  "and HTA", isc_export_chrome };
+
+static const struct isc_writer *const writers[] = { &md, &json, &html, &chrome };
+
+const enum isc_category isc_report_cat_order[ISC_CAT__COUNT] = {
+	ISC_CAT_CPU, ISC_CAT_H2D, ISC_CAT_GPU, ISC_CAT_D2H, ISC_CAT_IDLE, ISC_CAT_FRAMEWORK,
+};
+
+const struct isc_writer *isc_writer_find(const char *name)
+{
+	if (strcmp(name, "markdown") == 0) {
+		name = "md";
+	}
+	for (size_t i = 0; i < sizeof(writers) / sizeof(writers[0]); i++) {
+		if (strcmp(writers[i]->name, name) == 0) {
+			return writers[i];
+		}
+	}
+	return NULL;
+}
+
+const struct isc_writer *const *isc_writers(size_t *n)
+{
+	*n = sizeof(writers) / sizeof(writers[0]);
+	return writers;
+}

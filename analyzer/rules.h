@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Rules: table-driven, one family per file in rules/, stable ids. A rule that fires
+ * fills a suggestion: action, rationale, evidence lines with numbers from the trace, and
+ * an estimated improvement computed from the timeline (docs/rules.md gives each formula).
+ */
+#ifndef ISC_RULES_H
+#define ISC_RULES_H
+
+#include <stdbool.h>
+
+#include "analysis.h"
+#include "interval.h"
+
+struct isc_rule_ctx {
+	const struct isc_trace *t;
+	const struct isc_analysis *a;
+	double window_ns;
+	struct isc_ivec gpu_ops;	/* union of GPU work in the window, built on first use */
+	bool gpu_ops_ready;
+};
+
+struct isc_rule {
+	const char *id;
+	const char *summary;	/* one line for --list-rules and the man page */
+	bool advisory;		/* about the data, not the workload: no improvement estimate */
+	bool (*eval)(struct isc_rule_ctx *c, struct isc_suggestion *out);
+};
+
+/* Families, each a table ending with a zeroed entry. */
+extern const struct isc_rule isc_rules_copy[];
+extern const struct isc_rule isc_rules_launch[];
+extern const struct isc_rule isc_rules_sync[];
+extern const struct isc_rule isc_rules_alloc[];
+extern const struct isc_rule isc_rules_gpu[];
+extern const struct isc_rule isc_rules_host[];
+extern const struct isc_rule isc_rules_data[];
+
+/* Calls fn for every rule in table order. */
+void isc_rules_each(void (*fn)(const struct isc_rule *r, void *ctx), void *ctx);
+
+/* Helpers for rule files. */
+void isc_sugg_evidence(struct isc_suggestion *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void isc_sugg_text(char *dst, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Union of GPU operations (kernels, copies, memsets) in the window. */
+const struct isc_ivec *isc_rules_gpu_ops(struct isc_rule_ctx *c);
+double isc_rules_pct(const struct isc_rule_ctx *c, double ns);
+
+#endif /* ISC_RULES_H */

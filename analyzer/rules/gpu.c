@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* GPU family: gaps the host does not explain, kernels with low theoretical occupancy. */
+#include "../fmt.h"
+#include "../rules.h"
+
+static bool gaps(struct isc_rule_ctx *c, struct isc_suggestion *s)
+{
+	const struct isc_analysis *a = c->a;
+	double other = (double)a->idle.other;
+	if (a->idle.gaps == 0 || other < isc_thr(&a->th, ISC_THR_GPU_GAP_SHARE) * c->window_ns) {
+		return false;
+	}
+	const struct isc_stream_idle *worst = &a->streams[0];
+	for (size_t i = 1; i < a->n_streams; i++) {
+		worst = a->streams[i].other > worst->other ? &a->streams[i] : worst;
+	}
+	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
+	isc_sugg_text(s->action, sizeof(s->action), "Find what GPU stream %d waits for between "
+		      "operations: cross-stream dependencies (cudaStreamWaitEvent), host "
+		      "callbacks or work that was launched early but queued behind others",
+		      worst->stream);
+	isc_sugg_text(s->rationale, sizeof(s->rationale), "These gaps are neither the host "
+		      "launching late (host wait) nor launch latency (kernel wait): the work was "
+		      "queued but something held it back");
+	isc_sugg_evidence(s, "GPU idle that is neither host wait nor kernel wait: %s (%s of the "
+			  "window)", isc_fmt_dur(b1, other),
+			  isc_fmt_pct(b2, c->window_ns > 0 ? other / c->window_ns : 0));
+	isc_sugg_evidence(s, "stream %d alone: %s over %llu gaps", worst->stream,
+			  isc_fmt_dur(b1, (double)worst->other), (unsigned long long)worst->gaps);
+	s->improvement_pct = isc_rules_pct(c, other);
+	return true;
+}
+
+static bool low_occupancy(struct isc_rule_ctx *c, struct isc_suggestion *s)
+{
+	const struct isc_analysis *a = c->a;
+	double low = isc_thr(&a->th, ISC_THR_LOW_OCCUPANCY);
+	double target = isc_thr(&a->th, ISC_THR_OCCUPANCY_TARGET);
+	int64_t kern = 0, low_ns = 0, top_ns = 0;
+	double saving = 0, top_occ = 0;
+	uint32_t top = 0;
+	for (size_t i = 0; i < c->t->n; i++) {
+		const struct isc_ev *e = &c->t->ev[i];
+		if (e->type != ISC_T_KERNEL || e->ts < a->window.start || e->ts > a->window.end) {
+			continue;
+		}
+		kern += e->dur;
+		if (e->occupancy < 0 || e->occupancy >= low) {
+			continue;
+		}
+		low_ns += e->dur;
+		/* Time assumed to shrink in proportion up to the target occupancy. */
+		saving += (double)e->dur * (1.0 - (double)e->occupancy / target);
+		if (e->dur > top_ns) {
+			top_ns = e->dur;
+			top = e->name;
+			top_occ = e->occupancy;
+		}
+	}
+	if (kern == 0 || (double)low_ns < isc_thr(&a->th, ISC_THR_LOW_OCC_SHARE) * (double)kern) {
+		return false;
+	}
+	/* Only the kernel time that is alone on the critical path counts. */
+	saving *= (double)a->cat_ns[ISC_CAT_GPU] / (double)kern;
+	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
+	isc_sugg_text(s->action, sizeof(s->action), "Raise the occupancy of kernels such as "
+		      "%s: more threads per block or blocks per launch, fewer registers "
+		      "(__launch_bounds__), less shared memory per block, or larger batches",
+		      isc_trace_str(c->t, top));
+	isc_sugg_text(s->rationale, sizeof(s->rationale), "With few resident warps per SM the "
+		      "GPU cannot hide memory latency; kernels below %.0f %% theoretical "
+		      "occupancy leave most of each SM unused", low * 100.0);
+	isc_sugg_evidence(s, "kernels below %.0f %% occupancy take %s, %s of kernel time",
+			  low * 100.0, isc_fmt_dur(b1, (double)low_ns),
+			  isc_fmt_pct(b2, (double)low_ns / (double)kern));
+	isc_sugg_evidence(s, "the longest of them runs at %.0f %% occupancy for %s",
+			  top_occ * 100.0, isc_fmt_dur(b1, (double)top_ns));
+	s->improvement_pct = isc_rules_pct(c, saving);
+	return true;
+}
+
+const struct isc_rule isc_rules_gpu[] = {
+	{ "gpu.gaps", "GPU gaps that are neither host wait nor launch latency", false, gaps },
+	{ "gpu.low-occupancy", "kernels with low theoretical occupancy", false, low_occupancy },
+	{ NULL, NULL, false, NULL },
+};

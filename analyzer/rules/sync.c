@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* Sync family: the host synchronises with the GPU too often. */
+#include <string.h>
+
+#include "../fmt.h"
+#include "../rules.h"
+
+static bool blocking_sync(const struct isc_rule_ctx *c, const struct isc_ev *e)
+{
+	if (e->type != ISC_T_CUDA_API || e->sub != ISC_API_SYNC) {
+		return false;
+	}
+	/* cudaStreamWaitEvent orders streams on the device; the host does not wait. */
+	return strstr(isc_trace_str(c->t, e->name), "WaitEvent") == NULL;
+}
+
+/* First GPU operation starting at or after t; INT64_MAX when none. */
+static int64_t next_gpu(const struct isc_ivec *ops, int64_t t)
+{
+	size_t lo = 0, hi = ops->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ops->v[mid].s < t) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo < ops->n ? ops->v[lo].s : INT64_MAX;
+}
+
+static bool excessive(struct isc_rule_ctx *c, struct isc_suggestion *s)
+{
+	const struct isc_analysis *a = c->a;
+	const struct isc_ivec *ops = isc_rules_gpu_ops(c);
+	uint64_t n = 0, launches = a->launch.pairs;
+	int64_t blocked = 0, bubbles = 0, prev_end = INT64_MIN;
+	uint32_t top = 0;
+	/* The GPU sits idle from the end of a sync until the host launches again: the
+	 * pipeline drained by the sync has to be refilled. Counted up to the next sync. */
+	for (size_t i = 0; i < c->t->n; i++) {
+		const struct isc_ev *e = &c->t->ev[i];
+		if (!blocking_sync(c, e) || e->ts < a->window.start || e->ts > a->window.end) {
+			continue;
+		}
+		if (prev_end != INT64_MIN) {
+			int64_t next = next_gpu(ops, prev_end);
+			int64_t stop = next < e->ts ? next : e->ts;
+			bubbles += stop > prev_end ? stop - prev_end : 0;
+		}
+		prev_end = e->ts + e->dur;
+		n++;
+		blocked += e->dur;
+		top = e->name;
+	}
+	if (prev_end != INT64_MIN) {
+		int64_t next = next_gpu(ops, prev_end);
+		bubbles += next != INT64_MAX && next > prev_end ? next - prev_end : 0;
+	}
+	if (n < isc_thr(&a->th, ISC_THR_SYNC_MIN_COUNT) ||
+	    (double)n < isc_thr(&a->th, ISC_THR_SYNC_PER_LAUNCH) * (double)launches) {
+		return false;
+	}
+	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
+	isc_sugg_text(s->action, sizeof(s->action), "Synchronise less: remove per-operation "
+		      "%s calls, order work with events (cudaEventRecord + "
+		      "cudaStreamWaitEvent) and wait once per batch", isc_trace_str(c->t, top));
+	isc_sugg_text(s->rationale, sizeof(s->rationale), "Every blocking synchronisation "
+		      "drains the GPU's queue: the host stops feeding it, and after the call "
+		      "returns the GPU waits until new work is launched");
+	isc_sugg_evidence(s, "%llu blocking synchronisations for %llu launches; the host waits "
+			  "in them for %s", (unsigned long long)n, (unsigned long long)launches,
+			  isc_fmt_dur(b1, (double)blocked));
+	isc_sugg_evidence(s, "GPU idle between a synchronisation and the next GPU operation: "
+			  "%s (%s of the window)", isc_fmt_dur(b1, (double)bubbles),
+			  isc_fmt_pct(b2, c->window_ns > 0 ? (double)bubbles / c->window_ns : 0));
+	s->improvement_pct = isc_rules_pct(c, (double)bubbles);
+	return true;
+}
+
+const struct isc_rule isc_rules_sync[] = {
+	{ "sync.excessive", "excessive host-device synchronisation: order with events, wait "
+	  "once per batch", false, excessive },
+	{ NULL, NULL, false, NULL },
+};
