@@ -295,6 +295,7 @@ void isf_to_model(const struct isf_event *e, int type, const char *name, struct 
 		out->device = SEEN(e, K_DEVICE_ID) ? (int16_t)e->iv[K_DEVICE_ID] : -1;
 		break;
 	case ISC_T_CUDA_API:
+		out->sub = (uint8_t)isc_api_classify(name);
 		out->corr = SEEN(e, K_CORRELATION_ID) ? (uint64_t)e->iv[K_CORRELATION_ID] : 0;
 		out->stream = SEEN(e, K_STREAM_ID) ? (int32_t)e->iv[K_STREAM_ID] : -1;
 		out->device = SEEN(e, K_DEVICE_ID) ? (int16_t)e->iv[K_DEVICE_ID] : -1;

@@ -41,7 +41,7 @@ static const struct isc_thr_def defs[ISC_THR__COUNT] = {
 		"kernels (GPU time below the launch call's time)" },
 	[ISC_THR_TINY_KERNEL_MIN_COUNT] = { "launch.tiny_kernel_min_count", 20, 0, 1e12,
 		"and there are at least this many of them" },
-	[ISC_THR_SYNC_PER_LAUNCH] = { "sync.per_launch", 0.25, 0, 1e6,
+	[ISC_THR_SYNC_PER_LAUNCH] = { "sync.per_launch", 0.5, 0, 1e6,
 		"sync.excessive fires at this many blocking synchronisations per launch" },
 	[ISC_THR_SYNC_MIN_COUNT] = { "sync.min_count", 10, 0, 1e12,
 		"and at least this many synchronisations" },

@@ -33,14 +33,18 @@ static bool excessive(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {
 	const struct isc_analysis *a = c->a;
 	const struct isc_ivec *ops = isc_rules_gpu_ops(c);
-	uint64_t n = 0, launches = a->launch.pairs;
+	uint64_t n = 0, launches = 0;
 	int64_t blocked = 0, bubbles = 0, prev_end = INT64_MIN;
 	uint32_t top = 0;
 	/* The GPU sits idle from the end of a sync until the host launches again: the
 	 * pipeline drained by the sync has to be refilled. Counted up to the next sync. */
 	for (size_t i = 0; i < c->t->n; i++) {
 		const struct isc_ev *e = &c->t->ev[i];
-		if (!blocking_sync(c, e) || e->ts < a->window.start || e->ts > a->window.end) {
+		if (e->ts < a->window.start || e->ts > a->window.end) {
+			continue;
+		}
+		launches += e->type == ISC_T_CUDA_API && e->sub == ISC_API_LAUNCH;
+		if (!blocking_sync(c, e)) {
 			continue;
 		}
 		if (prev_end != INT64_MIN) {
@@ -57,7 +61,8 @@ static bool excessive(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		int64_t next = next_gpu(ops, prev_end);
 		bubbles += next != INT64_MAX && next > prev_end ? next - prev_end : 0;
 	}
-	if (n < isc_thr(&a->th, ISC_THR_SYNC_MIN_COUNT) ||
+	/* Without GPU records the refill gaps cannot be measured. */
+	if (ops->n == 0 || n < isc_thr(&a->th, ISC_THR_SYNC_MIN_COUNT) ||
 	    (double)n < isc_thr(&a->th, ISC_THR_SYNC_PER_LAUNCH) * (double)launches) {
 		return false;
 	}
