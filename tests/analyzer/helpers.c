@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "reader.h"
+
+const char *data_path(const char *rel)
+{
+	static char buf[4096];
+	const char *d = getenv("ISC_DATA");
+	cr_assert_not_null(d, "ISC_DATA is not set (run through meson test)");
+	snprintf(buf, sizeof(buf), "%s/%s", d, rel);
+	return buf;
+}
+
+char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL) {
+		return NULL;
+	}
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	size_t k;
+	while ((k = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += k;
+		if (n == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+		}
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len != NULL) {
+		*len = n;
+	}
+	return buf;
+}
+
+int run(const char *cmd, char **out, char **err)
+{
+	char eo[] = "/tmp/isc-test-out-XXXXXX", ee[] = "/tmp/isc-test-err-XXXXXX";
+	int fo = mkstemp(eo), fe = mkstemp(ee);
+	cr_assert(fo >= 0 && fe >= 0);
+	close(fo);
+	close(fe);
+	char *full = malloc(strlen(cmd) + 200);
+	sprintf(full, "%s >%s 2>%s", cmd, eo, ee);
+	int st = system(full);
+	free(full);
+	char *o = slurp(eo, NULL), *e = slurp(ee, NULL);
+	unlink(eo);
+	unlink(ee);
+	if (out != NULL) {
+		*out = o;
+	} else {
+		free(o);
+	}
+	if (err != NULL) {
+		*err = e;
+	} else {
+		free(e);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+struct isc_trace *load(const char *rel)
+{
+	struct isc_trace *t = isc_trace_create();
+	struct isc_diag d = { "" };
+	cr_assert_not_null(t);
+	int r = isc_read_file(t, data_path(rel), NULL, &d);
+	cr_assert_eq(r, 0, "reading %s: %s", rel, d.msg);
+	cr_assert_eq(isc_trace_finalize(t), 0);
+	return t;
+}
+
+struct isc_analysis *analyse(const struct isc_trace *t, const struct isc_analyze_opts *o)
+{
+	struct isc_analysis *a = NULL;
+	struct isc_diag d = { "" };
+	int r = isc_analyze(t, o, &a, &d);
+	cr_assert_eq(r, 0, "analysis failed: %s", d.msg);
+	return a;
+}

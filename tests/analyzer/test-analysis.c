@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* Attribution, HTA reference numbers, verdicts and rules on real and hand-made traces. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "helpers.h"
+
+static const char *const scenarios[] = {
+	"balanced", "cpu-bound-tokenize", "cupti-refused", "gpu-bound", "io-wait",
+	"launch-bound", "malloc-in-loop", "pageable-copies", "sync-heavy",
+};
+
+Test(analysis, breakdown_sums_to_the_window)
+{
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		char rel[128];
+		snprintf(rel, sizeof(rel), "scenarios/%s.json", scenarios[i]);
+		struct isc_trace *t = load(rel);
+		struct isc_analysis *a = analyse(t, NULL);
+		int64_t sum = 0;
+		for (int c = 0; c < ISC_CAT__COUNT; c++) {
+			cr_assert_geq(a->cat_ns[c], 0);
+			sum += a->cat_ns[c];
+		}
+		cr_assert_eq(sum, a->window.end - a->window.start, "%s: exact, not approximate",
+			     scenarios[i]);
+		isc_analysis_destroy(a);
+		isc_trace_destroy(t);
+	}
+}
+
+/* The reference numbers of tests/analyzer/data/kineto/README.md (HTA at f4d0062c). */
+Test(analysis, kineto_matches_hta)
+{
+	struct isc_trace *t = load("kineto/simple_add_a100.pt.trace.json.gz");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_eq(a->n_hta, 1);
+	const struct isc_hta_temporal *h = &a->hta[0];
+	cr_assert_eq(h->span, 16464339000LL);
+	double span = (double)h->span;
+	cr_assert(fabs(100.0 * (double)h->idle / span - 99.70) < 0.1);
+	cr_assert(fabs(100.0 * (double)h->compute / span - 0.06) < 0.1);
+	cr_assert(fabs(100.0 * (double)h->non_compute / span - 0.24) < 0.1);
+	cr_assert_eq(h->idle, 16414376000LL);
+	cr_assert_eq(h->compute, 10670000LL);
+	cr_assert_eq(h->non_compute, 39293000LL);
+	cr_assert_eq(a->n_streams, 2);
+	for (size_t i = 0; i < a->n_streams; i++) {
+		const struct isc_stream_idle *s = &a->streams[i];
+		if (s->stream == 7) {
+			cr_assert_eq(s->host_wait, 15976739000LL);
+			cr_assert_eq(s->kernel_wait, 91000LL);
+		} else {
+			cr_assert_eq(s->stream, 20);
+			cr_assert_eq(s->host_wait, 13582776000LL);
+			cr_assert_eq(s->kernel_wait, 8000LL);
+		}
+	}
+	const struct isc_launch_stats *l = &a->launch;
+	cr_assert_eq(l->pairs, 98);
+	cr_assert_eq(l->short_kernels, 29);
+	cr_assert_eq(l->slow_launches, 10);
+	cr_assert_eq(l->delay_outliers, 22);
+	cr_assert_float_eq(l->median_launch_ns, 16000.0, 1e-9);
+	cr_assert_float_eq(l->median_gpu_ns, 51500.0, 1e-9);
+	cr_assert_float_eq(l->median_delay_ns, 3500.0, 1e-9);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_CPU, "the README calls it host bound");
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(analysis, scenarios_get_their_verdict_and_top_suggestion)
+{
+	size_t n;
+	char *text = slurp(data_path("scenarios/expected.txt"), &n);
+	cr_assert_not_null(text);
+	int checked = 0;
+	for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+		char name[64], verdict[32], top[64];
+		if (line[0] == '#' || sscanf(line, "%63s %31s %63s", name, verdict, top) != 3) {
+			continue;
+		}
+		char rel[128];
+		snprintf(rel, sizeof(rel), "scenarios/%s.json", name);
+		struct isc_trace *t = load(rel);
+		struct isc_analysis *a = analyse(t, NULL);
+		cr_assert_str_eq(isc_bound_name(a->verdict.type), verdict, "%s", name);
+		cr_assert_gt(a->n_sugg, 0, "%s", name);
+		cr_assert_str_eq(a->sugg[0].rule_id, top, "%s", name);
+		cr_assert_gt(a->verdict.confidence, 0);
+		cr_assert_leq(a->verdict.confidence, 1);
+		for (size_t i = 0; i < a->n_sugg; i++) {
+			cr_assert_gt(a->sugg[i].n_evidence, 0, "every suggestion has evidence");
+		}
+		isc_analysis_destroy(a);
+		isc_trace_destroy(t);
+		checked++;
+	}
+	cr_assert_eq(checked, 9);
+	free(text);
+}
+
+Test(analysis, missing_gpu_timeline_lowers_confidence)
+{
+	struct isc_trace *t = load("scenarios/cupti-refused.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_lt(a->verdict.confidence, 0.5);
+	bool advisory = false;
+	for (size_t i = 0; i < a->n_sugg; i++) {
+		advisory |= strcmp(a->sugg[i].rule_id, "data.no-gpu-timeline") == 0;
+	}
+	cr_assert(advisory);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(analysis, cpu_samples_tell_waiting_from_computing)
+{
+	/* io-wait: the read sits inside the 'load_image' scope; the samples say the thread
+	 * waited there, so only 'decode' counts as preprocessing. */
+	struct isc_trace *t = load("scenarios/io-wait.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert(a->cpu_samples);
+	cr_assert_gt(a->cat_ns[ISC_CAT_IDLE], a->cat_ns[ISC_CAT_CPU] * 5);
+	cr_assert_str_eq(a->verdict.cause, "host_io_wait");
+	cr_assert_str_eq(isc_trace_str(t, a->scopes[0].name), "decode");
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(analysis, window_trims_to_scopes)
+{
+	struct isc_trace *t = load("scenarios/cpu-bound-tokenize.json");
+	struct isc_analyze_opts o = { .window_scope = "tokenize" };
+	struct isc_analysis *a = analyse(t, &o);
+	cr_assert(a->window.trimmed);
+	struct isc_analysis *whole = analyse(t, NULL);
+	cr_assert_lt(a->window.end - a->window.start, whole->window.end - whole->window.start);
+	o.window_scope = "tok*";
+	struct isc_analysis *prefix = analyse(t, &o);
+	cr_assert_eq(prefix->window.start, a->window.start);
+	struct isc_analysis *none = NULL;
+	struct isc_diag d;
+	o.window_scope = "no-such-scope";
+	cr_assert_eq(isc_analyze(t, &o, &none, &d), -ENOENT);
+	isc_analysis_destroy(prefix);
+	isc_analysis_destroy(whole);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(analysis, thresholds_change_the_verdict)
+{
+	struct isc_trace *t = load("scenarios/gpu-bound.json");
+	struct isc_thresholds th;
+	isc_thresholds_init(&th);
+	th.v[ISC_THR_GPU_BOUND_SHARE] = 0.999;
+	struct isc_analyze_opts o = { .th = &th };
+	struct isc_analysis *a = analyse(t, &o);
+	cr_assert_neq(a->verdict.type, ISC_BOUND_GPU);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(analysis, empty_trace_is_unknown)
+{
+	struct isc_trace *t = isc_trace_create();
+	isc_trace_add_input(t, "none");
+	cr_assert_eq(isc_trace_finalize(t), 0);
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_UNKNOWN);
+	cr_assert_float_eq(a->verdict.confidence, 0.0, 1e-12);
+	cr_assert_gt(a->verdict.n_evidence, 0);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* Small pieces: numbers, intervals, sorting, interning, thresholds. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "interval.h"
+#include "jsonnum.h"
+#include "model.h"
+#include "sort.h"
+#include "thresholds.h"
+
+Test(units, microseconds_convert_exactly)
+{
+	int64_t ns;
+	cr_assert(isc_num_us_to_ns("1694039968955744", 16, &ns));
+	cr_assert_eq(ns, 1694039968955744000LL, "16 digits must not go through a double");
+	cr_assert(isc_num_us_to_ns("1000000.123", 11, &ns));
+	cr_assert_eq(ns, 1000000123LL);
+	cr_assert(isc_num_us_to_ns("2.5", 3, &ns));
+	cr_assert_eq(ns, 2500);
+	cr_assert(isc_num_us_to_ns("-3.0004", 7, &ns));
+	cr_assert_eq(ns, -3000);
+	cr_assert(isc_num_us_to_ns("1.5e3", 5, &ns));
+	cr_assert_eq(ns, 1500000);
+	cr_assert_not(isc_num_us_to_ns("99999999999999999999", 20, &ns), "overflow is refused");
+}
+
+Test(units, integers)
+{
+	int64_t v;
+	cr_assert(isc_num_int("-42", 3, &v));
+	cr_assert_eq(v, -42);
+	cr_assert_not(isc_num_int("99999999999999999999", 20, &v));
+	cr_assert(isc_num_is_int("12", 2));
+	cr_assert_not(isc_num_is_int("1.0", 3));
+}
+
+Test(units, interval_union_subtract_overlap)
+{
+	struct isc_ivec a = { 0 }, b = { 0 }, out = { 0 };
+	isc_ivec_add(&a, 50, 60, 0, 1000);
+	isc_ivec_add(&a, 0, 10, 0, 1000);
+	isc_ivec_add(&a, 5, 20, 0, 1000);
+	isc_ivec_add(&a, 900, 2000, 0, 1000);
+	cr_assert_eq(isc_ivec_union(&a), 0);
+	cr_assert_eq(a.n, 3);
+	cr_assert_eq(isc_ivec_total(&a), 20 + 10 + 100);
+	isc_ivec_add(&b, 8, 55, 0, 1000);
+	isc_ivec_union(&b);
+	cr_assert_eq(isc_ivec_subtract(&out, &a, &b), 0);
+	cr_assert_eq(isc_ivec_total(&out), 8 + 5 + 100);
+	cr_assert_eq(isc_ivec_overlap(&a, 0, 55), 20 + 5);
+	cr_assert(isc_ivec_contains(&a, 950));
+	cr_assert_not(isc_ivec_contains(&a, 30));
+	isc_ivec_free(&a);
+	isc_ivec_free(&b);
+	isc_ivec_free(&out);
+}
+
+Test(units, radix_sort_is_stable)
+{
+	int64_t keys[6] = { 30, 10, 30, 20, 10, -5 };
+	uint32_t idx[6] = { 0, 1, 2, 3, 4, 5 };
+	cr_assert_eq(isc_sort_by_key(keys, sizeof(int64_t), idx, 6), 0);
+	uint32_t want[6] = { 5, 1, 4, 3, 0, 2 };
+	cr_assert_arr_eq(idx, want, sizeof(want));
+	int64_t v[5000];
+	for (int i = 0; i < 5000; i++) {
+		v[i] = (i * 7919) % 5003;
+	}
+	isc_sort_i64(v, 5000);
+	for (int i = 1; i < 5000; i++) {
+		cr_assert_leq(v[i - 1], v[i]);
+	}
+}
+
+Test(units, interning_and_threads)
+{
+	struct isc_trace *t = isc_trace_create();
+	uint32_t a = isc_trace_intern(t, "gemm", 4), b = isc_trace_intern(t, "gemm", 4);
+	cr_assert_eq(a, b);
+	cr_assert_str_eq(isc_trace_str(t, a), "gemm");
+	cr_assert_eq(isc_trace_find_str(t, "nope"), UINT32_MAX);
+	for (int i = 0; i < 5000; i++) {
+		char n[16];
+		snprintf(n, sizeof(n), "k%d", i);
+		isc_trace_intern(t, n, strlen(n));
+	}
+	cr_assert_str_eq(isc_trace_str(t, isc_trace_find_str(t, "k4999")), "k4999");
+	uint32_t t1 = isc_trace_thread(t, 0, 140234234234LL), t2 = isc_trace_thread(t, 1, 140234234234LL);
+	cr_assert_neq(t1, t2, "the same tid in two inputs is two threads");
+	cr_assert_eq(isc_trace_thread(t, 0, 140234234234LL), t1);
+	isc_trace_destroy(t);
+}
+
+Test(units, thresholds_override_and_errors)
+{
+	struct isc_thresholds th;
+	struct isc_diag d;
+	isc_thresholds_init(&th);
+	const char ok[] = "# comment\nverdict.gpu_bound_share = 0.75 # trailing\n\n";
+	cr_assert_eq(isc_thresholds_parse(&th, "t", ok, sizeof(ok) - 1, &d), 0);
+	cr_assert_float_eq(isc_thr(&th, ISC_THR_GPU_BOUND_SHARE), 0.75, 1e-12);
+	const char bad[] = "verdict.gpu_bound_share = 0.5\nno.such.key = 1\n";
+	cr_assert_lt(isc_thresholds_parse(&th, "t", bad, sizeof(bad) - 1, &d), 0);
+	cr_assert(strstr(d.msg, "t:2:") != NULL, "names the line: %s", d.msg);
+	const char range[] = "verdict.gpu_bound_share = 7\n";
+	cr_assert_lt(isc_thresholds_parse(&th, "t", range, sizeof(range) - 1, &d), 0);
+	cr_assert(strstr(d.msg, "out of range") != NULL);
+}
