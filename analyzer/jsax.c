@@ -25,10 +25,11 @@ int isc_jsax_init(struct isc_jsax *j, const yajl_callbacks *cb, void *ctx, const
 		  struct isc_diag *d)
 {
 	memset(j, 0, sizeof(*j));
-	j->h = yajl_alloc(cb, NULL, ctx);
-	if (j->h == NULL) {
+	j->scan = malloc(sizeof(*j->scan));
+	if (j->scan == NULL) {
 		return -ENOMEM;
 	}
+	isc_jscan_init(j->scan, cb, ctx);
 	j->label = label;
 	j->diag = d;
 	return 0;
@@ -36,91 +37,89 @@ int isc_jsax_init(struct isc_jsax *j, const yajl_callbacks *cb, void *ctx, const
 
 void isc_jsax_finish(struct isc_jsax *j)
 {
-	if (j->h != NULL) {
-		yajl_free(j->h);
-		j->h = NULL;
+	if (j->scan != NULL) {
+		isc_jscan_finish(j->scan);
+		free(j->scan);
+		j->scan = NULL;
 	}
 }
 
 uint64_t isc_jsax_offset(const struct isc_jsax *j)
 {
-	return j->base + yajl_get_bytes_consumed(j->h);
+	return j->base + j->scan->pos;
 }
 
-/* yajl's message minus its "parse error: " prefix and trailing newline. */
-static void yajl_problem(struct isc_jsax *j, const unsigned char *buf, size_t n)
+static int problem(struct isc_jsax *j, int r)
 {
-	unsigned char *m = yajl_get_error(j->h, 0, buf, n);
-	const char *s = (const char *)m;
-	if (strncmp(s, "parse error: ", 13) == 0) {
-		s += 13;
-	}
-	char text[300];
-	snprintf(text, sizeof(text), "%s", s);
-	size_t len = strlen(text);
-	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' ')) {
-		text[--len] = '\0';
+	if (r == ISC_JSCAN_CANCELLED || j->failed) {
+		return -EINVAL;	/* the reader said why */
 	}
 	isc_diag_set(j->diag, "%s: byte %llu: not valid JSON: %s", j->label,
-		     (unsigned long long)isc_jsax_offset(j), text);
-	yajl_free_error(j->h, m);
+		     (unsigned long long)isc_jsax_offset(j), j->scan->error);
+	return -EINVAL;
 }
 
-static int parse_chunk(struct isc_jsax *j, const unsigned char *buf, size_t n)
+/* Room for more input: the cut token stays at the front; a huge one grows the buffer. */
+static int make_room(struct isc_jsax *j, unsigned char **buf, size_t *cap, size_t have)
 {
-	uint64_t before = j->callbacks;
-	yajl_status st = yajl_parse(j->h, buf, n);
-	if (st == yajl_status_client_canceled || j->failed) {
+	if (have < *cap) {
+		return 0;
+	}
+	if (*cap >= ISC_JSAX_MAX_TOKEN) {
+		isc_diag_set(j->diag, "%s: byte %llu: a single JSON value runs past %u MiB; "
+			     "refusing it", j->label, (unsigned long long)j->base,
+			     ISC_JSAX_MAX_TOKEN >> 20);
 		return -EINVAL;
 	}
-	if (st != yajl_status_ok) {
-		yajl_problem(j, buf, n);
-		return -EINVAL;
+	unsigned char *b = realloc(*buf, *cap * 2);
+	if (b == NULL) {
+		isc_diag_set(j->diag, "%s: out of memory", j->label);
+		return -ENOMEM;
 	}
-	j->quiet = j->callbacks == before ? j->quiet + n : 0;
-	if (j->quiet > ISC_JSAX_MAX_TOKEN) {
-		isc_diag_set(j->diag, "%s: byte %llu: a single JSON value runs past %u MiB; refusing it",
-			     j->label, (unsigned long long)(j->base + n), ISC_JSAX_MAX_TOKEN >> 20);
-		return -EINVAL;
-	}
-	j->base += n;
+	*buf = b;
+	*cap *= 2;
 	return 0;
 }
 
 int isc_jsax_run(struct isc_jsax *j, struct isc_source *src)
 {
-	enum { CHUNK = 1 << 18 };
-	unsigned char *buf = malloc(CHUNK);
+	size_t cap = 1 << 18, have = 0;
+	unsigned char *buf = malloc(cap);
 	if (buf == NULL) {
 		isc_diag_set(j->diag, "%s: out of memory", j->label);
 		return -ENOMEM;
 	}
 	int r = 0;
 	for (;;) {
-		ssize_t n = isc_source_read(src, buf, CHUNK);
+		ssize_t n = isc_source_read(src, buf + have, cap - have);
 		if (n < 0) {
 			isc_diag_set(j->diag, "%s: byte %llu: %s", j->label,
 				     (unsigned long long)src->delivered, src->err);
 			r = -EIO;
 			break;
 		}
-		if (n == 0) {
+		bool eof = n == 0;
+		have += (size_t)n;
+		size_t used = 0;
+		int st = isc_jscan_feed(j->scan, buf, have, eof, &used);
+		if (st != ISC_JSCAN_OK) {
+			r = problem(j, st);
 			break;
 		}
-		r = parse_chunk(j, buf, (size_t)n);
-		if (r < 0) {
+		j->base += used;
+		memmove(buf, buf + used, have - used);
+		have -= used;
+		if (eof) {
+			break;
+		}
+		if ((r = make_room(j, &buf, &cap, have)) < 0) {
 			break;
 		}
 	}
-	if (r == 0) {
-		yajl_status st = yajl_complete_parse(j->h);
-		if (j->failed || st == yajl_status_client_canceled) {
-			r = -EINVAL;
-		} else if (st != yajl_status_ok) {
-			isc_diag_set(j->diag, "%s: byte %llu: unexpected end of input (truncated file?)",
-				     j->label, (unsigned long long)j->base);
-			r = -EINVAL;
-		}
+	if (r == 0 && isc_jscan_complete(j->scan) != ISC_JSCAN_OK) {
+		isc_diag_set(j->diag, "%s: byte %llu: unexpected end of input (truncated file?)",
+			     j->label, (unsigned long long)j->base);
+		r = -EINVAL;
 	}
 	free(buf);
 	return r;

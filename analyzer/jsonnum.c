@@ -2,6 +2,7 @@
 #include "jsonnum.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,24 @@ bool isc_num_int(const char *s, size_t n, int64_t *out)
 
 double isc_num_double(const char *s, size_t n)
 {
+	/* Plain decimals with few digits are exact enough this way and skip strtod. */
+	size_t i = s[0] == '-' ? 1 : 0, digits = 0;
+	double v = 0, scale = 1;
+	bool frac = false;
+	for (; i < n && digits < 15; i++) {
+		if (s[i] >= '0' && s[i] <= '9') {
+			v = v * 10 + (s[i] - '0');
+			scale = frac ? scale * 10 : scale;
+			digits++;
+		} else if (s[i] == '.' && !frac) {
+			frac = true;
+		} else {
+			break;
+		}
+	}
+	if (i == n && digits > 0) {
+		return (s[0] == '-' ? -v : v) / scale;
+	}
 	char buf[64];
 	if (n >= sizeof(buf)) {
 		n = sizeof(buf) - 1;

@@ -99,6 +99,14 @@ static int bad_type(struct isr *r, int key, int jt)
 		       isc_isr_expect_text(isf_kind(key)), isc_jtype_name(jt));
 }
 
+/* Enum words are short; longer text is cut and then matches no word. */
+static void copy_word(char dst[ISF_ENUM_LEN], const char *s, size_t n)
+{
+	n = n < ISF_ENUM_LEN - 1 ? n : ISF_ENUM_LEN - 1;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
 static int store_time(struct isr *r, int k, const char *s, size_t n)
 {
 	int64_t ns;
@@ -122,7 +130,7 @@ static int store(struct isr *r, int k, int jt, const char *s, size_t n, bool b)
 	}
 	if (k == K_TYPE) {
 		e->type_too_long = n >= sizeof(e->type);
-		snprintf(e->type, sizeof(e->type), "%.*s", (int)n, s);
+		copy_word(e->type, s, n);
 	} else if (k == K_NAME) {
 		e->name = isc_trace_intern(r->rc->t, s, n);
 		if (e->name == UINT32_MAX) {
@@ -143,7 +151,7 @@ static int store(struct isr *r, int k, int jt, const char *s, size_t n, bool b)
 	} else if (jt == ISC_J_STRING) {
 		int slot = isf_enum_slot(k);
 		if (slot >= 0) {
-			snprintf(e->ev_str[slot], ISF_ENUM_LEN, "%.*s", (int)n, s);
+			copy_word(e->ev_str[slot], s, n);
 		}
 	}
 	e->seen |= 1ull << k;
