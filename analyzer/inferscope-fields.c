@@ -96,6 +96,21 @@ static const struct { const char *name; int type; } type_names[] = {
 
 int isf_type_of(const char *type)
 {
+	/* Per event: the common types first, without walking the table. */
+	switch (type[0]) {
+	case 'c':
+		if (strcmp(type, "cuda_api") == 0) {
+			return ISC_T_CUDA_API;
+		}
+		break;
+	case 'g':
+		if (strcmp(type, "gpu_kernel") == 0) {
+			return ISC_T_KERNEL;
+		}
+		break;
+	default:
+		break;
+	}
 	for (size_t i = 0; i < sizeof(type_names) / sizeof(type_names[0]); i++) {
 		if (strcmp(type_names[i].name, type) == 0) {
 			return type_names[i].type;

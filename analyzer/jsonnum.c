@@ -18,6 +18,19 @@ bool isc_num_is_int(const char *s, size_t n)
 
 bool isc_num_int(const char *s, size_t n, int64_t *out)
 {
+	/* Up to 18 digits cannot overflow: no checks on the common path. */
+	if (n > 0 && n <= 18 && s[0] != '-') {
+		int64_t v = 0;
+		for (size_t i = 0; i < n; i++) {
+			unsigned d = (unsigned)(s[i] - '0');
+			if (d > 9) {
+				return false;
+			}
+			v = v * 10 + d;
+		}
+		*out = v;
+		return true;
+	}
 	size_t i = 0;
 	bool neg = false;
 	if (i < n && s[i] == '-') {

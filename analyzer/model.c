@@ -39,6 +39,10 @@ void isc_trace_destroy(struct isc_trace *t)
 	free(t->threads);
 	free(t->thread_slots);
 	free(t->corr_slots);
+	for (size_t i = 0; t->corr_direct != NULL && i < t->n_inputs; i++) {
+		free(t->corr_direct[i].idx);
+	}
+	free(t->corr_direct);
 	isc_strtab_finish(t->str);
 	free(t->str);
 	free(t);
@@ -226,8 +230,52 @@ static uint64_t corr_key(const struct isc_ev *e)
 	return mix64(e->corr ^ ((uint64_t)e->input << 52));
 }
 
+/* Direct tables for the inputs whose ids span at most four times their count. */
+static int index_direct(struct isc_trace *t)
+{
+	t->corr_direct = calloc(t->n_inputs + 1, sizeof(*t->corr_direct));
+	uint64_t *lo = calloc(t->n_inputs + 1, sizeof(*lo)), *hi = calloc(t->n_inputs + 1,
+									       sizeof(*hi));
+	size_t *count = calloc(t->n_inputs + 1, sizeof(*count));
+	int r = t->corr_direct && lo && hi && count ? 0 : -ENOMEM;
+	for (size_t k = 0; k < t->n && r == 0; k++) {
+		const struct isc_ev *e = &t->ev[k];
+		if (e->type == ISC_T_CUDA_API && e->corr != 0) {
+			lo[e->input] = count[e->input] == 0 || e->corr < lo[e->input] ? e->corr
+										     : lo[e->input];
+			hi[e->input] = e->corr > hi[e->input] ? e->corr : hi[e->input];
+			count[e->input]++;
+		}
+	}
+	for (size_t i = 0; i < t->n_inputs && r == 0; i++) {
+		struct isc_corr_direct *d = &t->corr_direct[i];
+		if (count[i] > 0 && hi[i] - lo[i] < 4 * (uint64_t)count[i] + 64) {
+			d->base = lo[i];
+			d->n = (size_t)(hi[i] - lo[i] + 1);
+			d->idx = calloc(d->n, sizeof(*d->idx));
+			r = d->idx == NULL ? -ENOMEM : 0;
+		}
+	}
+	for (size_t k = 0; k < t->n && r == 0; k++) {
+		const struct isc_ev *e = &t->ev[k];
+		const struct isc_corr_direct *d = &t->corr_direct[e->input];
+		if (e->type == ISC_T_CUDA_API && e->corr != 0 && d->idx != NULL &&
+		    d->idx[e->corr - d->base] == 0) {
+			d->idx[e->corr - d->base] = (uint32_t)k + 1;
+		}
+	}
+	free(lo);
+	free(hi);
+	free(count);
+	return r;
+}
+
 static int index_correlations(struct isc_trace *t)
 {
+	int r = index_direct(t);
+	if (r < 0) {
+		return r;
+	}
 	size_t n_api = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		n_api += t->ev[i].type == ISC_T_CUDA_API && t->ev[i].corr != 0;
@@ -244,7 +292,7 @@ static int index_correlations(struct isc_trace *t)
 	t->corr_slot_mask = cap - 1;
 	for (size_t k = 0; k < t->n; k++) {
 		const struct isc_ev *e = &t->ev[k];
-		if (e->type != ISC_T_CUDA_API || e->corr == 0) {
+		if (e->type != ISC_T_CUDA_API || e->corr == 0 || t->corr_direct[e->input].idx) {
 			continue;
 		}
 		size_t i = corr_key(e) & t->corr_slot_mask;
@@ -266,6 +314,12 @@ const struct isc_ev *isc_trace_launch_of(const struct isc_trace *t, const struct
 {
 	if (t->corr_slots == NULL || gpu->corr == 0) {
 		return NULL;
+	}
+	const struct isc_corr_direct *d = &t->corr_direct[gpu->input];
+	if (d->idx != NULL) {
+		uint64_t off = gpu->corr - d->base;
+		return gpu->corr >= d->base && off < d->n && d->idx[off] != 0 ? &t->ev[d->idx[off] - 1]
+									      : NULL;
 	}
 	size_t i = corr_key(gpu) & t->corr_slot_mask;
 	while (t->corr_slots[i] != 0) {

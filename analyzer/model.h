@@ -142,6 +142,14 @@ struct isc_input {
 
 struct isc_strtab;
 
+/* Correlation ids are handed out by a counter: per input they are usually dense, and a
+ * plain array indexed by id beats a hash table on millions of lookups. */
+struct isc_corr_direct {
+	uint64_t base;
+	size_t n;
+	uint32_t *idx;		/* cuda_api event index + 1, 0 = none */
+};
+
 struct isc_trace {
 	struct isc_ev *ev;
 	size_t n, cap;
@@ -154,6 +162,7 @@ struct isc_trace {
 	size_t thread_slot_mask;
 	uint32_t *corr_slots;		/* cuda_api event index + 1, by (input, corr) */
 	size_t corr_slot_mask;
+	struct isc_corr_direct *corr_direct;	/* per input, when its ids are dense */
 	bool finalized;
 };
 

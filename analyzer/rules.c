@@ -47,21 +47,62 @@ double isc_rules_pct(const struct isc_rule_ctx *c, double ns)
 
 const struct isc_ivec *isc_rules_gpu_ops(struct isc_rule_ctx *c)
 {
-	if (c->gpu_ops_ready) {
-		return &c->gpu_ops;
+	return &c->gpu_ops;
+}
+
+static int list_of(const struct isc_ev *e)
+{
+	switch (e->type) {
+	case ISC_T_H2D:
+	case ISC_T_D2H: return ISC_RL_COPY;
+	case ISC_T_KERNEL: return ISC_RL_KERNEL;
+	case ISC_T_MEMORY: return e->sub == ISC_MEM_ALLOC ? ISC_RL_HOST_ALLOC : -1;
+	case ISC_T_CUDA_API:
+		switch (e->sub) {
+		case ISC_API_MEMCPY: return ISC_RL_MEMCPY_API;
+		case ISC_API_SYNC: return ISC_RL_SYNC_API;
+		case ISC_API_MALLOC:
+		case ISC_API_FREE: return ISC_RL_ALLOC_API;
+		default: return -1;
+		}
+	default: return -1;
 	}
-	c->gpu_ops_ready = true;
+}
+
+static int push_index(struct isc_rule_ctx *c, int l, size_t i, size_t *cap)
+{
+	if (c->n_list[l] == cap[l]) {
+		cap[l] = cap[l] ? cap[l] * 2 : 256;
+		uint32_t *v = realloc(c->list[l], cap[l] * sizeof(*v));
+		if (v == NULL) {
+			return -ENOMEM;
+		}
+		c->list[l] = v;
+	}
+	c->list[l][c->n_list[l]++] = (uint32_t)i;
+	return 0;
+}
+
+/* The one pass over the trace the rules need. */
+static int gather(struct isc_rule_ctx *c)
+{
 	const struct isc_analysis *a = c->a;
-	for (size_t i = 0; i < c->t->n; i++) {
+	size_t cap[ISC_RL__COUNT] = { 0 };
+	int r = 0;
+	for (size_t i = 0; i < c->t->n && r == 0; i++) {
 		const struct isc_ev *e = &c->t->ev[i];
-		if (isc_type_is_gpu(e->type) && e->type != ISC_T_GPU_SYNC &&
-		    isc_ivec_add(&c->gpu_ops, e->ts, e->ts + e->dur, a->window.start,
-				 a->window.end) < 0) {
-			break;
+		bool in = e->ts >= a->window.start && e->ts <= a->window.end;
+		if (isc_type_is_gpu(e->type) && e->type != ISC_T_GPU_SYNC) {
+			r = isc_ivec_add(&c->gpu_ops, e->ts, e->ts + e->dur, a->window.start,
+					 a->window.end);
+		}
+		c->launches += in && e->type == ISC_T_CUDA_API && e->sub == ISC_API_LAUNCH;
+		int l = list_of(e);
+		if (r == 0 && l >= 0 && (in || l == ISC_RL_HOST_ALLOC)) {
+			r = push_index(c, l, i, cap);
 		}
 	}
-	isc_ivec_union(&c->gpu_ops);
-	return &c->gpu_ops;
+	return r == 0 ? isc_ivec_union(&c->gpu_ops) : r;
 }
 
 struct run {
@@ -113,8 +154,15 @@ int isc_rules_run(const struct isc_trace *t, struct isc_analysis *a)
 	struct run run = { .ctx = { .t = t, .a = a,
 				    .window_ns = (double)(a->window.end - a->window.start) },
 			   .a = a };
-	isc_rules_each(run_one, &run);
+	if (gather(&run.ctx) == 0) {
+		isc_rules_each(run_one, &run);
+	} else {
+		run.err = -1;
+	}
 	isc_ivec_free(&run.ctx.gpu_ops);
+	for (int l = 0; l < ISC_RL__COUNT; l++) {
+		free(run.ctx.list[l]);
+	}
 	if (run.err != 0) {
 		return -ENOMEM;
 	}

@@ -12,12 +12,18 @@
 #include "analysis.h"
 #include "interval.h"
 
+/* Events the rules look at, gathered by one pass so that no rule scans the whole trace. */
+enum isc_rule_list { ISC_RL_COPY, ISC_RL_MEMCPY_API, ISC_RL_SYNC_API, ISC_RL_ALLOC_API,
+		     ISC_RL_KERNEL, ISC_RL_HOST_ALLOC, ISC_RL__COUNT };
+
 struct isc_rule_ctx {
 	const struct isc_trace *t;
 	const struct isc_analysis *a;
 	double window_ns;
-	struct isc_ivec gpu_ops;	/* union of GPU work in the window, built on first use */
-	bool gpu_ops_ready;
+	struct isc_ivec gpu_ops;	/* union of GPU work in the window */
+	uint32_t *list[ISC_RL__COUNT];	/* event indices, in time order */
+	size_t n_list[ISC_RL__COUNT];
+	uint64_t launches;		/* launch calls in the window */
 };
 
 struct isc_rule {
@@ -46,6 +52,12 @@ void isc_sugg_text(char *dst, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Union of GPU operations (kernels, copies, memsets) in the window. */
 const struct isc_ivec *isc_rules_gpu_ops(struct isc_rule_ctx *c);
+/* The i-th event of a list. */
+static inline const struct isc_ev *isc_rules_ev(const struct isc_rule_ctx *c,
+						 enum isc_rule_list l, size_t i)
+{
+	return &c->t->ev[c->list[l][i]];
+}
 double isc_rules_pct(const struct isc_rule_ctx *c, double ns);
 
 #endif /* ISC_RULES_H */

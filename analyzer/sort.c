@@ -9,23 +9,23 @@
 #define DIGIT_BITS 11
 #define DIGITS (1u << DIGIT_BITS)
 
-/* One stable counting pass on the digit at `shift` of (k - base). */
+/* One stable counting pass on `bits` bits at `shift` of (k - base). */
 static void pass(const uint64_t *ks, const uint32_t *is, uint64_t *kd, uint32_t *id, size_t n,
-		 unsigned shift)
+		 unsigned shift, unsigned bits, size_t *count)
 {
-	size_t count[DIGITS];
-	memset(count, 0, sizeof(count));
+	const uint64_t mask = (1ull << bits) - 1;
+	memset(count, 0, ((size_t)1 << bits) * sizeof(*count));
 	for (size_t i = 0; i < n; i++) {
-		count[(ks[i] >> shift) & (DIGITS - 1)]++;
+		count[(ks[i] >> shift) & mask]++;
 	}
 	size_t sum = 0;
-	for (size_t d = 0; d < DIGITS; d++) {
+	for (size_t d = 0; d <= mask; d++) {
 		size_t c = count[d];
 		count[d] = sum;
 		sum += c;
 	}
 	for (size_t i = 0; i < n; i++) {
-		size_t at = count[(ks[i] >> shift) & (DIGITS - 1)]++;
+		size_t at = count[(ks[i] >> shift) & mask]++;
 		kd[at] = ks[i];
 		id[at] = is[i];
 	}
@@ -44,19 +44,22 @@ int isc_sort_by_key(const int64_t *key, size_t stride, uint32_t *idx, size_t n)
 		lo = k < lo ? k : lo;
 		hi = k > hi ? k : hi;
 	}
-	/* Only the digits the range needs: a trace spans seconds, not 2^64 ns. */
+	/* Only the digits the range needs: a trace spans seconds, not 2^64 ns. Wide digits
+	 * for millions of keys (fewer passes), narrow ones for short inputs. */
 	uint64_t range = (uint64_t)hi - (uint64_t)lo;
-	unsigned passes = 0;
-	while (passes * DIGIT_BITS < 64 && (range >> (passes * DIGIT_BITS)) != 0) {
+	unsigned bits = n > (1u << 18) ? 16 : DIGIT_BITS, passes = 0;
+	while (passes * bits < 64 && (range >> (passes * bits)) != 0) {
 		passes++;
 	}
 	if (passes == 0) {
 		return 0;
 	}
+	size_t *count = malloc(((size_t)1 << bits) * sizeof(*count));
 	uint64_t *k0 = malloc(n * sizeof(*k0));
 	uint64_t *k1 = malloc(n * sizeof(*k1));
 	uint32_t *i1 = malloc(n * sizeof(*i1));
-	if (k0 == NULL || k1 == NULL || i1 == NULL) {
+	if (k0 == NULL || k1 == NULL || i1 == NULL || count == NULL) {
+		free(count);
 		free(k0);
 		free(k1);
 		free(i1);
@@ -68,7 +71,7 @@ int isc_sort_by_key(const int64_t *key, size_t stride, uint32_t *idx, size_t n)
 	uint64_t *ks = k0, *kd = k1;
 	uint32_t *is = idx, *id = i1;
 	for (unsigned p = 0; p < passes; p++) {
-		pass(ks, is, kd, id, n, p * DIGIT_BITS);
+		pass(ks, is, kd, id, n, p * bits, bits, count);
 		uint64_t *tk = ks;
 		ks = kd;
 		kd = tk;
@@ -79,6 +82,7 @@ int isc_sort_by_key(const int64_t *key, size_t stride, uint32_t *idx, size_t n)
 	if (is != idx) {
 		memcpy(idx, is, n * sizeof(*idx));
 	}
+	free(count);
 	free(k0);
 	free(k1);
 	free(i1);

@@ -92,43 +92,22 @@ static bool in_window(const struct isc_analysis *a, const struct isc_ev *e)
 	return e->ts >= a->window.start && e->ts <= a->window.end;
 }
 
-static int group(const struct isc_trace *t, struct isc_analysis *a, int g, size_t *off,
-		 uint64_t *bytes)
+/* Fills one group's rows from its slice of durations grouped by name. */
+static int rows(const struct isc_trace *t, struct isc_analysis *a, int g, const size_t *off,
+		int64_t *dur, const uint64_t *bytes)
 {
 	size_t ns = isc_trace_n_strings(t);
-	memset(off, 0, (ns + 1) * sizeof(*off));
-	memset(bytes, 0, ns * sizeof(*bytes));
-	size_t total = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		const struct isc_ev *e = &t->ev[i];
-		if (group_of(e->type) == g && in_window(a, e)) {
-			off[e->name + 1]++;
-			total++;
-		}
-	}
 	struct isc_stat_table *tab = &a->stats[g];
-	tab->events = total;
 	size_t names = 0;
-	for (size_t i = 1; i <= ns; i++) {
-		names += off[i] > 0;
-		off[i] += off[i - 1];
+	for (size_t name = 0; name < ns; name++) {
+		names += off[name + 1] > off[name];
 	}
-	int64_t *dur = malloc((total + 1) * sizeof(*dur));
 	tab->rows = calloc(names + 1, sizeof(*tab->rows));
-	if (dur == NULL || tab->rows == NULL) {
-		free(dur);
+	if (tab->rows == NULL) {
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < t->n; i++) {
-		const struct isc_ev *e = &t->ev[i];
-		if (group_of(e->type) == g && in_window(a, e)) {
-			dur[off[e->name]++] = e->dur;
-			bytes[e->name] += e->type == ISC_T_COUNTER ? 0 : e->v.bytes;
-		}
-	}
-	/* off[name] now points at the end of name's slice; its start is off[name - 1]. */
 	for (size_t name = 0; name < ns; name++) {
-		size_t start = name == 0 ? 0 : off[name - 1], end = off[name];
+		size_t start = off[name], end = off[name + 1];
 		if (end > start) {
 			struct isc_stat *row = &tab->rows[tab->n++];
 			row->name = (uint32_t)name;
@@ -136,21 +115,59 @@ static int group(const struct isc_trace *t, struct isc_analysis *a, int g, size_
 			fill_row(row, dur + start, end - start);
 		}
 	}
-	free(dur);
+	tab->events = off[ns];
 	qsort_r(tab->rows, tab->n, sizeof(*tab->rows), cmp_row, (void *)t);
 	return 0;
 }
 
+/*
+ * Two passes over the events for all groups: count per (group, name), then place each
+ * duration in its slice. off[g] has ns + 1 entries: the slice of name k is
+ * [off[g][k], off[g][k + 1]) of group g's durations.
+ */
 int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a)
 {
 	size_t ns = isc_trace_n_strings(t);
-	size_t *off = malloc((ns + 1) * sizeof(*off));
-	uint64_t *bytes = malloc((ns + 1) * sizeof(*bytes));
-	int r = off == NULL || bytes == NULL ? -ENOMEM : 0;
+	size_t *off = calloc((size_t)ISC_SG__COUNT * (ns + 1), sizeof(*off));
+	size_t *fill = calloc((size_t)ISC_SG__COUNT * (ns + 1), sizeof(*fill));
+	uint64_t *bytes = calloc((size_t)ISC_SG__COUNT * (ns + 1), sizeof(*bytes));
+	size_t total[ISC_SG__COUNT] = { 0 };
+	int r = off == NULL || fill == NULL || bytes == NULL ? -ENOMEM : 0;
+	for (size_t i = 0; i < t->n && r == 0; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		int g = group_of(e->type);
+		if (g >= 0 && in_window(a, e)) {
+			off[(size_t)g * (ns + 1) + e->name + 1]++;
+			total[g]++;
+		}
+	}
+	int64_t *dur[ISC_SG__COUNT] = { NULL };
 	for (int g = 0; g < ISC_SG__COUNT && r == 0; g++) {
-		r = group(t, a, g, off, bytes);
+		size_t *o = off + (size_t)g * (ns + 1);
+		for (size_t k = 1; k <= ns; k++) {
+			o[k] += o[k - 1];
+		}
+		memcpy(fill + (size_t)g * (ns + 1), o, (ns + 1) * sizeof(*o));
+		dur[g] = malloc((total[g] + 1) * sizeof(**dur));
+		r = dur[g] == NULL ? -ENOMEM : 0;
+	}
+	for (size_t i = 0; i < t->n && r == 0; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		int g = group_of(e->type);
+		if (g >= 0 && in_window(a, e)) {
+			size_t at = (size_t)g * (ns + 1) + e->name;
+			dur[g][fill[at]++] = e->dur;
+			bytes[at] += e->v.bytes;
+		}
+	}
+	for (int g = 0; g < ISC_SG__COUNT && r == 0; g++) {
+		r = rows(t, a, g, off + (size_t)g * (ns + 1), dur[g], bytes + (size_t)g * (ns + 1));
+	}
+	for (int g = 0; g < ISC_SG__COUNT; g++) {
+		free(dur[g]);
 	}
 	free(off);
+	free(fill);
 	free(bytes);
 	return r;
 }

@@ -12,11 +12,9 @@ static bool device_steady(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	uint64_t n = 0;
 	int64_t ns = 0, idle = 0;
 	uint32_t top = 0;
-	for (size_t i = 0; i < c->t->n; i++) {
-		const struct isc_ev *e = &c->t->ev[i];
-		if (e->type != ISC_T_CUDA_API ||
-		    (e->sub != ISC_API_MALLOC && e->sub != ISC_API_FREE) ||
-		    e->ts < warm || e->ts > a->window.end) {
+	for (size_t i = 0; i < c->n_list[ISC_RL_ALLOC_API]; i++) {
+		const struct isc_ev *e = isc_rules_ev(c, ISC_RL_ALLOC_API, i);
+		if (e->ts < warm) {
 			continue;
 		}
 		n++;
@@ -54,12 +52,9 @@ static bool host_churn(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	}
 	/* Time per allocation comes from the sampled allocation events' durations. */
 	int64_t sample_ns = 0;
-	for (size_t i = 0; i < c->t->n; i++) {
-		const struct isc_ev *e = &c->t->ev[i];
-		if (e->type == ISC_T_MEMORY && e->sub == ISC_MEM_ALLOC) {
-			sampled++;
-			sample_ns += e->dur;
-		}
+	for (size_t i = 0; i < c->n_list[ISC_RL_HOST_ALLOC]; i++) {
+		sampled++;
+		sample_ns += isc_rules_ev(c, ISC_RL_HOST_ALLOC, i)->dur;
 	}
 	double secs = c->window_ns / 1e9;
 	double rate = secs > 0 ? (double)calls / secs : 0;

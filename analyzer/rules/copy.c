@@ -14,11 +14,9 @@ struct copy_sums {
 static void sum_copies(const struct isc_rule_ctx *c, uint16_t flag, struct copy_sums *s)
 {
 	memset(s, 0, sizeof(*s));
-	const struct isc_analysis *a = c->a;
-	for (size_t i = 0; i < c->t->n; i++) {
-		const struct isc_ev *e = &c->t->ev[i];
-		if ((e->type == ISC_T_H2D || e->type == ISC_T_D2H) && (e->flags & flag) &&
-		    e->ts >= a->window.start && e->ts <= a->window.end) {
+	for (size_t i = 0; i < c->n_list[ISC_RL_COPY]; i++) {
+		const struct isc_ev *e = isc_rules_ev(c, ISC_RL_COPY, i);
+		if (e->flags & flag) {
 			s->n++;
 			s->bytes += e->v.bytes;
 			s->ns += e->dur;
@@ -78,12 +76,10 @@ static bool synchronous(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	const struct isc_analysis *a = c->a;
 	uint64_t n = 0;
 	int64_t ns = 0;
-	for (size_t i = 0; i < c->t->n; i++) {
-		const struct isc_ev *e = &c->t->ev[i];
+	for (size_t i = 0; i < c->n_list[ISC_RL_MEMCPY_API]; i++) {
+		const struct isc_ev *e = isc_rules_ev(c, ISC_RL_MEMCPY_API, i);
 		const char *name = isc_trace_str(c->t, e->name);
-		if (e->type == ISC_T_CUDA_API && e->sub == ISC_API_MEMCPY &&
-		    ((e->flags & ISC_F_BLOCKED) || strstr(name, "Async") == NULL) &&
-		    e->ts >= a->window.start && e->ts <= a->window.end) {
+		if ((e->flags & ISC_F_BLOCKED) || strstr(name, "Async") == NULL) {
 			n++;
 			ns += e->dur;
 		}

@@ -39,11 +39,8 @@ static bool low_occupancy(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	int64_t kern = 0, low_ns = 0, top_ns = 0;
 	double saving = 0, top_occ = 0;
 	uint32_t top = 0;
-	for (size_t i = 0; i < c->t->n; i++) {
-		const struct isc_ev *e = &c->t->ev[i];
-		if (e->type != ISC_T_KERNEL || e->ts < a->window.start || e->ts > a->window.end) {
-			continue;
-		}
+	for (size_t i = 0; i < c->n_list[ISC_RL_KERNEL]; i++) {
+		const struct isc_ev *e = isc_rules_ev(c, ISC_RL_KERNEL, i);
 		kern += e->dur;
 		if (e->occupancy < 0 || e->occupancy >= low) {
 			continue;

@@ -33,17 +33,13 @@ static bool excessive(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {
 	const struct isc_analysis *a = c->a;
 	const struct isc_ivec *ops = isc_rules_gpu_ops(c);
-	uint64_t n = 0, launches = 0;
+	uint64_t n = 0, launches = c->launches;
 	int64_t blocked = 0, bubbles = 0, prev_end = INT64_MIN;
 	uint32_t top = 0;
 	/* The GPU sits idle from the end of a sync until the host launches again: the
 	 * pipeline drained by the sync has to be refilled. Counted up to the next sync. */
-	for (size_t i = 0; i < c->t->n; i++) {
-		const struct isc_ev *e = &c->t->ev[i];
-		if (e->ts < a->window.start || e->ts > a->window.end) {
-			continue;
-		}
-		launches += e->type == ISC_T_CUDA_API && e->sub == ISC_API_LAUNCH;
+	for (size_t i = 0; i < c->n_list[ISC_RL_SYNC_API]; i++) {
+		const struct isc_ev *e = isc_rules_ev(c, ISC_RL_SYNC_API, i);
 		if (!blocking_sync(c, e)) {
 			continue;
 		}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writes a synthetic InferScope trace of N events (default 5,000,000) for the analyzer
+ * benchmark: an inference loop on two threads with scopes, CUDA calls, kernels, copies,
+ * syscalls and CPU-time samples, in the shape and key order the preload writes.
+ * Usage: gen-trace [N] > trace.json
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct gen {
+	uint64_t id, corr, n, limit;
+	int64_t t;	/* ns */
+};
+
+static void ts(const char *key, int64_t ns)
+{
+	printf("\"%s\":%" PRId64 ".%03" PRId64, key, ns / 1000, ns % 1000);
+}
+
+static void head(struct gen *g, const char *type, const char *name, int64_t at, int64_t dur)
+{
+	printf("%s{\"id\":%" PRIu64 ",\"type\":\"%s\",\"name\":\"%s\",", g->id ? ",\n" : "",
+	       g->id, type, name);
+	ts("timestamp_start_us", at);
+	putchar(',');
+	ts("duration_us", dur);
+	printf(",\"metadata\":{");
+	g->id++;
+	g->n++;
+}
+
+static void iteration(struct gen *g, unsigned k)
+{
+	int64_t t = g->t;
+	head(g, "cpu_call", "tokenize", t, 180000);
+	printf("\"thread_id\":4242,\"cpu_id\":3,\"call_depth\":1,\"scope_id\":%" PRIu64 ","
+	       "\"parent_scope\":\"request\",\"parent_scope_id\":null,\"allocations_bytes\":0,"
+	       "\"source\":\"api\"}}", g->id);
+	head(g, "cpu_syscall", "read", t - 40000, 35000);
+	printf("\"thread_id\":4243,\"syscall_number\":0,\"fd\":7,\"target\":\"file\","
+	       "\"bytes\":65536,\"return_value\":65536,\"category\":\"io\"}}");
+	t += 180000;
+	for (unsigned i = 0; i < 6 && g->n < g->limit; i++) {
+		g->corr++;
+		head(g, "cuda_api", "cudaLaunchKernel", t, 4500);
+		printf("\"thread_id\":4242,\"correlation_id\":%" PRIu64 ",\"stream_id\":7,"
+		       "\"return_code\":0,\"blocked\":false,\"kernel\":\"gemm_%u\","
+		       "\"source\":\"interposer\"}}", g->corr, i);
+		head(g, "gpu_kernel", i % 2 ? "gemm_128x64" : "elementwise_add", t + 6000,
+		     i % 2 ? 60000 : 8000);
+		printf("\"thread_id\":4242,\"correlation_id\":%" PRIu64 ",\"device_id\":0,"
+		       "\"stream_id\":7,\"context_id\":1,\"grid_dim\":[128,1,1],"
+		       "\"block_dim\":[256,1,1],\"shared_memory_bytes\":0,"
+		       "\"registers_per_thread\":32,\"occupancy\":0.75}}", g->corr);
+		t += 5000;
+	}
+	g->corr++;
+	head(g, "h2d_copy", "cudaMemcpyAsync", t, 20000);
+	printf("\"thread_id\":4242,\"correlation_id\":%" PRIu64 ",\"device_id\":0,"
+	       "\"stream_id\":7,\"bytes\":1048576,\"kind\":\"pinned\",\"throughput_gbps\":52.4}}",
+	       g->corr);
+	if (k % 4 == 0) {
+		head(g, "counter", "cpu_time", t, 0);
+		printf("\"thread_id\":4242,\"value\":%" PRIu64 ".0,\"unit\":\"us\"}}",
+		       (uint64_t)k * 190);
+	}
+	g->t = t + 300000;
+}
+
+int main(int argc, char **argv)
+{
+	struct gen g = { .limit = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000, .t = 1000000000 };
+	static char buf[1 << 20];
+	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
+	printf("{\"format_version\":\"1.0\",\"trace_metadata\":{\"pid\":4242,\"hostname\":\"bench\","
+	       "\"end_reason\":\"exit\",\"complete\":true,\"dropped_events\":{\"total\":0},"
+	       "\"cupti\":{\"status\":\"active\"}},\"system_info\":{\"cpu_count\":16},\"events\":[\n");
+	for (unsigned k = 0; g.n < g.limit; k++) {
+		iteration(&g, k);
+	}
+	printf("],\"relationships\":{\"scopes\":[]}}\n");
+	return ferror(stdout) ? 1 : 0;
+}
