@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Runs the stages in order on a finalized trace. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,37 @@ static void data_quality(const struct isc_trace *t, struct isc_analysis *a)
 	}
 }
 
+struct side {
+	const struct isc_trace *t;
+	struct isc_analysis *a;
+	int r;
+};
+
+/* The GPU numbers and the statistics write fields of their own: they run beside the
+ * attribution on a second thread, which is most of the analysis time on big traces. */
+static void *side_stages(void *p)
+{
+	struct side *s = p;
+	s->r = isc_timeline_gpu(s->t, s->a);
+	s->r = s->r == 0 ? isc_stats_compute(s->t, s->a) : s->r;
+	return NULL;
+}
+
+static int stages(const struct isc_trace *t, struct isc_analysis *a)
+{
+	struct side s = { .t = t, .a = a, .r = 0 };
+	pthread_t th;
+	bool threaded = t->n > 100000 && pthread_create(&th, NULL, side_stages, &s) == 0;
+	if (!threaded) {
+		side_stages(&s);
+	}
+	int r = isc_timeline_attribute(t, a);
+	if (threaded) {
+		pthread_join(th, NULL);
+	}
+	return r != 0 ? r : s.r;
+}
+
 int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		struct isc_analysis **out, struct isc_diag *d)
 {
@@ -39,9 +71,7 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 	}
 	data_quality(t, a);
 	int r = isc_timeline_window(t, o, a, d);
-	r = r == 0 ? isc_timeline_attribute(t, a) : r;
-	r = r == 0 ? isc_timeline_gpu(t, a) : r;
-	r = r == 0 ? isc_stats_compute(t, a) : r;
+	r = r == 0 ? stages(t, a) : r;
 	if (r == 0) {
 		isc_classify(t, a);
 		r = isc_rules_run(t, a);
