@@ -122,11 +122,17 @@ bool isc_cupti_enabled(CUpti_ActivityKind kind)
 
 /* ---- the hooks the runtime calls (see sim-tool.h) ---- */
 
+/*
+ * Host-side timestamps come from the callback when one is registered. The call
+ * began a little earlier (the first one of a process includes initialisation),
+ * so the reading is moved back by the time elapsed since.
+ */
 static void hook_api_enter(struct simgpu_api *call)
 {
 	CUpti_TimestampCallbackFunc cb = isc_cupti.ts_cb;
 
-	call->tool_start = cb ? cb() : isc_cupti_ts(call->start_ns);
+	call->tool_start = cb ? cb() - (isc_cupti_now_mono() - call->start_ns)
+			      : isc_cupti_ts(call->start_ns);
 	isc_cupti_callback(call, CUPTI_API_ENTER);
 }
 

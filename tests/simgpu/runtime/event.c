@@ -40,13 +40,21 @@ static cudaError_t create(cudaEvent_t *out, unsigned flags)
 	e->id = atomic_fetch_add(&next_event_id, 1);
 	e->flags = flags;
 	e->device = isc_sim_current_device();
+	pthread_mutex_lock(&isc_sim_lock);
+	if (!isc_sim_handle_add(e)) {
+		pthread_mutex_unlock(&isc_sim_lock);
+		free(e);
+		return cudaErrorMemoryAllocation;
+	}
+	pthread_mutex_unlock(&isc_sim_lock);
 	*out = e;
 	return cudaSuccess;
 }
 
+/* Caller holds the lock. */
 static bool valid(cudaEvent_t e)
 {
-	return e && e->magic == EVENT_MAGIC;
+	return isc_sim_handle_live(e) && e->magic == EVENT_MAGIC;
 }
 
 SIM_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
@@ -72,7 +80,7 @@ SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int
 	return isc_sim_leave(&c, err);
 }
 
-/* Poisoned, not freed, so a stale handle is an error rather than a use-after-free. */
+/* Kept, not freed, so a stale handle is an error rather than a use-after-free. */
 SIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
 	struct isc_sim_call c;
@@ -82,6 +90,7 @@ SIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
 	if (err == cudaSuccess) {
 		pthread_mutex_lock(&isc_sim_lock);
 		if (valid(event)) {
+			isc_sim_handle_remove(event);
 			event->magic = 0xdeadu;
 		} else {
 			err = cudaErrorInvalidResourceHandle;

@@ -84,6 +84,7 @@ cudaError_t isc_sim_begin_capture(cudaStream_t stream, enum cudaStreamCaptureMod
 		} else {
 			g->magic = GRAPH_MAGIC;
 			g->id = atomic_fetch_add(&next_graph_id, 1);
+			isc_sim_handle_add(g);
 			s->capture = g;
 			s->capture_id = atomic_fetch_add(&next_capture_id, 1);
 		}
@@ -140,7 +141,7 @@ static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t graph)
 {
 	struct CUgraphExec_st *x;
 
-	if (!out || !graph || graph->magic != GRAPH_MAGIC) {
+	if (!out || !isc_sim_handle_live(graph) || graph->magic != GRAPH_MAGIC) {
 		return cudaErrorInvalidValue;
 	}
 	x = calloc(1, sizeof(*x));
@@ -156,6 +157,7 @@ static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t graph)
 	x->n = graph->n;
 	x->magic = EXEC_MAGIC;
 	x->graph_id = graph->id;
+	isc_sim_handle_add(x);
 	*out = x;
 	return cudaSuccess;
 }
@@ -235,7 +237,7 @@ cudaError_t isc_sim_graph_launch(struct isc_sim_call *c, cudaGraphExec_t exec,
 	isc_sim_busy_wait(isc_sim_cfg.launch_cost_ns);
 	pthread_mutex_lock(&isc_sim_lock);
 	s = isc_sim_stream_resolve(stream, ptsz, &err);
-	if (s && (!exec || exec->magic != EXEC_MAGIC)) {
+	if (s && (!isc_sim_handle_live(exec) || exec->magic != EXEC_MAGIC)) {
 		err = cudaErrorInvalidValue;
 	} else if (s && s->capture) {
 		err = cudaErrorStreamCaptureUnsupported;
@@ -275,9 +277,10 @@ SIM_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 
 	if (err == cudaSuccess) {
 		pthread_mutex_lock(&isc_sim_lock);
-		if (!graphExec || graphExec->magic != EXEC_MAGIC) {
+		if (!isc_sim_handle_live(graphExec) || graphExec->magic != EXEC_MAGIC) {
 			err = cudaErrorInvalidValue;
 		} else {
+			isc_sim_handle_remove(graphExec);
 			graphExec->magic = 0xdeadu;
 			free(graphExec->nodes);
 			graphExec->nodes = NULL;
@@ -296,9 +299,10 @@ SIM_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 
 	if (err == cudaSuccess) {
 		pthread_mutex_lock(&isc_sim_lock);
-		if (!graph || graph->magic != GRAPH_MAGIC) {
+		if (!isc_sim_handle_live(graph) || graph->magic != GRAPH_MAGIC) {
 			err = cudaErrorInvalidValue;
 		} else {
+			isc_sim_handle_remove(graph);
 			graph->magic = 0xdeadu;
 			free(graph->nodes);
 			graph->nodes = NULL;

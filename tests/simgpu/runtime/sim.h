@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../nvcc-abi.h"
 #include "../sim-tool.h"
 #include "../simgpu.h"
 
@@ -97,6 +98,11 @@ void isc_sim_injection(void);
 const char *isc_sim_error_name(int err);
 const char *isc_sim_error_string(int err);
 const char *isc_sim_runtime_cbid_name(uint32_t cbid);
+
+/* ---- live handles (handles.c); callers hold isc_sim_lock ---- */
+bool isc_sim_handle_add(const void *h);
+bool isc_sim_handle_live(const void *h);
+void isc_sim_handle_remove(const void *h);
 
 /* ---- devices (device.c) ---- */
 struct isc_sim_device {
@@ -258,32 +264,6 @@ cudaError_t isc_sim_graph_launch(struct isc_sim_call *c, cudaGraphExec_t exec,
 				 cudaStream_t stream, bool ptsz);
 cudaError_t isc_sim_stream_get(cudaStream_t stream, bool ptsz, int *priority, unsigned *flags,
 			       unsigned long long *id, int *device);
-
-/*
- * Declarations the toolkit only makes in C++ headers (crt/host_runtime.h,
- * crt/device_functions.h): what nvcc-generated code calls. Prototypes as there.
- */
-void **__cudaRegisterFatBinary(void *fatCubin);
-void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
-void __cudaUnregisterFatBinary(void **fatCubinHandle);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-			    const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-			    dim3 *bDim, dim3 *gDim, int *wSize);
-void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
-		       const char *deviceName, int ext, size_t size, int constant, int global);
-void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
-			      char *deviceAddress, const char *deviceName, int ext, size_t size,
-			      int constant, int global);
-char __cudaInitModule(void **fatCubinHandle);
-unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
-				     struct CUstream_st *stream);
-cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
-				       void *stream);
-cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
-cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
-			       size_t sharedMem, cudaStream_t stream);
-cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-				    void **args, size_t sharedMem, cudaStream_t stream);
 
 /* The simulator's own exports (simgpu.h declares the rest). */
 const struct simgpu_runtime *simgpu_tool_attach(const struct simgpu_tool *tool);

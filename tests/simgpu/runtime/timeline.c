@@ -49,6 +49,7 @@ static struct CUstream_st *per_thread_stream(int device)
 	s->device = device;
 	s->per_thread = true;
 	per_thread_streams[device] = s;
+	isc_sim_handle_add(s);
 	return s;
 }
 
@@ -64,16 +65,21 @@ struct CUstream_st *isc_sim_stream_new(unsigned flags, int priority)
 	s->device = isc_sim_current_device();
 	s->flags = flags;
 	s->priority = priority;
+	if (!isc_sim_handle_add(s)) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
 /*
- * Destroyed streams are poisoned, never freed: a stale handle then gets
- * cudaErrorInvalidResourceHandle instead of a use-after-free. A test double can
- * afford the few bytes.
+ * Destroyed streams leave the handle set and are never freed: a stale handle
+ * gets cudaErrorInvalidResourceHandle, and a per-thread stream's pointer cached
+ * by an exited thread stays harmless. A test double can afford the bytes.
  */
 void isc_sim_stream_kill(struct CUstream_st *s)
 {
+	isc_sim_handle_remove(s);
 	s->magic = 0xdeadu;
 }
 
@@ -95,7 +101,7 @@ struct CUstream_st *isc_sim_stream_resolve(cudaStream_t handle, bool ptsz, cudaE
 		}
 		return s;
 	}
-	if (handle->magic != STREAM_MAGIC) {
+	if (!isc_sim_handle_live(handle) || handle->magic != STREAM_MAGIC) {
 		*err = cudaErrorInvalidResourceHandle;
 		return NULL;
 	}
