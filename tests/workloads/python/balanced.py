@@ -5,7 +5,7 @@ Verdict: balanced. Top suggestion: no single bottleneck: host preprocessing
 (~2 ms a batch) and GPU work (~2 ms a batch) already overlap, so speeding up only
 one side gains little; look at both (or at larger batches).
 
-100 batches, double-buffered: the host tokenises batch i+1 while the GPU runs
+150 batches, double-buffered: the host tokenises batch i+1 while the GPU runs
 batch i on its own stream; an event per buffer guards its reuse.
 """
 from wlcommon import Workload, mark, scope, tokenize
@@ -21,7 +21,7 @@ def main():
     hosts = [w.index("cudaMallocHost", ext.wlx_host_alloc(1 << 20, 1)) for _ in range(2)]
     events = [w.index("cudaEventCreateWithFlags", ext.wlx_event_create()) for _ in range(2)]
     dev = w.index("cudaMalloc", ext.wlx_device_alloc(16 << 20)) if w.gpu else None
-    for batch in range(100):
+    for batch in range(150):
         slot = batch % 2
         if batch >= 2 and w.gpu:
             w.cuda("cudaEventSynchronize", ext.wlx_event_sync(events[slot]))
