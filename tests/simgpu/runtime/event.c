@@ -174,8 +174,8 @@ SIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 	pthread_mutex_unlock(&isc_sim_lock);
 	if (err == cudaSuccess) {
 		isc_sim_block(&c, until, spin);
-		isc_sim_notify_sync(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, 0, id,
-				    device);
+		isc_sim_notify_sync(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, 0,
+				    id, device);
 	}
 	return isc_sim_leave(&c, err);
 }

@@ -75,7 +75,8 @@ Test(truth, bad_input_gets_a_clear_error)
 	write_file(path, "{\"simgpu_truth\": 2, \"ops\": []}");
 	cr_assert_lt(simgpu_truth_create(path, &t, err, sizeof(err)), 0);
 	cr_assert(strstr(err, "version 1") != NULL, "%s", err);
-	write_file(path, "{\"simgpu_truth\": 1, \"ops\": [{\"type\": \"kernel\", \"extra\": [1]}]}");
+	write_file(path,
+		   "{\"simgpu_truth\": 1, \"ops\": [{\"type\": \"kernel\", \"extra\": [1]}]}");
 	cr_assert_eq(simgpu_truth_create(path, &t, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(t->n_ops, 1, "unknown fields are ignored");
 	simgpu_truth_destroy(t);

@@ -46,8 +46,8 @@ int wlx_init(void)
 /* Registers a kernel's simulated duration; returns its index. */
 int wlx_kernel(const char *name, unsigned long long duration_ns)
 {
-	int (*reg)(const void *, const char *, uint64_t) =
-		(int (*)(const void *, const char *, uint64_t))simgpu_lookup("simgpu_kernel_register");
+	typedef int (*register_fn)(const void *, const char *, uint64_t);
+	register_fn reg = (register_fn)simgpu_lookup("simgpu_kernel_register");
 
 	if (n_kernels == SLOTS) {
 		return -(int)cudaErrorInvalidValue;
@@ -136,8 +136,10 @@ int wlx_copy(int direction, int host, int dev, size_t bytes, int async, int stre
 	h = host_bufs[host];
 	d = dev_bufs[dev];
 	if (async) {
-		return direction ? cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, streams[stream])
-				 : cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, streams[stream]);
+		cudaStream_t s = streams[stream];
+
+		return direction ? cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s)
+				 : cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, s);
 	}
 	return direction ? cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost)
 			 : cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);

@@ -115,7 +115,8 @@ static void run(const char *name, bool python)
 		const struct simgpu_op *op = &r.truth->ops[i];
 
 		r.kernels += op->type == SIMGPU_OP_KERNEL;
-		r.pageable_h2d += op->type == SIMGPU_OP_MEMCPY && op->copy_kind == SIMGPU_COPY_HTOD &&
+		r.pageable_h2d += op->type == SIMGPU_OP_MEMCPY &&
+				  op->copy_kind == SIMGPU_COPY_HTOD &&
 				  op->src_kind == SIMGPU_MEM_PAGEABLE;
 	}
 	cr_log_info("%s%s: wall %.0f ms, window %.0f ms, kernels %.0f%%, copies %.0f%%, cpu %.0f%%",
