@@ -25,12 +25,12 @@ int main(void)
 	for (i = 0; i < 1000 && w.gpu; i++) {
 		void *dev = NULL;
 
-		wl_scope_push("iteration");
+		inferscope_range_push("iteration");
 		WL_CUDA(&w, cudaMalloc(&dev, 256u << 20));
 		WL_CUDA(&w, cudaMemcpyAsync(dev, host, 1 << 20, cudaMemcpyHostToDevice, NULL));
 		wl_launch(&w, &compute, 264, 256, NULL);
 		WL_CUDA(&w, cudaFree(dev));
-		wl_scope_pop();
+		inferscope_range_pop();
 	}
 	return wl_finish(&w);
 }

@@ -42,9 +42,9 @@ int main(void)
 		if (b >= 2) {
 			WL_CUDA(&w, cudaEventSynchronize(done[slot]));
 		}
-		wl_scope_push("preprocess");
+		inferscope_range_push("preprocess");
 		wl_tokenize(2000000);
-		wl_scope_pop();
+		inferscope_range_pop();
 		if (!w.gpu) {
 			continue;
 		}

@@ -33,11 +33,11 @@ int main(void)
 	wl_kernel(&preprocess, "normalize_images", 400000);
 	WL_CUDA(&w, cudaMalloc(&dev, in_bytes));
 	for (i = 0; i < 40 && w.gpu; i++) {
-		wl_scope_push("batch");
+		inferscope_range_push("batch");
 		WL_CUDA(&w, cudaMemcpy(dev, input, in_bytes, cudaMemcpyHostToDevice));
 		wl_launch(&w, &preprocess, 1024, 256, NULL);
 		WL_CUDA(&w, cudaMemcpy(output, dev, out_bytes, cudaMemcpyDeviceToHost));
-		wl_scope_pop();
+		inferscope_range_pop();
 	}
 	free(input);
 	free(output);

@@ -17,6 +17,16 @@ static const char embed;
 static const char transformer;
 static const char lm_head;
 
+static void batch_done(int batch)
+{
+	struct inferscope_kv kv[] = {
+		INFERSCOPE_KV_I("batch", batch),
+		INFERSCOPE_KV_I("size", 32),
+	};
+
+	inferscope_mark_kv("batch_done", kv, 2);
+}
+
 int main(void)
 {
 	cudaStream_t stream = NULL;
@@ -34,10 +44,10 @@ int main(void)
 	WL_CUDA(&w, cudaMallocHost(&ids_host, 256 << 10));
 	WL_CUDA(&w, cudaMalloc(&ids_dev, 256 << 10));
 	for (batch = 0; batch < 40; batch++) {
-		wl_scope_push("tokenize");
+		inferscope_range_push("tokenize");
 		checksum += wl_tokenize(9000000);
-		wl_scope_pop();
-		wl_scope_push("infer");
+		inferscope_range_pop();
+		inferscope_range_push("infer");
 		WL_CUDA(&w, cudaMemcpyAsync(ids_dev, ids_host, 256 << 10, cudaMemcpyHostToDevice,
 					    stream));
 		wl_launch(&w, &embed, 64, 256, stream);
@@ -46,7 +56,8 @@ int main(void)
 		WL_CUDA(&w, cudaMemcpyAsync(ids_host, ids_dev, 4096, cudaMemcpyDeviceToHost,
 					    stream));
 		WL_CUDA(&w, cudaStreamSynchronize(stream));
-		wl_scope_pop();
+		inferscope_range_pop();
+		batch_done(batch);
 	}
 	printf("cpu_preprocess: checksum %llu\n", (unsigned long long)checksum);
 	return wl_finish(&w);

@@ -30,7 +30,7 @@ int main(void)
 	WL_CUDA(&w, cudaMallocHost(&host, 1 << 20));
 	WL_CUDA(&w, cudaMalloc(&dev, 64 << 20));
 	for (step = 0; step < 60 && w.gpu; step++) {
-		wl_scope_push("step");
+		inferscope_range_push("step");
 		WL_CUDA(&w, cudaMemcpyAsync(dev, host, 1 << 20, cudaMemcpyHostToDevice, stream));
 		wl_launch(&w, &gemm, 528, 256, stream);
 		wl_launch(&w, &attention, 264, 128, stream);
@@ -38,7 +38,7 @@ int main(void)
 		wl_launch(&w, &layernorm, 132, 1024, stream);
 		WL_CUDA(&w, cudaMemcpyAsync(host, dev, 1 << 20, cudaMemcpyDeviceToHost, stream));
 		WL_CUDA(&w, cudaStreamSynchronize(stream));
-		wl_scope_pop();
+		inferscope_range_pop();
 	}
 	return wl_finish(&w);
 }

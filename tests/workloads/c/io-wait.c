@@ -79,18 +79,18 @@ int main(void)
 		size_t got = 0;
 		ssize_t n;
 
-		wl_scope_push("wait_request");
+		inferscope_range_push("wait_request");
 		while (got < sizeof(request) &&
 		       (n = read(pipe_fds[0], request + got, sizeof(request) - got)) > 0) {
 			got += (size_t)n;
 		}
-		wl_scope_pop();
-		wl_scope_push("load");
+		inferscope_range_pop();
+		inferscope_range_push("load");
 		if (pread(fileno(input), data, sizeof(data), 0) < 0) {
 			perror("pread");
 		}
 		sleep_us(500);
-		wl_scope_pop();
+		inferscope_range_pop();
 		if (w.gpu) {
 			wl_launch(&w, &step_kernel, 64, 256, NULL);
 			WL_CUDA(&w, cudaStreamSynchronize(NULL));

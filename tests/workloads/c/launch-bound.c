@@ -29,12 +29,12 @@ int main(void)
 	wl_kernel(&gelu, "gelu_fwd", 1500);
 	wl_kernel(&cast, "cast_fp32_bf16", 1200);
 	for (step = 0; step < 60 && w.gpu; step++) {
-		wl_scope_push("step");
+		inferscope_range_push("step");
 		for (i = 0; i < 1000 && w.gpu; i++) {
 			wl_launch(&w, kernels[i % 4], 8, 128, NULL);
 		}
 		WL_CUDA(&w, cudaStreamSynchronize(NULL));
-		wl_scope_pop();
+		inferscope_range_pop();
 	}
 	return wl_finish(&w);
 }

@@ -21,9 +21,9 @@ int main(void)
 	wl_start(&w, "sync_every_kernel");
 	wl_kernel(&step_kernel, "decode_step", 50000);
 	for (i = 0; i < 3000; i++) {
-		wl_scope_push("prepare");
+		inferscope_range_push("prepare");
 		wl_tokenize(40000);
-		wl_scope_pop();
+		inferscope_range_pop();
 		if (w.gpu) {
 			wl_launch(&w, &step_kernel, 132, 256, NULL);
 			WL_CUDA(&w, cudaDeviceSynchronize());

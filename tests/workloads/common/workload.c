@@ -12,12 +12,8 @@
 #include "workload.h"
 
 typedef int (*register_fn)(const void *, const char *, uint64_t);
-typedef int (*push_fn)(const char *);
-typedef int (*pop_fn)(void);
 
 static register_fn kernel_register;
-static push_fn range_push;
-static pop_fn range_pop;
 
 uint64_t wl_now_ns(void)
 {
@@ -42,9 +38,6 @@ void wl_start(struct wl *w, const char *name)
 	w->gpu = true;
 	w->start_ns = wl_now_ns();
 	kernel_register = (register_fn)simgpu_lookup("simgpu_kernel_register");
-	/* InferScope's public annotation API, exported by the preload when present */
-	range_push = (push_fn)dlsym(RTLD_DEFAULT, "inferscope_range_push");
-	range_pop = (pop_fn)dlsym(RTLD_DEFAULT, "inferscope_range_pop");
 }
 
 bool wl_cuda(struct wl *w, const char *call, cudaError_t err)
@@ -89,20 +82,6 @@ bool wl_launch(struct wl *w, const void *func, unsigned grid, unsigned block, cu
 	dim3 b = { block, 1, 1 };
 
 	return w->gpu && wl_cuda(w, "cudaLaunchKernel", cudaLaunchKernel(func, g, b, NULL, 0, s));
-}
-
-void wl_scope_push(const char *name)
-{
-	if (range_push) {
-		range_push(name);
-	}
-}
-
-void wl_scope_pop(void)
-{
-	if (range_pop) {
-		range_pop();
-	}
 }
 
 /* ---- tokenisation-like work: split, normalise, hash, greedy subword match ---- */

@@ -5,8 +5,9 @@
  * tree's RUNPATH) or on the real runtime (LD_LIBRARY_PATH=/usr/local/cuda/lib64).
  * Every CUDA call goes through wl_cuda(): the first failure is printed with its
  * name and code, the GPU part stops, the CPU part carries on, and the workload
- * still exits with status 0. Simulator-only calls (kernel durations) and
- * InferScope's annotation API are looked up at run time and skipped if absent.
+ * still exits with status 0. Simulator-only calls (kernel durations) are looked
+ * up at run time and skipped if absent; phases are annotated with InferScope's
+ * public API (<inferscope/inferscope.h>), a no-op without the preload.
  */
 #ifndef WL_WORKLOAD_H
 #define WL_WORKLOAD_H
@@ -15,6 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <inferscope/inferscope.h>
 
 struct wl {
 	const char *name;
@@ -40,10 +43,6 @@ void wl_kernel(const void *func, const char *name, uint64_t duration_ns);
 
 /* Launches @p func with a 1-D configuration. */
 bool wl_launch(struct wl *w, const void *func, unsigned grid, unsigned block, cudaStream_t s);
-
-/* InferScope scopes (inferscope_range_push/pop when the preload is there). */
-void wl_scope_push(const char *name);
-void wl_scope_pop(void);
 
 /* Tokenisation-like string work for @p cpu_ns of this thread's CPU time. */
 uint64_t wl_tokenize(uint64_t cpu_ns);
