@@ -198,6 +198,7 @@ struct CUkern_st {
 };
 
 struct CUkern_st *isc_sim_kernel_get(const void *func_or_handle, bool create);
+struct CUkern_st *isc_sim_kernel_create(const void *func, const char *name);
 uint64_t isc_sim_take_next_duration(void);
 uint64_t isc_sim_kernel_duration(const struct CUkern_st *k);
 uint64_t isc_sim_next_launch_seq(void);
