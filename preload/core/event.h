@@ -96,6 +96,7 @@ struct isc_kv_payload {
  */
 #define ISC_TEXT_PER_RECORD 48
 
+/* Counter: name = counter name (cpu_time, live_heap, ...); aux bit 0 = device_id valid. */
 struct isc_counter_payload {
 	union {
 		int64_t i;

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+#include "collector.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "buffer.h"
+#include "clock.h"
+#include "config.h"
+#include "intern.h"
+#include "log.h"
+#include "spill.h"
+
+#define MAX_TICKS 8
+#define STOP_TIMEOUT_NS (2 * 1000000000ull)
+
+static isc_tick_fn ticks[MAX_TICKS];
+static _Atomic unsigned n_ticks;
+
+static pthread_t thread;
+static _Atomic bool running;
+static _Atomic bool starting;
+static _Atomic bool stop_requested;
+static _Atomic bool stopped_ack;
+static _Atomic uint32_t thread_tid;
+static _Atomic int wake_word;
+static _Atomic bool snapshot_requested;
+
+void isc_collector_add_tick(isc_tick_fn fn)
+{
+	unsigned i = atomic_fetch_add(&n_ticks, 1);
+	if (i < MAX_TICKS) {
+		ticks[i] = fn;
+	}
+}
+
+bool isc_collector_running(void)
+{
+	return atomic_load_explicit(&running, memory_order_acquire);
+}
+
+uint32_t isc_collector_tid(void)
+{
+	return atomic_load(&thread_tid);
+}
+
+void isc_collector_wake(void)
+{
+	atomic_fetch_add_explicit(&wake_word, 1, memory_order_release);
+	syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void isc_collector_request_snapshot(void)
+{
+	atomic_store(&snapshot_requested, true);
+	isc_collector_wake();
+}
+
+static void sleep_tick(void)
+{
+	int w = atomic_load_explicit(&wake_word, memory_order_acquire);
+	uint64_t ns = isc_config.tick_ns ? isc_config.tick_ns : 10000000u;
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
+}
+
+static void *collector_main(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	/* Signals are the application's business: never let one land on our thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	isc_tls_guard = 1;	/* nothing this thread does is the application's */
+	atomic_store(&thread_tid, (uint32_t)syscall(SYS_gettid));
+	prctl(PR_SET_NAME, "inferscope", 0, 0, 0);
+
+	while (!atomic_load_explicit(&stop_requested, memory_order_acquire)) {
+		uint64_t now = isc_now();
+		unsigned n = atomic_load(&n_ticks);
+		for (unsigned i = 0; i < n && i < MAX_TICKS; i++) {
+			ticks[i](now);
+		}
+		if (isc_config.spill) {
+			isc_collector_spill(false);
+		}
+		if (atomic_exchange(&snapshot_requested, false)) {
+			isc_session_snapshot("signal");
+		}
+		sleep_tick();
+	}
+	atomic_store_explicit(&stopped_ack, true, memory_order_release);
+	return NULL;
+}
+
+void isc_collector_start(void)
+{
+	if (atomic_load_explicit(&running, memory_order_acquire) ||
+	    atomic_exchange(&starting, true)) {
+		return;
+	}
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	/* Block signals around the create so the new thread starts with them blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	isc_tls_guard++;
+	atomic_store(&stop_requested, false);
+	atomic_store(&stopped_ack, false);
+	int r = pthread_create(&thread, &attr, collector_main, NULL);
+	isc_tls_guard--;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		isc_error("cannot start the collector thread (%s); events are kept in memory "
+			  "until exit", strerror(r));
+		return;
+	}
+	atomic_store_explicit(&running, true, memory_order_release);
+}
+
+bool isc_collector_stop(void)
+{
+	if (!atomic_load_explicit(&running, memory_order_acquire)) {
+		return true;
+	}
+	if ((uint32_t)syscall(SYS_gettid) == atomic_load(&thread_tid)) {
+		return false;	/* a flush from the collector itself cannot wait for it */
+	}
+	atomic_store_explicit(&stop_requested, true, memory_order_release);
+	uint64_t deadline = isc_now() + STOP_TIMEOUT_NS;
+	while (!atomic_load_explicit(&stopped_ack, memory_order_acquire)) {
+		isc_collector_wake();
+		if (isc_now() > deadline) {
+			isc_error("the collector thread did not stop in time; writing the trace "
+				  "without it");
+			return false;
+		}
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+	}
+	pthread_join(thread, NULL);
+	atomic_store(&running, false);
+	atomic_store(&starting, false);
+	return true;
+}
+
+void isc_collector_reset_after_fork(void)
+{
+	atomic_store(&running, false);
+	atomic_store(&starting, false);
+	atomic_store(&stop_requested, false);
+	atomic_store(&stopped_ack, false);
+	atomic_store(&thread_tid, 0);
+	atomic_store(&snapshot_requested, false);
+}
+
+/* ---- spilling ---- */
+
+/* Queues the records [c->spilled, upto) of chunk c. */
+static int queue_range(struct isc_spill *s, struct isc_chunk *c, uint32_t upto,
+		       struct isc_spill_events *hdr)
+{
+	if (upto <= c->spilled) {
+		return 0;
+	}
+	hdr->tid = c->tid;
+	hdr->count = upto - c->spilled;
+	int r = isc_spill_queue(s, ISC_BLK_EVENTS, hdr, sizeof(*hdr), &c->rec[c->spilled],
+				(size_t)hdr->count * sizeof(struct isc_event));
+	if (r == 0) {
+		c->spilled = upto;
+	}
+	return r;
+}
+
+static bool thread_gone(struct isc_thread *t)
+{
+	if (atomic_load_explicit(&t->state, memory_order_acquire) != ISC_THREAD_EXITING) {
+		return false;
+	}
+	return syscall(SYS_tgkill, getpid(), t->tid, 0) != 0 && errno == ESRCH;
+}
+
+#define MAX_BATCH 16	/* chunk ranges per writev batch (3 iovecs each + headers) */
+
+struct batch {
+	struct isc_chunk *release[MAX_BATCH];
+	struct isc_spill_events hdr[MAX_BATCH];
+	unsigned n;
+	unsigned nrel;
+};
+
+static int batch_flush(struct isc_spill *s, struct batch *b)
+{
+	int r = isc_spill_sync(s);
+	if (r == 0) {
+		for (unsigned i = 0; i < b->nrel; i++) {
+			isc_chunk_release(b->release[i]);
+		}
+	}
+	b->n = 0;
+	b->nrel = 0;
+	return r;
+}
+
+static int batch_add(struct isc_spill *s, struct batch *b, struct isc_chunk *c, uint32_t upto,
+		     bool release)
+{
+	if (b->n == MAX_BATCH) {
+		int r = batch_flush(s, b);
+		if (r < 0) {
+			return r;
+		}
+	}
+	int r = queue_range(s, c, upto, &b->hdr[b->n]);
+	b->n++;
+	if (r == 0 && release) {
+		b->release[b->nrel++] = c;
+	}
+	return r;
+}
+
+static int spill_strings(struct isc_spill *s)
+{
+	static uint64_t hdr;	/* one STRINGS block at a time: its header must outlive the queue */
+	uint64_t pub = isc_intern_published();
+	if (pub <= s->strings_upto) {
+		return 0;
+	}
+	int r = isc_spill_sync(s);
+	hdr = s->strings_upto;
+	if (r == 0) {
+		r = isc_spill_queue(s, ISC_BLK_STRINGS, &hdr, sizeof(hdr),
+				    isc_intern_arena() + s->strings_upto, pub - s->strings_upto);
+	}
+	if (r == 0) {
+		r = isc_spill_sync(s);
+	}
+	if (r == 0) {
+		s->strings_upto = pub;
+	}
+	return r;
+}
+
+int isc_collector_spill(bool final)
+{
+	struct isc_spill *s = isc_session_spill();
+	static struct batch b;	/* one spiller at a time (see collector.h) */
+	if (s == NULL) {
+		return -EIO;
+	}
+	/* 1. full chunks, in the order they filled (the list is newest first) */
+	struct isc_chunk *full = isc_full_take();
+	struct isc_chunk *rev = NULL;
+	while (full) {
+		struct isc_chunk *next = full->next_full;
+		full->next_full = rev;
+		rev = full;
+		full = next;
+	}
+	/* Strings go first so that a spill cut short by SIGKILL names what it holds; the
+	 * trace writer loads every STRINGS block before any event, so order is not
+	 * otherwise needed. */
+	int r = spill_strings(s);
+	b.n = b.nrel = 0;
+	for (struct isc_chunk *c = rev; c && r == 0; c = c->next_full) {
+		r = batch_add(s, &b, c, atomic_load_explicit(&c->head, memory_order_acquire),
+			      true);
+	}
+	if (r == 0) {
+		r = batch_flush(s, &b);
+	}
+	for (struct isc_thread *t = isc_registry_first(); t && r == 0; t = t->next) {
+		struct isc_chunk *c = atomic_load_explicit(&t->chunk, memory_order_acquire);
+		if (c == NULL) {
+			continue;
+		}
+		bool gone = !final && thread_gone(t);
+		uint32_t head = atomic_load_explicit(&c->head, memory_order_acquire);
+		r = batch_add(s, &b, c, head, false);
+		if (r == 0 && gone) {
+			r = batch_flush(s, &b);
+			if (r == 0) {
+				atomic_store(&t->chunk, NULL);
+				atomic_store(&t->state, ISC_THREAD_GONE);
+				isc_chunk_release(c);
+			}
+		}
+	}
+	if (r == 0) {
+		r = batch_flush(s, &b);
+	}
+	/* 2. the published part of every live chunk, then the strings they refer to */
+	if (r == 0) {
+		r = spill_strings(s);
+	}
+	return r;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collector: one background thread, started lazily on the first recorded
+ * event (never in the constructor), that every tick
+ *   - runs the registered samplers (per-thread CPU time, ...),
+ *   - writes new strings, full chunks and the published part of every live chunk
+ *     to the spill file, and returns spilled full chunks to the free list,
+ *   - releases the chunk of a thread that has exited,
+ *   - writes a snapshot when one was requested (signal or API).
+ * Its own activity is never recorded: it runs with the guard raised.
+ *
+ * All spilling goes through isc_collector_spill(), called by the collector thread or,
+ * once that thread is stopped, by the flush: the spill file has one writer at a
+ * time, and each chunk's `spilled` mark is only touched by that writer.
+ */
+#ifndef ISC_COLLECTOR_H
+#define ISC_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef void (*isc_tick_fn)(uint64_t now_ns);
+
+/* Registers a function run on every tick on the collector thread (at most 8). */
+void isc_collector_add_tick(isc_tick_fn fn);
+
+/* Starts the thread if it is not running (idempotent, cheap when running). */
+void isc_collector_start(void);
+/* Stops and joins it; false when it did not stop within the timeout. */
+bool isc_collector_stop(void);
+bool isc_collector_running(void);
+uint32_t isc_collector_tid(void);
+void isc_collector_wake(void);
+
+/* Asks the collector to write a snapshot at its next tick (async-signal-safe). */
+void isc_collector_request_snapshot(void);
+
+/*
+ * Spills everything published so far: strings, full chunks, partial chunks. With
+ * `final`, also what only the flush may do (no chunk is released). 0 or -errno.
+ */
+int isc_collector_spill(bool final);
+
+/* After fork() in the child: the thread does not exist there. */
+void isc_collector_reset_after_fork(void);
+
+/* Implemented by lifecycle.c: opening the spill file (with its metadata blocks)
+ * and writing a snapshot. */
+struct isc_spill;
+struct isc_spill *isc_session_spill(void);
+void isc_session_snapshot(const char *reason);
+
+#endif /* ISC_COLLECTOR_H */

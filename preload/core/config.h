@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Configuration: every INFERSCOPE_* variable lives in one table (config.c), is read
+ * once at start and snapshotted here. A bad value gets one clear line on stderr and
+ * the documented default; it never stops the host program. The table is also what
+ * the trace's `configuration` object and the man page's ENVIRONMENT section list
+ * (a test checks that every entry is documented in man/libinferscope.7).
+ */
+#ifndef ISC_CONFIG_H
+#define ISC_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ISC_CFG_VALUE_MAX 256
+
+struct isc_config {
+	bool enable;
+	char output[PATH_MAX];
+	int debug;
+	uint64_t max_memory;		/* bytes of event chunks held in memory */
+	bool spill;			/* the collector spills during the run */
+	uint64_t delay_ns;		/* capture starts this long after start */
+	uint64_t duration_ns;		/* and lasts this long (0 = until exit) */
+	bool start_paused;		/* capture starts only at inferscope_capture_start() */
+	int snapshot_signal;		/* 0 = none */
+	bool handle_signals;		/* flush on SIGTERM/SIGINT when their disposition is default */
+	uint64_t tick_ns;		/* collector period */
+	/* host hooks (issue: host interposition) */
+	bool hook_malloc;
+	bool hook_syscalls;
+	uint64_t malloc_sample;		/* mean bytes between sampled allocations; 0 = every one */
+	uint64_t malloc_threshold;	/* allocations at least this large are always events */
+	uint64_t syscall_threshold_ns;
+	unsigned stacks;		/* frames per stack, 0 = off */
+	/* CUDA */
+	bool hook_cuda;
+	bool cupti;
+	char cupti_lib[PATH_MAX];
+	bool nvtx;
+};
+
+enum isc_cfg_type {
+	ISC_CFG_BOOL,
+	ISC_CFG_INT,
+	ISC_CFG_SIZE,		/* bytes, with K/M/G suffixes */
+	ISC_CFG_DURATION,	/* seconds, with ns/us/ms/s/m suffixes; stored in ns */
+	ISC_CFG_STRING,		/* a path or name */
+	ISC_CFG_SIGNAL,		/* SIGUSR2, USR2 or 12; empty = none */
+};
+
+struct isc_cfg_entry {
+	const char *name;
+	enum isc_cfg_type type;
+	size_t offset;		/* into struct isc_config */
+	size_t size;		/* of the field (strings) */
+	const char *def;	/* default, as a user would write it */
+	int64_t min, max;	/* for INT, SIZE, DURATION (ns) */
+	const char *doc;	/* one line, for --help of the launcher and the man page */
+};
+
+extern struct isc_config isc_config;
+
+/* The table, terminated by an entry with a NULL name. */
+const struct isc_cfg_entry *isc_config_table(void);
+
+/*
+ * Fills cfg from getenv-like `get` (NULL = getenv). Bad values are reported with
+ * isc_error() and replaced by the default. Returns the number of bad values.
+ * Effective values (as strings) are kept for isc_config_effective().
+ */
+int isc_config_load(struct isc_config *cfg, const char *(*get)(const char *name));
+
+/* The effective value of entry i as a string, for the trace's configuration. */
+const char *isc_config_effective(size_t i);
+
+/* Parsers, exposed for tests. Return true on success. */
+bool isc_parse_bool(const char *s, bool *out);
+bool isc_parse_size(const char *s, uint64_t *out);
+bool isc_parse_duration(const char *s, uint64_t *out_ns);
+bool isc_parse_signal(const char *s, int *out);
+bool isc_parse_int(const char *s, int64_t *out);
+
+#endif /* ISC_CONFIG_H */

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Thread-local state of the preload: one pointer and one guard, nothing else.
+ *
+ * Both use the initial-exec TLS model: the variables live in the static TLS block,
+ * so reading them is one %fs-relative load and never calls __tls_get_addr, which
+ * may call malloc the first time a thread touches a dynamic TLS block - fatal inside
+ * a malloc hook. A preloaded library may use initial-exec TLS because it is loaded
+ * at startup, when static TLS space is still reserved for it.
+ *
+ * The guard is a nesting counter: while it is non-zero on a thread, hooks forward to
+ * the real function without recording. It is raised around everything the library
+ * does on its own behalf (dlsym, writing the trace, the collector thread), so that
+ * our own allocations and writes never show up as the application's.
+ */
+#ifndef ISC_GUARD_H
+#define ISC_GUARD_H
+
+#include <stdbool.h>
+
+struct isc_thread;
+
+#define ISC_TLS __attribute__((tls_model("initial-exec")))
+
+extern __thread struct isc_thread *isc_tls_self ISC_TLS;
+extern __thread unsigned isc_tls_guard ISC_TLS;
+
+/* Returns true when the caller may record (the guard was 0); the guard is raised. */
+static inline bool isc_guard_enter(void)
+{
+	return isc_tls_guard++ == 0;
+}
+
+static inline void isc_guard_leave(void)
+{
+	isc_tls_guard--;
+}
+
+static inline bool isc_guarded(void)
+{
+	return isc_tls_guard != 0;
+}
+
+#endif /* ISC_GUARD_H */

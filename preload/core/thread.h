@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread state, reached through the one TLS pointer (guard.h).
+ *
+ * A thread's struct is allocated from an mmap'd slab the first time the thread
+ * records, linked into a global registry and never freed: a thread's events and
+ * exact counters must survive its exit (thread pools come and go) until the trace
+ * is written. Only the owning thread writes to it (plain stores); the collector and
+ * the flush read it, and tolerate a counter being one update behind.
+ *
+ * Hook families add their exact counters here (one struct each).
+ */
+#ifndef ISC_THREAD_H
+#define ISC_THREAD_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "event.h"
+
+struct isc_chunk;
+
+#define ISC_SCOPE_MAX 128	/* deeper scopes are counted, not recorded */
+
+struct isc_scope_frame {
+	uint64_t id;
+	uint64_t start;
+	uint64_t alloc_at_open;	/* isc_thread.alloc_bytes when the scope opened */
+	uint32_t name;
+	int32_t cpu;
+	uint32_t source;
+	uint32_t recorded;	/* 0 when the push fell outside the capture window */
+};
+
+enum isc_thread_state {
+	ISC_THREAD_LIVE = 0,
+	ISC_THREAD_EXITING = 1,	/* its TLS destructor ran; it may still record a little */
+	ISC_THREAD_GONE = 2,	/* the collector saw it gone; its chunk was released */
+};
+
+struct isc_thread {
+	/* Current chunk. Written by the owner only; the collector reads it (acquire) to
+	 * spill partial progress. The owner clears it (release) before a full chunk goes
+	 * onto the full list, so the collector never sees a chunk it already released. */
+	struct isc_chunk *_Atomic chunk;
+	struct isc_thread *next;	/* registry link, immutable once published */
+	uint32_t tid;
+	_Atomic int state;		/* enum isc_thread_state */
+	char comm[16];			/* thread name when it first recorded */
+
+	uint64_t recorded;		/* events recorded by this thread */
+	uint64_t dropped[ISC_EV__COUNT];	/* events lost at the memory cap, by kind */
+
+	/* Scopes (api.c): the open ones, innermost last. */
+	uint32_t depth;			/* may exceed ISC_SCOPE_MAX: frames beyond are counted only */
+	uint32_t scope_overflow;
+	struct isc_scope_frame scopes[ISC_SCOPE_MAX];
+
+	/* Bytes this thread allocated so far (the malloc hooks keep it exact); scopes
+	 * report the difference between their open and close. */
+	uint64_t alloc_bytes;
+};
+
+#endif /* ISC_THREAD_H */

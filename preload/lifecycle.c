@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: MIT */
+#include "lifecycle.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "buffer.h"
+#include "capture.h"
+#include "clock.h"
+#include "collector.h"
+#include "config.h"
+#include "ids.h"
+#include "intern.h"
+#include "log.h"
+#include "session.h"
+
+struct isc_capture_state isc_capture = { 0, 0, UINT64_MAX };
+_Atomic uint64_t isc_id_counter;
+
+static _Atomic int init_state;		/* 0 none, 1 running, 2 done */
+static _Atomic bool flushed;
+static _Atomic bool api_on = true;
+
+#define MAX_FLUSH_FNS 8
+static isc_flush_fn flush_fns[MAX_FLUSH_FNS];
+static unsigned n_flush_fns;
+
+/* Families of hooks, initialised in this order. */
+static const struct isc_family families[] = {
+	{ NULL, NULL },
+};
+
+/* ---- capture windows ---- */
+
+#define MAX_WINDOWS 256
+static uint64_t api_windows[MAX_WINDOWS][2];	/* resume .. pause (UINT64_MAX: open) */
+static unsigned n_api_windows;
+static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void update_on(void)
+{
+	bool on = atomic_load(&init_state) == 2 && !atomic_load(&flushed) && atomic_load(&api_on);
+	atomic_store_explicit(&isc_capture.on, on, memory_order_relaxed);
+}
+
+void isc_capture_resume(void)
+{
+	pthread_mutex_lock(&window_lock);
+	if (!atomic_exchange(&api_on, true) && n_api_windows < MAX_WINDOWS) {
+		api_windows[n_api_windows][0] = isc_now();
+		api_windows[n_api_windows][1] = UINT64_MAX;
+		n_api_windows++;
+	}
+	pthread_mutex_unlock(&window_lock);
+	update_on();
+}
+
+void isc_capture_pause(void)
+{
+	pthread_mutex_lock(&window_lock);
+	if (atomic_exchange(&api_on, false) && n_api_windows > 0) {
+		api_windows[n_api_windows - 1][1] = isc_now();
+	}
+	pthread_mutex_unlock(&window_lock);
+	update_on();
+}
+
+size_t isc_capture_windows(uint64_t (*w)[2], size_t max, uint64_t end_ns)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < n_api_windows && n < max; i++) {
+		uint64_t a = api_windows[i][0], b = api_windows[i][1];
+		a = a > isc_capture.from_ns ? a : isc_capture.from_ns;
+		b = b < isc_capture.until_ns ? b : isc_capture.until_ns;
+		b = b < end_ns ? b : end_ns;
+		if (a < b) {
+			w[n][0] = a;
+			w[n][1] = b;
+			n++;
+		}
+	}
+	return n;
+}
+
+static void init_capture(uint64_t start)
+{
+	isc_capture.from_ns = start + isc_config.delay_ns;
+	isc_capture.until_ns = isc_config.duration_ns
+				       ? isc_capture.from_ns + isc_config.duration_ns
+				       : UINT64_MAX;
+	atomic_store(&api_on, !isc_config.start_paused);
+	n_api_windows = 0;
+	if (!isc_config.start_paused) {
+		api_windows[0][0] = start;
+		api_windows[0][1] = UINT64_MAX;
+		n_api_windows = 1;
+	}
+}
+
+static void resolve_process_hooks(void);
+
+/* ---- signals (opt-in) ---- */
+
+static void on_snapshot_signal(int sig)
+{
+	(void)sig;
+	isc_collector_request_snapshot();	/* an atomic store and a futex wake */
+}
+
+static void on_terminate(int sig)
+{
+	int saved = errno;
+	struct sigaction dfl;
+
+	isc_lifecycle_flush("signal");
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+	/* Delivered when this handler returns: the process dies of the same signal. */
+	raise(sig);
+	errno = saved;
+}
+
+/* Installs handler for sig only where the program left the default disposition. */
+static bool install_over_default(int sig, void (*handler)(int))
+{
+	struct sigaction old, sa;
+	if (sigaction(sig, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+	    old.sa_handler != SIG_DFL) {
+		return false;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	return sigaction(sig, &sa, NULL) == 0;
+}
+
+static void install_signals(void)
+{
+	static _Atomic bool done;
+	if (atomic_exchange(&done, true)) {
+		return;
+	}
+	int snap = isc_config.snapshot_signal;
+	if (snap && !install_over_default(snap, on_snapshot_signal)) {
+		isc_error("INFERSCOPE_SNAPSHOT_SIGNAL: signal %d is already used by the program; "
+			  "snapshots are off", snap);
+	}
+	if (isc_config.handle_signals) {
+		if (!install_over_default(SIGTERM, on_terminate)) {
+			isc_info("SIGTERM has a handler of the program's: left alone");
+		}
+		if (!install_over_default(SIGINT, on_terminate)) {
+			isc_info("SIGINT has a handler of the program's: left alone");
+		}
+	}
+}
+
+/* First chunk taken anywhere: the process records, so the collector starts. */
+static void on_first_chunk(void)
+{
+	if (syscall(SYS_getpid) != isc_session.pid) {
+		return;	/* a vfork child shares our memory: never start threads there */
+	}
+	install_signals();
+	isc_collector_start();
+}
+
+static void on_chunk_full(void)
+{
+	/* More than a quarter of the memory in flight: do not wait for the tick. */
+	if (isc_buffer_chunks_in_use() > isc_buffer_chunks_total() / 4) {
+		isc_collector_wake();
+	}
+}
+
+/* ---- fork ---- */
+
+static void fork_prepare(void)
+{
+	isc_intern_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+	isc_intern_fork_release();
+}
+
+static void fork_child(void)
+{
+	isc_intern_fork_release();
+	isc_tls_guard++;
+	isc_collector_reset_after_fork();
+	isc_buffer_reset_after_fork();
+	isc_session_reset_after_fork();
+	atomic_store(&flushed, false);
+	update_on();
+	isc_tls_guard--;
+}
+
+/* ---- constructor and destructor ---- */
+
+void isc_lifecycle_add_flush_hook(isc_flush_fn fn)
+{
+	if (n_flush_fns < MAX_FLUSH_FNS) {
+		flush_fns[n_flush_fns++] = fn;
+	}
+}
+
+bool isc_lifecycle_ready(void)
+{
+	return atomic_load_explicit(&init_state, memory_order_acquire) == 2;
+}
+
+void isc_lifecycle_init(void)
+{
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&init_state, &expected, 1)) {
+		return;
+	}
+	isc_tls_guard++;
+	isc_config_load(&isc_config, NULL);
+	isc_log_set_level(isc_config.debug);
+	if (!isc_config.enable) {
+		isc_tls_guard--;
+		return;	/* init_state stays 1: every hook passes through */
+	}
+	if (isc_intern_init(64u << 20, 1u << 20) < 0 || isc_buffer_init(isc_config.max_memory) < 0) {
+		isc_error("cannot reserve memory for event buffers; recording is off");
+		isc_tls_guard--;
+		return;
+	}
+	isc_session_init();
+	init_capture(isc_session.start_ns);
+	isc_buffer_on_first_chunk = on_first_chunk;
+	isc_buffer_on_full = on_chunk_full;
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	resolve_process_hooks();
+	for (const struct isc_family *f = families; f->name; f++) {
+		f->init();
+	}
+	atomic_store_explicit(&init_state, 2, memory_order_release);
+	update_on();
+	isc_tls_guard--;
+}
+
+__attribute__((constructor)) static void isc_constructor(void)
+{
+	isc_lifecycle_init();
+}
+
+__attribute__((destructor)) static void isc_destructor(void)
+{
+	isc_lifecycle_flush("exit");
+}
+
+/* ---- flush ---- */
+
+bool isc_lifecycle_flush(const char *reason)
+{
+	/* getpid through the syscall: a vfork child shares our memory and our cached pid,
+	 * and must never write (its parent will). */
+	if (!isc_lifecycle_ready() || syscall(SYS_getpid) != isc_session.pid ||
+	    atomic_exchange(&flushed, true)) {
+		return false;
+	}
+	bool wrote = false;
+	isc_tls_guard++;
+	update_on();
+	for (unsigned i = 0; i < n_flush_fns; i++) {
+		flush_fns[i]();
+	}
+	if (!isc_collector_stop()) {
+		/* interrupted the collector itself (a signal on its thread) or it hangs: the
+		 * spill file keeps what it has, and the analyzer can read it */
+		isc_tls_guard--;
+		return false;
+	}
+	bool exec = strcmp(reason, "exec") == 0;
+	if ((isc_session.is_root && !exec) || isc_session_did_work()) {
+		isc_collector_spill(true);
+		wrote = isc_session_finish(reason) == 0;
+	} else if (isc_session.spill_open) {
+		isc_spill_close(&isc_session.spill);
+		unlink(isc_session.spill_path);
+		isc_session.spill_open = false;
+	}
+	isc_tls_guard--;
+	return wrote;
+}
+
+int isc_lifecycle_snapshot(const char *reason)
+{
+	if (!isc_lifecycle_ready() || atomic_load(&flushed)) {
+		return -ESRCH;
+	}
+	if (isc_collector_running()) {
+		/* the collector owns the spill file: ask it, and wait so that the file exists
+		 * when the caller goes on */
+		unsigned seq = __atomic_load_n(&isc_session.snapshot_seq, __ATOMIC_ACQUIRE);
+		uint64_t deadline = isc_now() + 10 * 1000000000ull;
+		isc_collector_request_snapshot();
+		while (__atomic_load_n(&isc_session.snapshot_seq, __ATOMIC_ACQUIRE) == seq) {
+			if (isc_now() > deadline) {
+				return -ETIMEDOUT;
+			}
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+		return 0;
+	}
+	isc_tls_guard++;
+	isc_session_snapshot(reason);
+	isc_tls_guard--;
+	return 0;
+}
+
+/* ---- _exit and exec ---- */
+
+typedef void (*exit_fn)(int);
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+static struct {
+	exit_fn exit_, Exit_;
+	execve_fn execve, execvpe;
+	fexecve_fn fexecve;
+} real;
+
+static void resolve_process_hooks(void)
+{
+	real.exit_ = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+	real.Exit_ = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
+	real.execve = (execve_fn)dlsym(RTLD_NEXT, "execve");
+	real.execvpe = (execve_fn)dlsym(RTLD_NEXT, "execvpe");
+	real.fexecve = (fexecve_fn)dlsym(RTLD_NEXT, "fexecve");
+}
+
+static __attribute__((noreturn)) void leave(exit_fn fn, int status)
+{
+	isc_lifecycle_flush("_exit");
+	if (fn) {
+		fn(status);
+	}
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+ISC_EXPORT void _exit(int status)
+{
+	if (real.exit_ == NULL) {
+		resolve_process_hooks();
+	}
+	leave(real.exit_, status);
+}
+
+ISC_EXPORT void _Exit(int status)
+{
+	if (real.Exit_ == NULL) {
+		resolve_process_hooks();
+	}
+	leave(real.Exit_, status);
+}
+
+/* Would exec find something to run? Python's os.execvpe tries every PATH entry with
+ * execve: only the attempt that can succeed may write the trace. */
+static bool can_exec(const char *file, bool search)
+{
+	if (file == NULL || *file == '\0') {
+		return false;
+	}
+	if (!search || strchr(file, '/')) {
+		return access(file, X_OK) == 0;
+	}
+	const char *path = getenv("PATH");
+	path = path ? path : "/bin:/usr/bin";
+	char buf[PATH_MAX];
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		size_t n = (size_t)(end - p);
+		if (n + strlen(file) + 2 < sizeof(buf)) {
+			memcpy(buf, p, n);	/* an empty PATH entry means the current directory */
+			isc_fmt(buf + n, sizeof(buf) - n, "%s%s", n ? "/" : "./", file);
+			if (access(buf, X_OK) == 0) {
+				return true;
+			}
+		}
+		if (*end == '\0') {
+			return false;
+		}
+		p = end;
+	}
+}
+
+/* envp plus INFERSCOPE_EXEC_SEQ for the image that replaces us (mmap'd: no malloc
+ * between the flush and the exec). */
+static char **env_with_seq(char *const envp[], size_t *bytes)
+{
+	size_t n = 0;
+	while (envp && envp[n]) {
+		n++;
+	}
+	*bytes = (n + 2) * sizeof(char *);
+	char **out = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (out == MAP_FAILED) {
+		return NULL;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(envp[i], "INFERSCOPE_EXEC_SEQ=", 20) != 0) {
+			out[k++] = envp[i];
+		}
+	}
+	out[k++] = (char *)isc_session_exec_env();
+	out[k] = NULL;
+	return out;
+}
+
+enum exec_kind { EXEC_PATH, EXEC_SEARCH, EXEC_FD };
+
+static int do_exec(enum exec_kind kind, const char *file, int fd, char *const argv[],
+		   char *const envp[])
+{
+	if (real.execve == NULL) {
+		resolve_process_hooks();
+	}
+	bool mine = isc_lifecycle_ready() && syscall(SYS_getpid) == isc_session.pid;
+	bool wrote = false;
+	if (mine && (kind == EXEC_FD ? fcntl(fd, F_GETFD) >= 0 : can_exec(file, kind == EXEC_SEARCH))) {
+		wrote = isc_lifecycle_flush("exec");
+	}
+	size_t bytes = 0;
+	char **env = wrote ? env_with_seq(envp, &bytes) : NULL;
+	char *const *use = env ? env : envp;
+	int r;
+	if (kind == EXEC_FD) {
+		r = real.fexecve(fd, argv, use);
+	} else if (kind == EXEC_SEARCH) {
+		r = real.execvpe(file, argv, use);
+	} else {
+		r = real.execve(file, argv, use);
+	}
+	/* still here: the exec failed */
+	int saved = errno;
+	if (env) {
+		munmap(env, bytes);
+	}
+	if (mine && atomic_load(&flushed)) {
+		isc_tls_guard++;
+		if (wrote) {
+			isc_session_after_failed_exec();
+		}
+		atomic_store(&flushed, false);
+		update_on();
+		isc_collector_start();
+		isc_tls_guard--;
+	}
+	errno = saved;
+	return r;
+}
+
+ISC_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return do_exec(EXEC_PATH, path, -1, argv, envp);
+}
+
+ISC_EXPORT int execv(const char *path, char *const argv[])
+{
+	return do_exec(EXEC_PATH, path, -1, argv, environ);
+}
+
+ISC_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return do_exec(EXEC_SEARCH, file, -1, argv, environ);
+}
+
+ISC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return do_exec(EXEC_SEARCH, file, -1, argv, envp);
+}
+
+ISC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	return do_exec(EXEC_FD, NULL, fd, argv, envp);
+}
+
+/* execl and friends: the arguments into an array on the stack, then as above. */
+#define COLLECT_ARGS(first, ap, argv, extra_env)                                   \
+	size_t argc_ = 1;                                                          \
+	va_start(ap, first);                                                       \
+	while (va_arg(ap, char *) != NULL) {                                       \
+		argc_++;                                                           \
+	}                                                                          \
+	va_end(ap);                                                                \
+	char *argv[argc_ + 1];                                                     \
+	va_start(ap, first);                                                       \
+	argv[0] = (char *)(first);                                                 \
+	for (size_t i_ = 1; i_ <= argc_; i_++) {                                   \
+		argv[i_] = va_arg(ap, char *);                                     \
+	}                                                                          \
+	extra_env;                                                                 \
+	va_end(ap)
+
+ISC_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	COLLECT_ARGS(arg, ap, argv, (void)0);
+	return do_exec(EXEC_PATH, path, -1, argv, environ);
+}
+
+ISC_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	COLLECT_ARGS(arg, ap, argv, (void)0);
+	return do_exec(EXEC_SEARCH, file, -1, argv, environ);
+}
+
+ISC_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char *const *envp;
+	COLLECT_ARGS(arg, ap, argv, envp = va_arg(ap, char *const *));
+	return do_exec(EXEC_PATH, path, -1, argv, envp);
+}

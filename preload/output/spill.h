@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The spill file: binary records on their way to the trace (docs/trace-format.md,
+ * "The spill file").
+ *
+ * Written by the collector while the process runs and by the final flush, read back
+ * by the trace writer at exit and by inferscope-analyze when a killed process left
+ * one behind. Blocks are appended; a torn last block (the process died mid-write)
+ * is ignored by the reader.
+ */
+#ifndef ISC_SPILL_H
+#define ISC_SPILL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#define ISC_SPILL_MAGIC "ISCSPILL"
+#define ISC_SPILL_VERSION 1
+
+enum isc_spill_block_type {
+	ISC_BLK_META = 1,		/* JSON object: static trace_metadata fields */
+	ISC_BLK_SYSINFO = 2,		/* JSON object: system_info fields known at start */
+	ISC_BLK_STRINGS = 3,		/* uint64 arena offset, then string-table entries */
+	ISC_BLK_EVENTS = 4,		/* struct isc_spill_events, then records */
+	ISC_BLK__MAX = ISC_BLK_EVENTS,
+};
+
+struct isc_spill_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t record_size;
+	uint64_t pid;
+	uint64_t start_ns;
+	char pad[32];
+};
+
+struct isc_spill_block {
+	uint32_t type;
+	uint32_t flags;
+	uint64_t size;		/* payload bytes, excluding this header and the padding to 8 */
+};
+
+struct isc_spill_events {
+	uint32_t tid;
+	uint32_t count;
+};
+
+_Static_assert(sizeof(struct isc_spill_header) == 64, "spill header");
+_Static_assert(sizeof(struct isc_spill_block) == 16, "block header");
+
+/* ---- writing (the traced process) ---- */
+
+#define ISC_SPILL_IOV 64
+
+struct isc_spill {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	int err;		/* first error, sticky (negative errno) */
+	uint64_t size;		/* bytes written so far */
+	uint64_t strings_upto;	/* string-table bytes already spilled */
+	char path[PATH_MAX];
+	/* queued blocks, written by isc_spill_sync() with one writev */
+	int niov;
+	int nhdr;
+	struct iovec iov[ISC_SPILL_IOV];
+	struct isc_spill_block hdr[ISC_SPILL_IOV / 3];
+	uint64_t pad_zero;
+};
+
+/* Creates path (O_EXCL|O_NOFOLLOW, 0600) and writes the file header. 0 or -errno. */
+int isc_spill_create(struct isc_spill *s, const char *path, uint64_t pid, uint64_t start_ns);
+/* The same in memory (memfd), when no file can be created anywhere. */
+int isc_spill_create_memfd(struct isc_spill *s, uint64_t pid, uint64_t start_ns);
+/* Queues a block made of two parts (either may be empty); the memory must stay
+ * valid until isc_spill_sync(). Syncs by itself when the queue is full. */
+int isc_spill_queue(struct isc_spill *s, uint32_t type, const void *a, size_t an, const void *b,
+		    size_t bn);
+/* Writes what is queued. Checks first that the descriptor is still ours: a program
+ * may close or reuse descriptors it did not open; then the file is reopened by name. */
+int isc_spill_sync(struct isc_spill *s);
+void isc_spill_close(struct isc_spill *s);
+
+/* ---- reading ---- */
+
+struct isc_spill_reader {
+	const unsigned char *base;
+	size_t size;
+	size_t off;
+	uint64_t pid;
+	uint64_t start_ns;
+	bool torn;		/* the file ends inside a block */
+	size_t torn_at;
+};
+
+struct isc_spill_ref {
+	uint32_t type;
+	const unsigned char *data;
+	size_t size;
+	size_t offset;		/* of the block header in the file, for error messages */
+};
+
+/* Maps the file read-only; checks the header. 0, -EINVAL (not a spill file or wrong
+ * version), or -errno. */
+int isc_spill_reader_open(struct isc_spill_reader *r, int fd);
+/* Next block: 1 and *b filled, 0 at the end (or at a torn block: r->torn is set). */
+int isc_spill_reader_next(struct isc_spill_reader *r, struct isc_spill_ref *b);
+void isc_spill_reader_rewind(struct isc_spill_reader *r);
+void isc_spill_reader_close(struct isc_spill_reader *r);
+
+/* True when the first bytes look like a spill file. */
+bool isc_spill_detect(const void *head, size_t n);
+
+#endif /* ISC_SPILL_H */

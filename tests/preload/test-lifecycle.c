@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/* When traces are written: exit, _exit, exec, fork, signals, snapshots, windows. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "isc-test.h"
+
+static char *dir;
+
+static void setup(void)
+{
+	dir = isc_test_tmpdir();
+	cr_assert_not_null(dir);
+}
+
+static void teardown(void)
+{
+	isc_test_rmrf(dir);
+	free(dir);
+}
+
+TestSuite(lifecycle, .init = setup, .fini = teardown, .timeout = 60);
+
+static void run_in_dir(const char *const argv[], const char *const env[], struct isc_run *r)
+{
+	cr_assert_eq(isc_test_run(argv, env, true, dir, r), 0);
+}
+
+static yajl_val load(const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	yajl_val t = isc_test_load_json(path);
+	cr_assert_not_null(t, "%s is missing or not JSON", path);
+	return t;
+}
+
+static int count_files(const char *prefix, const char *suffix)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "ls -1 %s | grep -c '^%s.*%s$'", dir, prefix, suffix);
+	FILE *p = popen(cmd, "r");
+	int n = 0;
+	if (p) {
+		if (fscanf(p, "%d", &n) != 1) {
+			n = 0;
+		}
+		pclose(p);
+	}
+	return n;
+}
+
+Test(lifecycle, events_of_exited_threads_survive)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-threads"), "8", "2000", NULL };
+	run_in_dir(argv, NULL, &r);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "stderr: %s", r.err);
+	yajl_val t = load("trace.json");
+	/* every scope of every thread, no drops, nothing torn */
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "work"), 8 * 2000);
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "step"), 8 * 2000);
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "main_after_join"), 1);
+	cr_assert_eq(isc_trace_int(t, "trace_metadata/dropped_events/total", -1), 0);
+	yajl_val step = isc_trace_find(t, "cpu_call", "step", 1234);
+	cr_assert_str_eq(isc_trace_str(step, "metadata/parent_scope"), "work");
+	cr_assert_eq(isc_trace_int(step, "metadata/call_depth", -1), 1);
+	yajl_val threads = isc_trace_get(t, "trace_metadata/aggregates/threads");
+	cr_assert(YAJL_IS_ARRAY(threads));
+	cr_assert_geq(YAJL_GET_ARRAY(threads)->len, 9, "8 workers and main");
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+Test(lifecycle, fork_child_writes_its_own_file)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-fork"), "exit", NULL };
+	run_in_dir(argv, NULL, &r);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "stderr: %s", r.err);
+	int child = 0;
+	cr_assert_eq(sscanf(r.out, "child %d", &child), 1, "stdout: %s", r.out);
+	char name[64];
+	snprintf(name, sizeof(name), "trace.%d.json", child);
+	yajl_val c = load(name);
+	yajl_val p = load("trace.json");
+	cr_assert_eq(isc_trace_count(c, "cpu_call", "child"), 5);
+	cr_assert_eq(isc_trace_count(p, "cpu_call", "child"), 0, "the parent's file is intact");
+	cr_assert_eq(isc_trace_count(p, "cpu_call", "parent"), 1);
+	cr_assert_eq(isc_trace_int(c, "trace_metadata/pid", 0), child);
+	cr_assert_eq(isc_trace_int(c, "trace_metadata/root_pid", 0),
+		     isc_trace_int(p, "trace_metadata/pid", 1));
+	yajl_tree_free(c);
+	yajl_tree_free(p);
+	isc_run_free(&r);
+}
+
+Test(lifecycle, fork_child_leaving_with__exit_flushes)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-fork"), "_exit", NULL };
+	run_in_dir(argv, NULL, &r);
+	cr_assert(strstr(r.out, "parent saw 7"), "stdout: %s", r.out);
+	int child = 0;
+	cr_assert_eq(sscanf(r.out, "child %d", &child), 1);
+	char name[64];
+	snprintf(name, sizeof(name), "trace.%d.json", child);
+	yajl_val c = load(name);
+	cr_assert_eq(isc_trace_count(c, "cpu_call", "child"), 5);
+	cr_assert_str_eq(isc_trace_str(c, "trace_metadata/end_reason"), "_exit");
+	yajl_tree_free(c);
+	isc_run_free(&r);
+}
+
+Test(lifecycle, idle_fork_child_writes_nothing)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-fork"), "idle", NULL };
+	run_in_dir(argv, NULL, &r);
+	cr_assert_eq(count_files("trace", "\\.json"), 1, "only the parent's trace");
+	cr_assert_eq(count_files("", "\\.spill"), 0, "no spill left behind");
+	isc_run_free(&r);
+}
+
+Test(lifecycle, exec_flushes_and_the_new_image_writes_beside)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-exec"), NULL };
+	run_in_dir(argv, NULL, &r);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "stderr: %s", r.err);
+	int pid = 0;
+	cr_assert_eq(sscanf(r.out, "phase1 pid %d", &pid), 1, "stdout: %s", r.out);
+	yajl_val before = load("trace.json");
+	char name[64];
+	snprintf(name, sizeof(name), "trace.%d.1.json", pid);
+	yajl_val after = load(name);
+	cr_assert_eq(isc_trace_count(before, "cpu_call", "before_exec"), 1);
+	cr_assert_str_eq(isc_trace_str(before, "trace_metadata/end_reason"), "exec");
+	cr_assert_eq(isc_trace_count(after, "cpu_call", "after_exec"), 1);
+	cr_assert_eq(isc_trace_count(after, "cpu_call", "before_exec"), 0);
+	cr_assert_eq(isc_trace_int(after, "trace_metadata/exec_seq", -1), 1);
+	yajl_tree_free(before);
+	yajl_tree_free(after);
+	isc_run_free(&r);
+}
+
+Test(lifecycle, failed_exec_keeps_errno_and_recording)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-exec"), "missing", NULL };
+	run_in_dir(argv, NULL, &r);
+	cr_assert(strstr(r.out, "exec failed errno=2"), "ENOENT preserved: %s", r.out);
+	yajl_val t = load("trace.json");
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "before_exec"), 1);
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "after_failed_exec"), 1);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+Test(lifecycle, sigterm_with_opt_in_handler_writes_and_dies_of_sigterm)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-signal"), "TERM", NULL };
+	const char *env[] = { "INFERSCOPE_HANDLE_SIGNALS=1", NULL };
+	run_in_dir(argv, env, &r);
+	cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGTERM, "status %x", r.status);
+	yajl_val t = load("trace.json");
+	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/end_reason"), "signal");
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "before_signal"), 1);
+	yajl_val open = isc_trace_find(t, "cpu_call", "open_when_killed", 0);
+	cr_assert_not_null(open);
+	cr_assert(YAJL_IS_TRUE(isc_trace_get(open, "metadata/unterminated")));
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+Test(lifecycle, sigkill_leaves_a_spill_file)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-signal"), "KILL", NULL };
+	run_in_dir(argv, NULL, &r);
+	cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL);
+	cr_assert_eq(count_files("trace\\.", "\\.spill"), 1);
+	cr_assert_eq(count_files("trace\\.json", ""), 0);
+	isc_run_free(&r);
+}
+
+Test(lifecycle, snapshot_signal_writes_a_snapshot_and_goes_on)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-signal"), "USR2", NULL };
+	const char *env[] = { "INFERSCOPE_SNAPSHOT_SIGNAL=SIGUSR2", NULL };
+	run_in_dir(argv, env, &r);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "stderr: %s", r.err);
+	yajl_val snap = load("trace.snapshot-1.json");
+	yajl_val full = load("trace.json");
+	cr_assert(YAJL_IS_FALSE(isc_trace_get(snap, "trace_metadata/complete")));
+	cr_assert_eq(isc_trace_count(snap, "cpu_call", "before_signal"), 1);
+	cr_assert_eq(isc_trace_count(snap, "cpu_call", "after_snapshot"), 0);
+	cr_assert_eq(isc_trace_count(full, "cpu_call", "after_snapshot"), 1);
+	cr_assert_eq(isc_trace_count(full, "cpu_call", "open_when_killed"), 1,
+		     "a scope open at the snapshot is written once in the final trace");
+	cr_assert(YAJL_IS_TRUE(isc_trace_get(full, "trace_metadata/complete")));
+	yajl_tree_free(snap);
+	yajl_tree_free(full);
+	isc_run_free(&r);
+}
+
+Test(lifecycle, api_capture_window_and_flush)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-capture"), NULL };
+	const char *env[] = { "INFERSCOPE_START_PAUSED=1", NULL };
+	run_in_dir(argv, env, &r);
+	cr_assert(strstr(r.out, "flush=0"), "stdout: %s stderr: %s", r.out, r.err);
+	yajl_val t = load("trace.json");
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "inside"), 1);
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "outside_before"), 0);
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "outside_after"), 0);
+	cr_assert_eq(isc_trace_count(t, "instant", "capture_start"), 1);
+	yajl_val w = isc_trace_get(t, "trace_metadata/capture/windows");
+	cr_assert(YAJL_IS_ARRAY(w) && YAJL_GET_ARRAY(w)->len == 1);
+	yajl_val snap = load("trace.snapshot-1.json");
+	cr_assert_eq(isc_trace_count(snap, "cpu_call", "inside"), 1);
+	yajl_tree_free(t);
+	yajl_tree_free(snap);
+	isc_run_free(&r);
+}
+
+Test(lifecycle, delay_excludes_early_events)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-threads"), "1", "10", NULL };
+	const char *env[] = { "INFERSCOPE_DELAY=1h", NULL };
+	run_in_dir(argv, env, &r);
+	yajl_val t = load("trace.json");
+	cr_assert_eq(isc_trace_count(t, "cpu_call", NULL), 0);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
