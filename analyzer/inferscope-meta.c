@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "jsonnum.h"
+
 /* A declarative shape check: a field list per object, recursive. */
 enum mkind { M_STR, M_INT, M_UINT, M_NUM, M_NUM_NONNEG, M_BOOL, M_OBJ, M_MAP_OF, M_ARR_OF,
 	     M_PAIR, M_ENUM };
@@ -212,7 +214,7 @@ static uint32_t intern_str(struct isc_read_ctx *rc, const struct isc_jdom *d, ui
 static int64_t get_int(const struct isc_jdom *d, uint32_t obj, const char *key, int64_t dflt)
 {
 	double x;
-	return isc_jdom_num(d, isc_jdom_get(d, obj, key), &x) ? (int64_t)x : dflt;
+	return isc_jdom_num(d, isc_jdom_get(d, obj, key), &x) ? isc_d2i(x) : dflt;
 }
 
 static void apply_command(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t arr)
@@ -305,7 +307,7 @@ static void apply_device(struct isc_read_ctx *rc, const struct isc_jdom *d, uint
 static int64_t us_to_ns(const struct isc_jdom *d, uint32_t obj, const char *key)
 {
 	double x;
-	return isc_jdom_num(d, isc_jdom_get(d, obj, key), &x) ? (int64_t)(x * 1000.0) : 0;
+	return isc_jdom_num(d, isc_jdom_get(d, obj, key), &x) ? isc_d2i(x * 1000.0) : 0;
 }
 
 int isc_meta_apply(struct isc_read_ctx *rc, const struct isc_jdom *d, char *err, size_t n)

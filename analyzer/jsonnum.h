@@ -20,4 +20,20 @@ double isc_num_double(const char *s, size_t n);
 /* Microseconds to nanoseconds, exact for up to 3 decimals (rounded beyond); false on overflow. */
 bool isc_num_us_to_ns(const char *s, size_t n, int64_t *out);
 
+/* A double to int64, saturating (and NaN to 0): a plain cast of an out-of-range value is
+ * undefined behaviour, and hostile input can hold any number. */
+static inline int64_t isc_d2i(double v)
+{
+	if (!(v == v)) {
+		return 0;
+	}
+	if (v >= 9.2e18) {
+		return INT64_MAX;
+	}
+	if (v <= -9.2e18) {
+		return INT64_MIN;
+	}
+	return (int64_t)v;
+}
+
 #endif /* ISC_JSONNUM_H */

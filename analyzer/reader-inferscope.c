@@ -146,7 +146,7 @@ static int store(struct isr *r, int k, int jt, const char *s, size_t n, bool b)
 		e->value_is_int = k == K_VALUE ? true : e->value_is_int;
 	} else if (jt == ISC_J_DOUBLE) {
 		e->dv[k] = isc_num_double(s, n);
-		e->iv[k] = (int64_t)e->dv[k];
+		e->iv[k] = isc_d2i(e->dv[k]);
 		e->value_is_int = k == K_VALUE ? false : e->value_is_int;
 	} else if (jt == ISC_J_STRING) {
 		int slot = isf_enum_slot(k);

@@ -105,7 +105,7 @@ static void event_value(struct krd *r, int jt, const char *s, size_t n)
 	if (jt == ISC_J_INT) {
 		isc_num_int(s, n, &i);
 	} else if (jt == ISC_J_DOUBLE) {
-		i = (int64_t)isc_num_double(s, n);
+		i = isc_d2i(isc_num_double(s, n));
 	}
 	switch (r->key) {
 	case KK_PH: snprintf(e->ph, sizeof(e->ph), "%.*s", (int)n, s); break;

@@ -166,6 +166,8 @@ int isc_rules_run(const struct isc_trace *t, struct isc_analysis *a)
 	if (run.err != 0) {
 		return -ENOMEM;
 	}
-	qsort(a->sugg, a->n_sugg, sizeof(*a->sugg), cmp_sugg);
+	if (a->n_sugg > 1) {
+		qsort(a->sugg, a->n_sugg, sizeof(*a->sugg), cmp_sugg);
+	}
 	return 0;
 }

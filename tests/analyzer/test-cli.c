@@ -224,3 +224,21 @@ Test(cli, html_renders_in_chromium)
 	cr_assert_gt(height, 0);
 	free(dom);
 }
+
+/* Inputs the fuzzers found (scripts/fuzz.sh): each reads or fails cleanly, never crashes. */
+Test(cli, fuzz_regressions)
+{
+	static const char *const files[] = {
+		"fuzz/read-auto-64f69504.bin", "fuzz/read-bare-aa04c2ad.bin",
+		"fuzz/read-inferscope-88c245e5.bin", "fuzz/read-kineto-63f0cadc.bin",
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		static const char *const formats[] = { "md", "json", "html", "chrome" };
+		for (int f = 0; f < 4; f++) {
+			char args[512];
+			snprintf(args, sizeof(args), "-f %s '%s'", formats[f], files[i]);
+			int st = in_data(args, NULL, NULL);
+			cr_assert(st == 0 || st == 3, "%s -f %s exits %d", files[i], formats[f], st);
+		}
+	}
+}
