@@ -125,6 +125,7 @@ struct isc_analysis {
 	int64_t cat_ns[ISC_CAT__COUNT];
 	struct isc_named_ns examples[ISC_CAT__COUNT][ISC_EXAMPLES];
 	int64_t gpu_busy_ns;		/* union of all GPU work including copies */
+	int64_t host_busy_ns;		/* union of host computing, whatever the GPU does */
 	int64_t copy_overlap_ns;	/* copy time overlapping kernels */
 	int64_t copy_union_ns;		/* union of h2d and d2h copies */
 	struct isc_stream_idle *streams;

@@ -64,8 +64,9 @@ static void shares_evidence(const struct isc_trace *t, const struct isc_analysis
 	evidence(v, "GPU compute covers %s of the %s window",
 		 isc_fmt_pct(b1, isc_share(a, a->cat_ns[ISC_CAT_GPU])), isc_fmt_dur(b2, w));
 	if (a->gpu_timeline) {
-		evidence(v, "GPU idle (no kernel, copy or memset) for %s of the window",
-			 isc_fmt_pct(b1, 1.0 - isc_share(a, a->gpu_busy_ns)));
+		evidence(v, "GPU busy (kernels, copies, memsets) for %s of the window, host "
+			 "computing for %s", isc_fmt_pct(b1, isc_share(a, a->gpu_busy_ns)),
+			 isc_fmt_pct(b2, isc_share(a, a->host_busy_ns)));
 	}
 	if (a->idle.gaps > 0) {
 		evidence(v, "GPU gaps between operations (HTA): host wait %s, kernel wait %s, "
@@ -142,7 +143,14 @@ static void decide(struct isc_analysis *a, double g, double m, double h, double 
 	double tg = isc_thr(&a->th, ISC_THR_GPU_BOUND_SHARE);
 	double tc = isc_thr(&a->th, ISC_THR_CPU_BOUND_SHARE);
 	double tm = isc_thr(&a->th, ISC_THR_MEMORY_BOUND_SHARE);
-	if (m >= tm && m >= g) {
+	double to = isc_thr(&a->th, ISC_THR_OVERLAP_BUSY_SHARE);
+	double gb = isc_share(a, a->gpu_busy_ns), hb = isc_share(a, a->host_busy_ns);
+	if (gb >= to && hb >= to) {
+		/* Both sides saturated at once: a pipeline, no single bottleneck. */
+		v->type = ISC_BOUND_BALANCED;
+		snprintf(v->cause, sizeof(v->cause), "overlapped_pipeline");
+		*margin = fmin(gb, hb) - to;
+	} else if (m >= tm && m >= g) {
 		v->type = ISC_BOUND_MEMORY;
 		snprintf(v->cause, sizeof(v->cause), "%s", a->cat_ns[ISC_CAT_H2D] >=
 			 a->cat_ns[ISC_CAT_D2H] ? "h2d_copy" : "d2h_copy");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "inferscope-meta.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -16,6 +17,7 @@ struct mspec {
 	enum mkind kind;
 	const struct mspec *sub;	/* M_OBJ: fields; M_MAP_OF / M_ARR_OF: one element spec */
 	const char *const *words;	/* M_ENUM */
+	bool nullable;			/* null stands for "not known" */
 };
 
 #define END { NULL, M_STR, NULL, NULL }
@@ -84,7 +86,8 @@ static const struct mspec meta_fields[] = {
 	{ "clock", M_OBJ, clock_fields, NULL }, { "end_reason", M_ENUM, NULL, end_reasons },
 	{ "complete", M_BOOL, NULL, NULL }, { "configuration", M_MAP_OF, str_elem, NULL },
 	{ "capture", M_OBJ, capture_fields, NULL },
-	{ "dropped_events", M_OBJ, dropped_fields, NULL },
+	/* null in a trace recovered from a spill file: the counts died with the process */
+	{ "dropped_events", M_OBJ, dropped_fields, NULL, true },
 	{ "cuda", M_OBJ, cuda_fields, NULL }, { "cupti", M_OBJ, cupti_fields, NULL },
 	{ "python_version", M_STR, NULL, NULL }, { "gpu_model", M_STR, NULL, NULL },
 	{ "aggregates", M_OBJ, aggregates_fields, NULL }, END };
@@ -183,6 +186,9 @@ static bool check(const struct isc_jdom *d, uint32_t node, const struct mspec *s
 {
 	int t = isc_jdom_type(d, node);
 	bool ok;
+	if (t == ISC_J_NULL && s->nullable) {
+		return true;
+	}
 	if (s->kind == M_OBJ || s->kind == M_MAP_OF) {
 		ok = t == ISC_J_OBJECT;
 	} else if (s->kind == M_ARR_OF) {

@@ -65,6 +65,7 @@ static void summary(struct isc_json *j, const struct isc_analysis *a)
 	us(j, "total_idle_us", (double)a->cat_ns[ISC_CAT_IDLE]);
 	us(j, "framework_overhead_us", (double)a->cat_ns[ISC_CAT_FRAMEWORK]);
 	us(j, "gpu_busy_us", (double)a->gpu_busy_ns);
+	us(j, "host_busy_us", (double)a->host_busy_ns);
 	isc_json_end_object(j);
 }
 

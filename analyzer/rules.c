@@ -9,7 +9,7 @@
 
 static const struct isc_rule *const families[] = {
 	isc_rules_copy, isc_rules_launch, isc_rules_sync, isc_rules_alloc,
-	isc_rules_gpu, isc_rules_host, isc_rules_data,
+	isc_rules_gpu, isc_rules_host, isc_rules_pipeline, isc_rules_data,
 };
 
 void isc_rules_each(void (*fn)(const struct isc_rule *r, void *ctx), void *ctx)
@@ -83,6 +83,19 @@ static int push_index(struct isc_rule_ctx *c, int l, size_t i, size_t *cap)
 	return 0;
 }
 
+/* A call that queues work on the GPU: a launch, an asynchronous copy or memset. */
+static bool submits_work(const struct isc_trace *t, const struct isc_ev *e)
+{
+	if (e->type != ISC_T_CUDA_API) {
+		return false;
+	}
+	if (e->sub == ISC_API_LAUNCH) {
+		return true;
+	}
+	return (e->sub == ISC_API_MEMCPY || e->sub == ISC_API_MEMSET) &&
+	       strstr(isc_trace_str(t, e->name), "Async") != NULL;
+}
+
 /* The one pass over the trace the rules need. */
 static int gather(struct isc_rule_ctx *c)
 {
@@ -96,7 +109,7 @@ static int gather(struct isc_rule_ctx *c)
 			r = isc_ivec_add(&c->gpu_ops, e->ts, e->ts + e->dur, a->window.start,
 					 a->window.end);
 		}
-		c->launches += in && e->type == ISC_T_CUDA_API && e->sub == ISC_API_LAUNCH;
+		c->launches += in && submits_work(c->t, e);
 		int l = list_of(e);
 		if (r == 0 && l >= 0 && (in || l == ISC_RL_HOST_ALLOC)) {
 			r = push_index(c, l, i, cap);

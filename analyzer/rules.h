@@ -23,13 +23,14 @@ struct isc_rule_ctx {
 	struct isc_ivec gpu_ops;	/* union of GPU work in the window */
 	uint32_t *list[ISC_RL__COUNT];	/* event indices, in time order */
 	size_t n_list[ISC_RL__COUNT];
-	uint64_t launches;		/* launch calls in the window */
+	uint64_t launches;		/* calls that queue GPU work, in the window */
 };
 
 struct isc_rule {
 	const char *id;
 	const char *summary;	/* one line for --list-rules and the man page */
-	bool advisory;		/* about the data, not the workload: no improvement estimate */
+	bool advisory;		/* reported whatever its estimate: about the data, or an answer
+				 * the verdict needs even when little can be gained */
 	bool (*eval)(struct isc_rule_ctx *c, struct isc_suggestion *out);
 };
 
@@ -41,6 +42,7 @@ extern const struct isc_rule isc_rules_alloc[];
 extern const struct isc_rule isc_rules_gpu[];
 extern const struct isc_rule isc_rules_host[];
 extern const struct isc_rule isc_rules_data[];
+extern const struct isc_rule isc_rules_pipeline[];
 
 /* Calls fn for every rule in table order. */
 void isc_rules_each(void (*fn)(const struct isc_rule *r, void *ctx), void *ctx);

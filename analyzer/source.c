@@ -134,6 +134,17 @@ int isc_source_open_file(struct isc_source *s, const char *path)
 	return r;
 }
 
+int isc_source_open_fd(struct isc_source *s, int fd)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	int r = start(s);
+	if (r < 0 && s->err[0] == '\0') {
+		snprintf(s->err, sizeof(s->err), "%s", strerror(-r));
+	}
+	return r;
+}
+
 int isc_source_open_mem(struct isc_source *s, const void *buf, size_t n)
 {
 	memset(s, 0, sizeof(*s));

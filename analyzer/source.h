@@ -34,6 +34,8 @@ struct isc_source {
 /* Returns 0, or a negative errno with s->err set. */
 int isc_source_open_file(struct isc_source *s, const char *path);
 int isc_source_open_mem(struct isc_source *s, const void *buf, size_t n);
+/* Reads fd from its current position; the source owns fd from then on. */
+int isc_source_open_fd(struct isc_source *s, int fd);
 void isc_source_close(struct isc_source *s);
 /* Bytes read (0 at the end), or -1 with s->err set (corrupt or truncated gzip, I/O error). */
 ssize_t isc_source_read(struct isc_source *s, unsigned char *buf, size_t n);

@@ -16,6 +16,9 @@ static const struct isc_thr_def defs[ISC_THR__COUNT] = {
 	[ISC_THR_MEMORY_BOUND_SHARE] = { "verdict.memory_bound_share", 0.30, 0, 1,
 		"h2d_copy + d2h_copy share at or above which (and above gpu_compute) the trace is "
 		"memory_bound" },
+	[ISC_THR_OVERLAP_BUSY_SHARE] = { "verdict.overlap_busy_share", 0.60, 0, 1,
+		"when the GPU (kernels and copies) and the host (computing) are each busy for at "
+		"least this share of the window, the work is pipelined: balanced" },
 	[ISC_THR_KERNEL_WAIT_US] = { "gpu.kernel_wait_us", 30, 0, 1e9,
 		"GPU gaps shorter than this are kernel wait (HTA's consecutive kernel delay)" },
 	[ISC_THR_LAUNCH_RUNTIME_US] = { "launch.runtime_cutoff_us", 50, 0, 1e9,

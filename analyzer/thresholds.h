@@ -14,6 +14,7 @@ enum isc_thr {
 	ISC_THR_GPU_BOUND_SHARE,	/* gpu_compute share that makes a trace gpu_bound */
 	ISC_THR_CPU_BOUND_SHARE,	/* host-side share (GPU not busy) that makes it cpu_bound */
 	ISC_THR_MEMORY_BOUND_SHARE,	/* copy share that makes it memory_bound */
+	ISC_THR_OVERLAP_BUSY_SHARE,	/* host and GPU both this busy: balanced (pipelined) */
 	ISC_THR_KERNEL_WAIT_US,		/* HTA: gaps shorter than this are kernel wait */
 	ISC_THR_LAUNCH_RUNTIME_US,	/* HTA: launch calls longer than this are slow */
 	ISC_THR_LAUNCH_DELAY_US,	/* HTA: launch delays longer than this are outliers */

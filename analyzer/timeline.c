@@ -177,7 +177,9 @@ static int collect(const struct isc_trace *t, struct isc_analysis *a, struct isc
 	    isc_ivec_union(&l->d2h) < 0 || isc_ivec_union(&l->api) < 0) {
 		return -ENOMEM;
 	}
-	return isc_host_busy(t, a, &l->host);
+	int r = isc_host_busy(t, a, &l->host);
+	a->host_busy_ns = isc_ivec_total(&l->host);
+	return r;
 }
 
 /* The sweep: one category per instant, highest priority first. */

@@ -76,7 +76,44 @@ static bool low_occupancy(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	return true;
 }
 
+static bool dominant_kernels(struct isc_rule_ctx *c, struct isc_suggestion *s)
+{
+	const struct isc_analysis *a = c->a;
+	const struct isc_stat_table *k = &a->stats[ISC_SG_KERNEL];
+	double g = isc_share(a, a->cat_ns[ISC_CAT_GPU]);
+	if (a->verdict.type != ISC_BOUND_GPU || k->n == 0) {
+		return false;
+	}
+	int64_t all = 0;
+	for (size_t i = 0; i < k->n; i++) {
+		all += k->rows[i].total;
+	}
+	const struct isc_stat *top = &k->rows[0];
+	/* What this trace shows the kernel can do: every call as fast as its 5th
+	 * percentile, counted on the part of kernel time alone on the critical path. */
+	double spread = (double)top->total - top->pct[0] * (double)top->count;
+	double saving = spread > 0 ? spread * (double)a->cat_ns[ISC_CAT_GPU] / (double)all : 0;
+	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
+	isc_sugg_text(s->action, sizeof(s->action), "Optimise the dominant kernels, %s first: "
+		      "lower precision or tensor cores, fusion with its neighbours, a better "
+		      "GEMM/convolution configuration, larger batches", isc_trace_str(c->t,
+										    top->name));
+	isc_sugg_text(s->rationale, sizeof(s->rationale), "The GPU computes for most of the "
+		      "window: only faster kernels (or less work) shorten it, and the longest "
+		      "kernels are where it pays");
+	isc_sugg_evidence(s, "kernels run alone for %s of the window", isc_fmt_pct(b1, g));
+	isc_sugg_evidence(s, "%s: %llu calls, %s, %s of kernel time (mean %s, p5 %s)",
+			  isc_trace_str(c->t, top->name), (unsigned long long)top->count,
+			  isc_fmt_dur(b1, (double)top->total),
+			  isc_fmt_pct(b2, (double)top->total / (double)all),
+			  isc_fmt_dur(b1, top->mean), isc_fmt_dur(b2, top->pct[0]));
+	s->improvement_pct = isc_rules_pct(c, saving);
+	return true;
+}
+
 const struct isc_rule isc_rules_gpu[] = {
+	{ "gpu.dominant-kernels", "GPU compute dominates: optimise the longest kernels", true,
+	  dominant_kernels },
 	{ "gpu.gaps", "GPU gaps that are neither host wait nor launch latency", false, gaps },
 	{ "gpu.low-occupancy", "kernels with low theoretical occupancy", false, low_occupancy },
 	{ NULL, NULL, false, NULL },

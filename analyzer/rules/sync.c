@@ -69,7 +69,8 @@ static bool excessive(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	isc_sugg_text(s->rationale, sizeof(s->rationale), "Every blocking synchronisation "
 		      "drains the GPU's queue: the host stops feeding it, and after the call "
 		      "returns the GPU waits until new work is launched");
-	isc_sugg_evidence(s, "%llu blocking synchronisations for %llu launches; the host waits "
+	isc_sugg_evidence(s, "%llu blocking synchronisations for %llu launches and asynchronous "
+			  "copies; the host waits "
 			  "in them for %s", (unsigned long long)n, (unsigned long long)launches,
 			  isc_fmt_dur(b1, (double)blocked));
 	isc_sugg_evidence(s, "GPU idle between a synchronisation and the next GPU operation: "

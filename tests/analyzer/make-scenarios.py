@@ -211,6 +211,19 @@ def balanced(tr):
         t = gpu_step(tr, t, 1, 4000) + 10
 
 
+def pipelined(tr):
+    """Double-buffered: a worker tokenises batch i+1 while the GPU runs batch i."""
+    t = T0
+    for _ in range(40):
+        tr.scope("tokenize", t, 2000, tid=WORKER)
+        gpu = t
+        for k in range(3):
+            c = tr.api("cudaLaunchKernel", t + 5 * k, 5, kernel="encoder_layer")
+            gpu = tr.kernel("encoder_layer", max(gpu, t + 5 * k + 7), 630, c)
+        tr.api("cudaStreamSynchronize", t + 15, gpu - t - 15 + 2, blocked=True)
+        t += 2010
+
+
 def cupti_refused(tr):
     t = T0
     for _ in range(20):
@@ -231,6 +244,7 @@ SCENARIOS = {
     "malloc-in-loop": (malloc_in_loop, "active"),
     "io-wait": (io_wait, "active"),
     "balanced": (balanced, "active"),
+    "pipelined": (pipelined, "active"),
     "cupti-refused": (cupti_refused, "refused"),
 }
 

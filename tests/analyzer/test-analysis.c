@@ -10,7 +10,7 @@
 
 static const char *const scenarios[] = {
 	"balanced", "cpu-bound-tokenize", "cupti-refused", "gpu-bound", "io-wait",
-	"launch-bound", "malloc-in-loop", "pageable-copies", "sync-heavy",
+	"launch-bound", "malloc-in-loop", "pageable-copies", "pipelined", "sync-heavy",
 };
 
 Test(analysis, breakdown_sums_to_the_window)
@@ -99,7 +99,7 @@ Test(analysis, scenarios_get_their_verdict_and_top_suggestion)
 		isc_trace_destroy(t);
 		checked++;
 	}
-	cr_assert_eq(checked, 9);
+	cr_assert_eq(checked, 10);
 	free(text);
 }
 

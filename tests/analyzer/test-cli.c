@@ -60,7 +60,8 @@ Test(cli, golden_reports)
 {
 	static const char *const names[] = { "balanced", "cpu-bound-tokenize", "cupti-refused",
 					     "gpu-bound", "io-wait", "launch-bound",
-					     "malloc-in-loop", "pageable-copies", "sync-heavy" };
+					     "malloc-in-loop", "pageable-copies", "pipelined",
+					     "sync-heavy" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char in[256];
 		snprintf(in, sizeof(in), "scenarios/%s.json", names[i]);

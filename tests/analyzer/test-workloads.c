@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The acceptance of the analyzer: every scenario workload of tests/workloads/, run under
+ * the preload on the simulated GPU, gets the verdict and top suggestion its README names.
+ * While the preload records no GPU activity (its CUDA layers not built yet), a trace has
+ * nothing to judge the GPU by and the test says so and skips.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "reader.h"
+
+struct expect {
+	const char *workload;
+	const char *verdict;
+	const char *top[2];	/* either is right */
+};
+
+static const struct expect table[] = {
+	{ "cpu-preprocess", "cpu_bound", { "host.cpu-preprocessing", NULL } },
+	{ "gpu-bound", "gpu_bound", { "gpu.dominant-kernels", "gpu.low-occupancy" } },
+	{ "copy-pageable", "memory_bound", { "copy.pageable", NULL } },
+	{ "launch-bound", "cpu_bound", { "launch.tiny-kernels", NULL } },
+	{ "sync-every-kernel", "balanced", { "sync.excessive", NULL } },
+	{ "alloc-churn", "cpu_bound", { "alloc.device-steady-state", NULL } },
+	{ "io-wait", "cpu_bound", { "host.io-wait", NULL } },
+	{ "balanced", "balanced", { "pipeline.overlapped", NULL } },
+};
+
+static char *trace_of(const char *workload, char *dir)
+{
+	const char *bin = getenv("ISC_WORKLOADS"), *preload = getenv("ISC_PRELOAD");
+	cr_assert(bin != NULL && preload != NULL);
+	cr_assert_not_null(mkdtemp(dir));
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "cd %s && INFERSCOPE_OUTPUT=trace.json LD_PRELOAD=%s "
+		 "timeout 120 %s/wl-%s", dir, preload, bin, workload);
+	cr_assert_eq(run(cmd, NULL, NULL), 0, "%s did not run", workload);
+	static char path[4200];
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	cr_assert_eq(access(path, R_OK), 0, "%s wrote no trace", workload);
+	return path;
+}
+
+Test(workloads, verdict_and_top_suggestion, .timeout = 600)
+{
+	int judged = 0;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		char dir[] = "/tmp/isc-wl-XXXXXX";
+		const char *path = trace_of(table[i].workload, dir);
+		struct isc_trace *t = isc_trace_create();
+		struct isc_diag d;
+		cr_assert_eq(isc_read_file(t, path, NULL, &d), 0, "%s: %s", table[i].workload,
+			     d.msg);
+		cr_assert_eq(isc_trace_finalize(t), 0);
+		struct isc_analysis *a = analyse(t, NULL);
+		if (a->gpu_timeline) {
+			cr_expect_str_eq(isc_bound_name(a->verdict.type), table[i].verdict, "%s",
+					 table[i].workload);
+			cr_expect_gt(a->n_sugg, 0, "%s", table[i].workload);
+			if (a->n_sugg > 0) {
+				const char *got = a->sugg[0].rule_id;
+				bool ok = strcmp(got, table[i].top[0]) == 0 ||
+					  (table[i].top[1] && strcmp(got, table[i].top[1]) == 0);
+				cr_expect(ok, "%s: top suggestion %s", table[i].workload, got);
+			}
+			judged++;
+		}
+		isc_analysis_destroy(a);
+		isc_trace_destroy(t);
+		char cmd[256];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		run(cmd, NULL, NULL);
+	}
+	if (judged == 0) {
+		cr_skip_test("the preload recorded no GPU activity for any workload (its CUDA "
+			     "hooks and CUPTI layer are not on this build): nothing to judge yet");
+	}
+}
+
+/* A process killed with SIGKILL leaves its spill file; the analyzer reads it. */
+Test(workloads, spill_of_a_killed_process, .timeout = 120)
+{
+	const char *bin = getenv("ISC_WORKLOADS"), *preload = getenv("ISC_PRELOAD");
+	cr_assert(bin != NULL && preload != NULL);
+	char dir[] = "/tmp/isc-spill-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char cmd[4096], *out = NULL;
+	snprintf(cmd, sizeof(cmd), "cd %s && (INFERSCOPE_OUTPUT=trace.json LD_PRELOAD=%s "
+		 "%s/wl-sync-every-kernel & p=$!; sleep 0.4; kill -9 $p; wait $p; "
+		 "ls *.spill)", dir, preload, bin);
+	run(cmd, &out, NULL);
+	char spill[256] = "";
+	if (sscanf(out, "%255s", spill) != 1 || strstr(spill, ".spill") == NULL) {
+		free(out);
+		cr_skip_test("the killed workload left no spill file");
+	}
+	free(out);
+	char path[4400];
+	snprintf(path, sizeof(path), "%s/%s", dir, spill);
+	struct isc_trace *t = isc_trace_create();
+	struct isc_diag d;
+	cr_assert_eq(isc_read_file(t, path, NULL, &d), 0, "%s", d.msg);
+	cr_assert_str_eq(t->inputs[0].format, "spill");
+	cr_assert_eq(t->inputs[0].complete, 0, "a recovered trace is incomplete");
+	cr_assert_str_eq(isc_trace_str(t, t->inputs[0].end_reason), "recovered");
+	cr_assert_gt(t->n, 0);
+	cr_assert_eq(isc_trace_finalize(t), 0);
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert(a->incomplete);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd, NULL, NULL);
+}
