@@ -142,7 +142,7 @@ struct isc_analysis {
 	uint64_t events_total, skipped, dropped, cupti_dropped;
 	bool gpu_timeline;		/* GPU events present */
 	bool cupti_degraded;		/* an input says CUPTI was not active */
-	bool incomplete;		/* an input was rebuilt from a spill file or is a snapshot */
+	bool incomplete;		/* an input was recovered from a spill file or a snapshot */
 	bool cpu_samples;		/* CPU-time counters were used */
 	uint64_t sampled_threads;
 	struct isc_verdict verdict;

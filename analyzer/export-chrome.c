@@ -39,11 +39,11 @@ static const char *copy_name(const struct isc_ev *e, const char *name)
 	bool pg = e->flags & ISC_F_PAGEABLE, pin = e->flags & ISC_F_PINNED;
 	switch (e->type) {
 	case ISC_T_H2D:
-		return pg ? "Memcpy HtoD (Pageable -> Device)" : pin ? "Memcpy HtoD (Pinned -> Device)"
-								      : "Memcpy HtoD";
+		return pg ? "Memcpy HtoD (Pageable -> Device)"
+			  : pin ? "Memcpy HtoD (Pinned -> Device)" : "Memcpy HtoD";
 	case ISC_T_D2H:
-		return pg ? "Memcpy DtoH (Device -> Pageable)" : pin ? "Memcpy DtoH (Device -> Pinned)"
-								      : "Memcpy DtoH";
+		return pg ? "Memcpy DtoH (Device -> Pageable)"
+			  : pin ? "Memcpy DtoH (Device -> Pinned)" : "Memcpy DtoH";
 	case ISC_T_H2H: return "Memcpy HtoH";
 	default: return "Memcpy DtoD (Device -> Device)";
 	}

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const struct isc_keydef isf_keys[K__COUNT] = {
+const struct isc_keydef isc_isf_keys[K__COUNT] = {
 	{ "id", K_ID }, { "type", K_TYPE }, { "name", K_NAME },
 	{ "timestamp_start_us", K_TS_START }, { "timestamp_us", K_TS },
 	{ "duration_us", K_DUR }, { "timestamp_end_us", K_TS_END }, { "metadata", K_METADATA },
@@ -53,12 +53,12 @@ static const unsigned char kinds[K__COUNT] = {
 	[K_SRC_DEV] = VK_INT, [K_DST_DEV] = VK_INT, [K_SYNC_TYPE] = VK_STR,
 };
 
-enum isf_vkind isf_kind(int key)
+enum isc_isf_vkind isc_isf_kind(int key)
 {
-	return (enum isf_vkind)kinds[key];
+	return (enum isc_isf_vkind)kinds[key];
 }
 
-int isf_enum_slot(int key)
+int isc_isf_enum_slot(int key)
 {
 	switch (key) {
 	case K_SOURCE: return ES_SOURCE;
@@ -74,14 +74,14 @@ int isf_enum_slot(int key)
 	}
 }
 
-const char *isf_key_path(int key)
+const char *isc_isf_key_path(int key)
 {
 	static char buf[K__COUNT][48];
 	if (key < K_FIRST_META) {
-		return isf_keys[key].key;
+		return isc_isf_keys[key].key;
 	}
 	if (buf[key][0] == '\0') {
-		snprintf(buf[key], sizeof(buf[key]), "metadata.%s", isf_keys[key].key);
+		snprintf(buf[key], sizeof(buf[key]), "metadata.%s", isc_isf_keys[key].key);
 	}
 	return buf[key];
 }
@@ -94,7 +94,7 @@ static const struct { const char *name; int type; } type_names[] = {
 	{ "gpu_memset", ISC_T_MEMSET }, { "gpu_sync", ISC_T_GPU_SYNC },
 };
 
-int isf_type_of(const char *type)
+int isc_isf_type_of(const char *type)
 {
 	/* Per event: the common types first, without walking the table. */
 	switch (type[0]) {
@@ -177,10 +177,10 @@ static int word_index(const char *const *allowed, const char *w)
 	return -1;
 }
 
-static const char *bad_enum(const struct isf_event *e, const struct enum_rule *r, char *buf,
+static const char *bad_enum(const struct isc_isf_event *e, const struct enum_rule *r, char *buf,
 			    size_t n)
 {
-	int len = snprintf(buf, n, "%s: '%s' is not one of", isf_key_path(slot_key[r->slot]),
+	int len = snprintf(buf, n, "%s: '%s' is not one of", isc_isf_key_path(slot_key[r->slot]),
 			   e->ev_str[r->slot]);
 	for (int i = 0; r->allowed[i] != NULL && len > 0 && (size_t)len < n; i++) {
 		len += snprintf(buf + len, n - (size_t)len, "%s %s", i ? "," : "", r->allowed[i]);
@@ -195,7 +195,7 @@ static bool needs_corr(int type)
 
 #define SEEN(e, k) (((e)->seen >> (k)) & 1u)
 
-const char *isf_check(const struct isf_event *e, int type, bool strict, char *buf, size_t n)
+const char *isc_isf_check(const struct isc_isf_event *e, int type, bool strict, char *buf, size_t n)
 {
 	if (!strict) {
 		return NULL;
@@ -203,7 +203,7 @@ const char *isf_check(const struct isf_event *e, int type, bool strict, char *bu
 	static const int required[] = { K_ID, K_TYPE, K_NAME, K_METADATA, K_THREAD_ID };
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
 		if (!SEEN(e, required[i])) {
-			snprintf(buf, n, "%s is missing", isf_key_path(required[i]));
+			snprintf(buf, n, "%s is missing", isc_isf_key_path(required[i]));
 			return buf;
 		}
 	}
@@ -236,7 +236,7 @@ const char *isf_check(const struct isf_event *e, int type, bool strict, char *bu
 	return NULL;
 }
 
-static unsigned syscall_category(const struct isf_event *e, const char *name)
+static unsigned syscall_category(const struct isc_isf_event *e, const char *name)
 {
 	static const char *const by_name[][2] = {
 		{ "read", "io" }, { "write", "io" }, { "pread", "io" }, { "pwrite", "io" },
@@ -258,7 +258,7 @@ static unsigned syscall_category(const struct isf_event *e, const char *name)
 	return w >= 0 ? codes[w] : ISC_SYS_OTHER;
 }
 
-static void host_kind(const struct isf_event *e, int slot, struct isc_ev *out)
+static void host_kind(const struct isc_isf_event *e, int slot, struct isc_ev *out)
 {
 	if (!SEEN(e, slot_key[slot])) {
 		return;
@@ -270,7 +270,7 @@ static void host_kind(const struct isf_event *e, int slot, struct isc_ev *out)
 	}
 }
 
-static void gpu_fields(const struct isf_event *e, struct isc_ev *out)
+static void gpu_fields(const struct isc_isf_event *e, struct isc_ev *out)
 {
 	out->corr = SEEN(e, K_CORRELATION_ID) ? (uint64_t)e->iv[K_CORRELATION_ID] : 0;
 	out->stream = SEEN(e, K_STREAM_ID) ? (int32_t)e->iv[K_STREAM_ID] : 0;
@@ -278,7 +278,24 @@ static void gpu_fields(const struct isf_event *e, struct isc_ev *out)
 	out->v.bytes = SEEN(e, K_BYTES) ? (uint64_t)e->iv[K_BYTES] : 0;
 }
 
-void isf_to_model(const struct isf_event *e, int type, const char *name, struct isc_ev *out)
+static void api_fields(const struct isc_isf_event *e, const char *name, struct isc_ev *out)
+{
+	out->sub = (uint8_t)isc_api_classify(name);
+	out->corr = SEEN(e, K_CORRELATION_ID) ? (uint64_t)e->iv[K_CORRELATION_ID] : 0;
+	out->stream = SEEN(e, K_STREAM_ID) ? (int32_t)e->iv[K_STREAM_ID] : -1;
+	out->device = SEEN(e, K_DEVICE_ID) ? (int16_t)e->iv[K_DEVICE_ID] : -1;
+	out->v.bytes = SEEN(e, K_BYTES) ? (uint64_t)e->iv[K_BYTES] : 0;
+	out->aux = SEEN(e, K_RETURN_CODE) ? (uint32_t)e->iv[K_RETURN_CODE] : 0;
+	out->flags |= out->aux != 0 ? ISC_F_ERROR : 0;
+	out->flags |= SEEN(e, K_BLOCKED) && e->iv[K_BLOCKED] ? ISC_F_BLOCKED : 0;
+	out->flags |= SEEN(e, K_SOURCE) && strcmp(e->ev_str[ES_SOURCE], "cupti") == 0
+		      ? ISC_F_CUPTI : 0;
+	out->depth = SEEN(e, K_DIRECTION) ? (uint16_t)(word_index(directions,
+					    e->ev_str[ES_DIRECTION]) + 1) : 0;
+	host_kind(e, ES_HOST_MEMORY, out);
+}
+
+void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name, struct isc_ev *out)
 {
 	out->type = (uint8_t)type;
 	out->name = e->name;
@@ -310,19 +327,7 @@ void isf_to_model(const struct isf_event *e, int type, const char *name, struct 
 		out->device = SEEN(e, K_DEVICE_ID) ? (int16_t)e->iv[K_DEVICE_ID] : -1;
 		break;
 	case ISC_T_CUDA_API:
-		out->sub = (uint8_t)isc_api_classify(name);
-		out->corr = SEEN(e, K_CORRELATION_ID) ? (uint64_t)e->iv[K_CORRELATION_ID] : 0;
-		out->stream = SEEN(e, K_STREAM_ID) ? (int32_t)e->iv[K_STREAM_ID] : -1;
-		out->device = SEEN(e, K_DEVICE_ID) ? (int16_t)e->iv[K_DEVICE_ID] : -1;
-		out->v.bytes = SEEN(e, K_BYTES) ? (uint64_t)e->iv[K_BYTES] : 0;
-		out->aux = SEEN(e, K_RETURN_CODE) ? (uint32_t)e->iv[K_RETURN_CODE] : 0;
-		out->flags |= out->aux != 0 ? ISC_F_ERROR : 0;
-		out->flags |= SEEN(e, K_BLOCKED) && e->iv[K_BLOCKED] ? ISC_F_BLOCKED : 0;
-		out->flags |= SEEN(e, K_SOURCE) && strcmp(e->ev_str[ES_SOURCE], "cupti") == 0
-			      ? ISC_F_CUPTI : 0;
-		out->depth = SEEN(e, K_DIRECTION) ? (uint16_t)(word_index(directions,
-						    e->ev_str[ES_DIRECTION]) + 1) : 0;
-		host_kind(e, ES_HOST_MEMORY, out);
+		api_fields(e, name, out);
 		break;
 	case ISC_T_KERNEL:
 		gpu_fields(e, out);

@@ -15,7 +15,7 @@
 #include "keymap.h"
 #include "model.h"
 
-enum isf_key {
+enum isc_isf_key {
 	/* event level */
 	K_ID, K_TYPE, K_NAME, K_TS_START, K_TS, K_DUR, K_TS_END, K_METADATA,
 	/* metadata level */
@@ -34,18 +34,18 @@ _Static_assert(K__COUNT <= 64, "seen fields are a 64-bit mask");
 
 #define K_FIRST_META K_THREAD_ID
 
-enum isf_vkind {
+enum isc_isf_vkind {
 	VK_INT, VK_UINT, VK_NUM, VK_NUM_NONNEG, VK_UNIT_INTERVAL, VK_STR, VK_BOOL, VK_OBJ,
 	VK_INT3, VK_STRARR, VK_STR_OR_NULL, VK_ID, VK_ID_OR_NULL,
 };
 
 /* Enum-valued fields keep their text until the type is known (key order is free). */
-enum isf_enum_slot { ES_SOURCE, ES_TARGET, ES_CATEGORY, ES_OPERATION, ES_UNIT, ES_DIRECTION,
+enum isc_isf_enum_slot { ES_SOURCE, ES_TARGET, ES_CATEGORY, ES_OPERATION, ES_UNIT, ES_DIRECTION,
 		     ES_HOST_MEMORY, ES_KIND, ES_SYNC_TYPE, ES__COUNT };
 
 #define ISF_ENUM_LEN 24
 
-struct isf_event {
+struct isc_isf_event {
 	uint64_t index;		/* position in "events" */
 	uint64_t offset;	/* byte where the event object started */
 	uint64_t seen;		/* 1 << K_* */
@@ -60,20 +60,22 @@ struct isf_event {
 	int ndims[2];
 };
 
-extern const struct isc_keydef isf_keys[K__COUNT];
-enum isf_vkind isf_kind(int key);
-int isf_enum_slot(int key);	/* -1 when the key is not enum-valued */
-const char *isf_key_path(int key);	/* "metadata.thread_id" / "timestamp_start_us" */
+extern const struct isc_keydef isc_isf_keys[K__COUNT];
+enum isc_isf_vkind isc_isf_kind(int key);
+int isc_isf_enum_slot(int key);	/* -1 when the key is not enum-valued */
+const char *isc_isf_key_path(int key);	/* "metadata.thread_id" / "timestamp_start_us" */
 
 /* The model type of a type name; -1 unknown (skipped). */
-int isf_type_of(const char *type);
+int isc_isf_type_of(const char *type);
 
 /*
  * Checks what only the whole event can tell (required fields, per-type enums); in strict
  * mode any violation fails. Returns NULL when fine, else a static-or-buf message.
  */
-const char *isf_check(const struct isf_event *e, int type, bool strict, char *buf, size_t n);
+const char *isc_isf_check(const struct isc_isf_event *e, int type, bool strict, char *buf,
+			  size_t n);
 /* Fills a model event from a checked one. */
-void isf_to_model(const struct isf_event *e, int type, const char *name, struct isc_ev *out);
+void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
+		      struct isc_ev *out);
 
 #endif /* ISC_INFERSCOPE_FIELDS_H */

@@ -231,7 +231,8 @@ static void apply_command(struct isc_read_ctx *rc, const struct isc_jdom *d, uin
 	for (uint32_t c = isc_jdom_first(d, arr); c != UINT32_MAX; c = isc_jdom_next(d, c)) {
 		const char *s = isc_jdom_str(d, c);
 		if (s != NULL && len < sizeof(buf) - 1) {
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? " " : "", s);
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+						len ? " " : "", s);
 			len = len < sizeof(buf) ? len : sizeof(buf) - 1;
 		}
 	}

@@ -63,7 +63,7 @@ static void usage(FILE *f)
 		"      --window START:END   trim the window to these trace-clock microseconds\n"
 		"      --thresholds FILE    override thresholds ('key = value' lines)\n"
 		"      --top N              rows per statistics table (default 10)\n"
-		"      --input-format NAME  inferscope, kineto, bare or spill instead of detecting\n"
+		"      --input-format NAME  inferscope, kineto, bare or spill, not detected\n"
 		"      --list-rules         print the rule ids and exit\n"
 		"      --list-thresholds    print the thresholds with their defaults and exit\n"
 		"      --list-formats       print the input and output formats and exit\n"
@@ -124,7 +124,8 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 	case OPT_TOP:
 		c->top = (int)strtol(arg, &end, 10);
 		if (*arg == '\0' || *end != '\0' || c->top < 1 || c->top > 100000) {
-			fprintf(stderr, "inferscope-analyze: --top: expected a count, got '%s'\n", arg);
+			fprintf(stderr, "inferscope-analyze: --top: expected a count, got '%s'\n",
+				arg);
 			return EXIT_USAGE;
 		}
 		return -1;

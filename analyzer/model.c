@@ -318,8 +318,8 @@ const struct isc_ev *isc_trace_launch_of(const struct isc_trace *t, const struct
 	const struct isc_corr_direct *d = &t->corr_direct[gpu->input];
 	if (d->idx != NULL) {
 		uint64_t off = gpu->corr - d->base;
-		return gpu->corr >= d->base && off < d->n && d->idx[off] != 0 ? &t->ev[d->idx[off] - 1]
-									      : NULL;
+		bool hit = gpu->corr >= d->base && off < d->n && d->idx[off] != 0;
+		return hit ? &t->ev[d->idx[off] - 1] : NULL;
 	}
 	size_t i = corr_key(gpu) & t->corr_slot_mask;
 	while (t->corr_slots[i] != 0) {

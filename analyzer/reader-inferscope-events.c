@@ -8,7 +8,7 @@
 #include "inferscope-meta.h"
 #include "reader-inferscope.h"
 
-static int push(struct isr *r, int fr)
+static int push(struct isc_isr *r, int fr)
 {
 	if (r->deep > 0 || r->depth >= MAX_FRAMES) {
 		r->deep++;
@@ -19,9 +19,9 @@ static int push(struct isr *r, int fr)
 	return 1;
 }
 
-static void begin_event(struct isr *r)
+static void begin_event(struct isc_isr *r)
 {
-	struct isf_event *e = &r->ev;
+	struct isc_isf_event *e = &r->ev;
 	e->seen = 0;
 	e->ndims[0] = e->ndims[1] = 0;
 	e->type[0] = '\0';
@@ -31,14 +31,15 @@ static void begin_event(struct isr *r)
 	e->index = r->n_events++;
 }
 
-static int top_open(struct isr *r, bool is_map)
+static int top_open(struct isc_isr *r, bool is_map)
 {
 	const char *key = r->key >= 0 ? isc_isr_top_defs[r->key].key : "";
 	switch (r->key) {
 	case TK_EVENTS:
 		if (is_map) {
 			return r->bare ? push(r, FR_SKIP)
-				       : isc_isr_fail_at(r, "events: expected an array, got an object");
+				       : isc_isr_fail_at(r, "events: expected an array, got an "
+							 "object");
 		}
 		r->seen_top[TK_EVENTS] = true;
 		return push(r, FR_EVENTS);
@@ -47,7 +48,8 @@ static int top_open(struct isr *r, bool is_map)
 	case TK_REL:
 		if (!is_map) {
 			return r->bare ? push(r, FR_SKIP)
-				       : isc_isr_fail_at(r, "%s: expected an object, got an array", key);
+				       : isc_isr_fail_at(r, "%s: expected an object, got an array",
+							 key);
 		}
 		r->seen_top[r->key] = true;
 		if (r->key == TK_REL) {
@@ -72,21 +74,21 @@ static int top_open(struct isr *r, bool is_map)
 	}
 }
 
-static int field_open(struct isr *r, int fr, bool is_map)
+static int field_open(struct isc_isr *r, int fr, bool is_map)
 {
 	int k = r->key;
 	bool meta_key = k >= K_FIRST_META;
 	if (k < 0 || (fr == FR_EVENT && meta_key && !r->bare) || (fr == FR_META && !meta_key)) {
 		return push(r, FR_SKIP);
 	}
-	enum isf_vkind vk = isf_kind(k);
+	enum isc_isf_vkind vk = isc_isf_kind(k);
 	bool want_map = vk == VK_OBJ;
 	bool want_arr = vk == VK_INT3 || vk == VK_STRARR;
 	if ((!want_map && !want_arr) || (want_map != is_map)) {
 		if (r->bare) {
 			return push(r, FR_SKIP);
 		}
-		return isc_isr_fail_ev(r, "%s: expected %s, got %s", isf_key_path(k),
+		return isc_isr_fail_ev(r, "%s: expected %s, got %s", isc_isf_key_path(k),
 				       isc_isr_expect_text(vk), is_map ? "an object" : "an array");
 	}
 	r->ev.seen |= 1ull << k;
@@ -101,7 +103,7 @@ static int field_open(struct isr *r, int fr, bool is_map)
 	return push(r, vk == VK_STRARR ? FR_STRARR : FR_SKIP);
 }
 
-static int scope_open(struct isr *r, bool is_map)
+static int scope_open(struct isc_isr *r, bool is_map)
 {
 	if (r->key == SK_CHILDREN && !is_map) {
 		r->scope_seen |= 1u << SK_CHILDREN;
@@ -117,13 +119,26 @@ static int scope_open(struct isr *r, bool is_map)
 	return push(r, FR_SKIP);
 }
 
-int isc_isr_open(struct isr *r, bool is_map)
+/* A container inside grid_dim/block_dim or stack, which hold scalars only. */
+static int nested_in_array(struct isc_isr *r, bool is_map)
+{
+	if (r->bare) {
+		return push(r, FR_SKIP);
+	}
+	bool stack = isc_isr_cur(r) == FR_STRARR;
+	int key = stack ? K_STACK : r->dim ? K_BLOCK_DIM : K_GRID_DIM;
+	return isc_isr_fail_ev(r, "%s: expected %s, got a nested %s", isc_isf_key_path(key),
+			       stack ? "strings" : "integers", is_map ? "object" : "array");
+}
+
+int isc_isr_open(struct isc_isr *r, bool is_map)
 {
 	isc_jsax_tick(&r->js);
 	switch (isc_isr_cur(r)) {
 	case -1:
 		if (!is_map) {
-			return isc_isr_fail_at(r, "expected an object at the top level, got an array");
+			return isc_isr_fail_at(r, "expected an object at the top level, got an "
+					       "array");
 		}
 		return push(r, FR_TOP);
 	case FR_TOP:
@@ -140,14 +155,7 @@ int isc_isr_open(struct isr *r, bool is_map)
 		return field_open(r, isc_isr_cur(r), is_map);
 	case FR_DIM:
 	case FR_STRARR:
-		if (r->bare) {
-			return push(r, FR_SKIP);
-		}
-		return isc_isr_fail_ev(r, "%s: expected %s, got a nested %s",
-				       isf_key_path(isc_isr_cur(r) == FR_STRARR ? K_STACK
-						    : r->dim ? K_BLOCK_DIM : K_GRID_DIM),
-				       isc_isr_cur(r) == FR_STRARR ? "strings" : "integers",
-				       is_map ? "object" : "array");
+		return nested_in_array(r, is_map);
 	case FR_DOM:
 		if (!isc_jdom_open(&r->dom, is_map ? ISC_J_OBJECT : ISC_J_ARRAY)) {
 			return isc_isr_fail_at(r, "%s: %s", isc_isr_top_defs[r->dom_key].key,
@@ -157,8 +165,8 @@ int isc_isr_open(struct isr *r, bool is_map)
 	case FR_REL:
 		if (r->key == SK_SCOPES) {
 			if (is_map) {
-				return isc_isr_fail_at(r, "relationships.scopes: expected an array, "
-						       "got an object");
+				return isc_isr_fail_at(r, "relationships.scopes: expected an "
+						       "array, got an object");
 			}
 			return push(r, FR_SCOPES);
 		}
@@ -182,7 +190,7 @@ int isc_isr_open(struct isr *r, bool is_map)
 	}
 }
 
-static struct bare_thread *bare_thread(struct isr *r, int64_t tid)
+static struct bare_thread *bare_thread(struct isc_isr *r, int64_t tid)
 {
 	for (size_t i = 0; i < r->n_bt; i++) {
 		if (r->bt[i].tid == tid) {
@@ -203,7 +211,7 @@ static struct bare_thread *bare_thread(struct isr *r, int64_t tid)
 }
 
 /* The prototype writes a call with a placeholder end and a separate return event. */
-static int bare_pending(struct isr *r, int64_t tid, uint32_t ev_index, bool is_return,
+static int bare_pending(struct isc_isr *r, int64_t tid, uint32_t ev_index, bool is_return,
 			int64_t ts)
 {
 	struct bare_thread *bt = bare_thread(r, tid);
@@ -237,13 +245,13 @@ static int bare_pending(struct isr *r, int64_t tid, uint32_t ev_index, bool is_r
 
 #define SEEN(k) ((r->ev.seen >> (k)) & 1u)
 
-static int end_event(struct isr *r)
+static int end_event(struct isc_isr *r)
 {
-	struct isf_event *e = &r->ev;
+	struct isc_isf_event *e = &r->ev;
 	struct isc_input *in = &r->rc->t->inputs[r->rc->input];
-	int type = SEEN(K_TYPE) && !e->type_too_long ? isf_type_of(e->type) : -1;
+	int type = SEEN(K_TYPE) && !e->type_too_long ? isc_isf_type_of(e->type) : -1;
 	char buf[400];
-	const char *problem = isf_check(e, type, !r->bare, buf, sizeof(buf));
+	const char *problem = isc_isf_check(e, type, !r->bare, buf, sizeof(buf));
 	if (problem != NULL) {
 		return isc_isr_fail_ev(r, "%s", problem);
 	}
@@ -267,7 +275,7 @@ static int end_event(struct isr *r)
 	ev->dur = ev->dur > 0 ? ev->dur : 0;
 	ev->input = r->rc->input;
 	ev->thread = !SEEN(K_THREAD_ID) && isc_type_is_gpu((unsigned)type) ? UINT32_MAX : thread;
-	isf_to_model(e, type, isc_trace_str(r->rc->t, e->name), ev);
+	isc_isf_to_model(e, type, isc_trace_str(r->rc->t, e->name), ev);
 	in->events++;
 	if (r->bare && type == ISC_T_SCOPE && !SEEN(K_DUR) && SEEN(K_TS_END) && ev->dur == 0) {
 		ev->flags |= ISC_F_PLACEHOLDER_END;
@@ -276,7 +284,7 @@ static int end_event(struct isr *r)
 	return 1;
 }
 
-static int end_scope(struct isr *r)
+static int end_scope(struct isc_isr *r)
 {
 	static const int required[] = { SK_ID, SK_NAME };
 	for (size_t i = 0; i < 2; i++) {
@@ -289,7 +297,7 @@ static int end_scope(struct isr *r)
 	return 1;
 }
 
-static int dom_done(struct isr *r)
+static int dom_done(struct isc_isr *r)
 {
 	char err[400];
 	int ok = r->dom_key == TK_META
@@ -303,7 +311,7 @@ static int dom_done(struct isr *r)
 	return 1;
 }
 
-int isc_isr_close(struct isr *r)
+int isc_isr_close(struct isc_isr *r)
 {
 	isc_jsax_tick(&r->js);
 	if (r->deep > 0) {
@@ -321,7 +329,7 @@ int isc_isr_close(struct isr *r)
 	case FR_DIM:
 		if (r->ev.ndims[r->dim] != 3 && !r->bare) {
 			return isc_isr_fail_ev(r, "%s: expected an array of 3 integers, got %d",
-					       isf_key_path(r->dim ? K_BLOCK_DIM : K_GRID_DIM),
+					       isc_isf_key_path(r->dim ? K_BLOCK_DIM : K_GRID_DIM),
 					       r->ev.ndims[r->dim]);
 		}
 		return 1;
@@ -360,7 +368,7 @@ static bool version_1x(const char *v)
 	}
 }
 
-int isc_isr_finish(struct isr *r)
+int isc_isr_finish(struct isc_isr *r)
 {
 	struct isc_input *in = &r->rc->t->inputs[r->rc->input];
 	const char *label = r->rc->label;
@@ -391,7 +399,7 @@ int isc_isr_finish(struct isr *r)
 	return 0;
 }
 
-void isc_isr_free(struct isr *r)
+void isc_isr_free(struct isc_isr *r)
 {
 	for (size_t i = 0; i < r->n_bt; i++) {
 		free(r->bt[i].v);

@@ -27,7 +27,7 @@ const struct isc_keydef isc_isr_scope_defs[7] = {
 	{ "thread_id", SK_THREAD }, { "scopes", SK_SCOPES },
 };
 
-int isc_isr_fail_at(struct isr *r, const char *fmt, ...)
+int isc_isr_fail_at(struct isc_isr *r, const char *fmt, ...)
 {
 	char msg[600];
 	va_list ap;
@@ -40,7 +40,7 @@ int isc_isr_fail_at(struct isr *r, const char *fmt, ...)
 	return 0;
 }
 
-int isc_isr_fail_ev(struct isr *r, const char *fmt, ...)
+int isc_isr_fail_ev(struct isc_isr *r, const char *fmt, ...)
 {
 	char msg[600];
 	va_list ap;
@@ -53,7 +53,7 @@ int isc_isr_fail_ev(struct isr *r, const char *fmt, ...)
 	return 0;
 }
 
-bool isc_isr_type_ok(enum isf_vkind vk, int jt, const char *s, size_t n)
+bool isc_isr_type_ok(enum isc_isf_vkind vk, int jt, const char *s, size_t n)
 {
 	switch (vk) {
 	case VK_INT: return jt == ISC_J_INT;
@@ -79,7 +79,7 @@ bool isc_isr_type_ok(enum isf_vkind vk, int jt, const char *s, size_t n)
 	}
 }
 
-const char *isc_isr_expect_text(enum isf_vkind vk)
+const char *isc_isr_expect_text(enum isc_isf_vkind vk)
 {
 	static const char *const t[] = {
 		[VK_INT] = "an integer", [VK_UINT] = "a non-negative integer",
@@ -93,10 +93,10 @@ const char *isc_isr_expect_text(enum isf_vkind vk)
 	return t[vk];
 }
 
-static int bad_type(struct isr *r, int key, int jt)
+static int bad_type(struct isc_isr *r, int key, int jt)
 {
-	return isc_isr_fail_ev(r, "%s: expected %s, got %s", isf_key_path(key),
-		       isc_isr_expect_text(isf_kind(key)), isc_jtype_name(jt));
+	return isc_isr_fail_ev(r, "%s: expected %s, got %s", isc_isf_key_path(key),
+		       isc_isr_expect_text(isc_isf_kind(key)), isc_jtype_name(jt));
 }
 
 /* Enum words are short; longer text is cut and then matches no word. */
@@ -107,24 +107,24 @@ static void copy_word(char dst[ISF_ENUM_LEN], const char *s, size_t n)
 	dst[n] = '\0';
 }
 
-static int store_time(struct isr *r, int k, const char *s, size_t n)
+static int store_time(struct isc_isr *r, int k, const char *s, size_t n)
 {
 	int64_t ns;
 	if (!isc_num_us_to_ns(s, n, &ns)) {
 		if (r->bare) {
 			return 1;
 		}
-		return isc_isr_fail_ev(r, "%s: %.*s is not a representable time", isf_key_path(k),
-			       (int)(n > 40 ? 40 : n), s);
+		return isc_isr_fail_ev(r, "%s: %.*s is not a representable time",
+				       isc_isf_key_path(k), (int)(n > 40 ? 40 : n), s);
 	}
 	r->ev.iv[k] = ns;
 	r->ev.seen |= 1ull << k;
 	return 1;
 }
 
-static int store(struct isr *r, int k, int jt, const char *s, size_t n, bool b)
+static int store(struct isc_isr *r, int k, int jt, const char *s, size_t n, bool b)
 {
-	struct isf_event *e = &r->ev;
+	struct isc_isf_event *e = &r->ev;
 	if (k == K_TS_START || k == K_TS || k == K_TS_END || k == K_DUR) {
 		return store_time(r, k, s, n);
 	}
@@ -140,7 +140,7 @@ static int store(struct isr *r, int k, int jt, const char *s, size_t n, bool b)
 		e->iv[k] = b;
 	} else if (jt == ISC_J_INT) {
 		if (!isc_num_int(s, n, &e->iv[k]) && !r->bare) {
-			return isc_isr_fail_ev(r, "%s: integer out of range", isf_key_path(k));
+			return isc_isr_fail_ev(r, "%s: integer out of range", isc_isf_key_path(k));
 		}
 		e->dv[k] = (double)e->iv[k];
 		e->value_is_int = k == K_VALUE ? true : e->value_is_int;
@@ -149,7 +149,7 @@ static int store(struct isr *r, int k, int jt, const char *s, size_t n, bool b)
 		e->iv[k] = isc_d2i(e->dv[k]);
 		e->value_is_int = k == K_VALUE ? false : e->value_is_int;
 	} else if (jt == ISC_J_STRING) {
-		int slot = isf_enum_slot(k);
+		int slot = isc_isf_enum_slot(k);
 		if (slot >= 0) {
 			copy_word(e->ev_str[slot], s, n);
 		}
@@ -158,7 +158,7 @@ static int store(struct isr *r, int k, int jt, const char *s, size_t n, bool b)
 	return 1;
 }
 
-static int field_value(struct isr *r, int fr, int jt, const char *s, size_t n, bool b)
+static int field_value(struct isc_isr *r, int fr, int jt, const char *s, size_t n, bool b)
 {
 	int k = r->key;
 	if (k < 0) {
@@ -168,13 +168,13 @@ static int field_value(struct isr *r, int fr, int jt, const char *s, size_t n, b
 	if ((fr == FR_EVENT && meta_key && !r->bare) || (fr == FR_META && !meta_key)) {
 		return 1;	/* a key of the other level: unknown here, skipped */
 	}
-	if (!isc_isr_type_ok(isf_kind(k), jt, s, n)) {
+	if (!isc_isr_type_ok(isc_isf_kind(k), jt, s, n)) {
 		return r->bare ? 1 : bad_type(r, k, jt);
 	}
 	return jt == ISC_J_NULL ? 1 : store(r, k, jt, s, n, b);
 }
 
-static int top_value(struct isr *r, int jt, const char *s, size_t n)
+static int top_value(struct isc_isr *r, int jt, const char *s, size_t n)
 {
 	if (r->key == TK_VERSION) {
 		r->seen_top[TK_VERSION] = true;
@@ -189,13 +189,13 @@ static int top_value(struct isr *r, int jt, const char *s, size_t n)
 		return isc_isr_fail_at(r, "events: expected an array, got %s", isc_jtype_name(jt));
 	}
 	if ((r->key == TK_META || r->key == TK_SYSINFO || r->key == TK_REL) && !r->bare) {
-		return isc_isr_fail_at(r, "%s: expected an object, got %s", isc_isr_top_defs[r->key].key,
-			       isc_jtype_name(jt));
+		return isc_isr_fail_at(r, "%s: expected an object, got %s",
+				       isc_isr_top_defs[r->key].key, isc_jtype_name(jt));
 	}
 	return 1;
 }
 
-static int scope_value(struct isr *r, int jt)
+static int scope_value(struct isc_isr *r, int jt)
 {
 	static const int want[] = { [SK_ID] = VK_ID, [SK_NAME] = VK_STR,
 				    [SK_PARENT] = VK_ID_OR_NULL, [SK_CHILDREN] = VK_OBJ,
@@ -204,17 +204,19 @@ static int scope_value(struct isr *r, int jt)
 		return 1;
 	}
 	r->scope_seen |= 1u << r->key;
-	bool ok = r->key == SK_EVENT_INDEX ? jt == ISC_J_INT : isc_isr_type_ok(want[r->key], jt, "0", 1);
+	bool ok = r->key == SK_EVENT_INDEX ? jt == ISC_J_INT
+					   : isc_isr_type_ok(want[r->key], jt, "0", 1);
 	if (!ok) {
 		return isc_isr_fail_at(r, "relationships.scopes[%llu].%s: expected %s, got %s",
 			       (unsigned long long)r->n_scopes - 1, isc_isr_scope_defs[r->key].key,
-			       r->key == SK_CHILDREN ? "an array" : isc_isr_expect_text(want[r->key]),
+			       r->key == SK_CHILDREN ? "an array"
+						     : isc_isr_expect_text(want[r->key]),
 			       isc_jtype_name(jt));
 	}
 	return 1;
 }
 
-static int on_value(struct isr *r, int jt, const char *s, size_t n, bool b)
+static int on_value(struct isc_isr *r, int jt, const char *s, size_t n, bool b)
 {
 	isc_jsax_tick(&r->js);
 	switch (isc_isr_cur(r)) {
@@ -240,7 +242,8 @@ static int on_value(struct isr *r, int jt, const char *s, size_t n, bool b)
 	case FR_DOM:
 		if (!isc_jdom_scalar(&r->dom, jt, jt == ISC_J_BOOL ? b : 0,
 				     jt == ISC_J_DOUBLE ? isc_num_double(s, n) : 0, s, n)) {
-			return isc_isr_fail_at(r, "%s: %s", isc_isr_top_defs[r->dom_key].key, r->dom.error);
+			return isc_isr_fail_at(r, "%s: %s", isc_isr_top_defs[r->dom_key].key,
+					       r->dom.error);
 		}
 		if (jt == ISC_J_INT && !isc_num_int(s, n, &r->dom.n[r->dom.len - 1].v.i)) {
 			r->dom.n[r->dom.len - 1].type = ISC_J_DOUBLE;
@@ -250,7 +253,8 @@ static int on_value(struct isr *r, int jt, const char *s, size_t n, bool b)
 	case FR_EVENTS:
 		r->ev.offset = isc_jsax_offset(&r->js);
 		r->ev.index = r->n_events++;
-		return r->bare ? 1 : isc_isr_fail_ev(r, "expected an object, got %s", isc_jtype_name(jt));
+		return r->bare ? 1 : isc_isr_fail_ev(r, "expected an object, got %s",
+						     isc_jtype_name(jt));
 	case FR_SCOPES:
 		return isc_isr_fail_at(r, "relationships.scopes[%llu]: expected an object, got %s",
 			       (unsigned long long)r->n_scopes++, isc_jtype_name(jt));
@@ -258,7 +262,8 @@ static int on_value(struct isr *r, int jt, const char *s, size_t n, bool b)
 		return scope_value(r, jt);
 	case FR_IDARR:
 		if (jt != ISC_J_INT && jt != ISC_J_STRING) {
-			return isc_isr_fail_at(r, "relationships.scopes[%llu].child_ids: expected integers "
+			return isc_isr_fail_at(r, "relationships.scopes[%llu].child_ids: "
+					       "expected integers "
 				       "or strings, got %s", (unsigned long long)r->n_scopes - 1,
 				       isc_jtype_name(jt));
 		}
@@ -306,7 +311,7 @@ static int cb_end(void *c)
 
 static int cb_key(void *c, const unsigned char *s, size_t n)
 {
-	struct isr *r = c;
+	struct isc_isr *r = c;
 	isc_jsax_tick(&r->js);
 	const char *k = (const char *)s;
 	switch (isc_isr_cur(r)) {
@@ -347,7 +352,7 @@ static const yajl_callbacks callbacks = {
 
 static int read_common(struct isc_read_ctx *rc, bool bare)
 {
-	struct isr *r = calloc(1, sizeof(*r));
+	struct isc_isr *r = calloc(1, sizeof(*r));
 	if (r == NULL) {
 		isc_diag_set(rc->diag, "%s: out of memory", rc->label);
 		return -ENOMEM;
@@ -356,7 +361,7 @@ static int read_common(struct isc_read_ctx *rc, bool bare)
 	r->bare = bare;
 	r->key = -1;
 	isc_keymap_build(&r->top_keys, isc_isr_top_defs, 5);
-	isc_keymap_build(&r->ev_keys, isf_keys, K__COUNT);
+	isc_keymap_build(&r->ev_keys, isc_isf_keys, K__COUNT);
 	isc_keymap_build(&r->scope_keys, isc_isr_scope_defs, 7);
 	int ret = isc_jsax_init(&r->js, &callbacks, r, rc->label, rc->diag);
 	if (ret == 0) {

@@ -31,7 +31,7 @@ struct bare_thread {
 	size_t n, cap;
 };
 
-struct isr {
+struct isc_isr {
 	struct isc_read_ctx *rc;
 	struct isc_jsax js;
 	bool bare;
@@ -40,7 +40,7 @@ struct isr {
 	int deep;		/* containers opened past MAX_FRAMES (always skipped) */
 	int key;
 	struct isc_keymap top_keys, ev_keys, scope_keys;
-	struct isf_event ev;
+	struct isc_isf_event ev;
 	int dim;
 	struct isc_jdom dom;
 	int dom_key;
@@ -56,17 +56,17 @@ struct isr {
 extern const struct isc_keydef isc_isr_top_defs[5];
 extern const struct isc_keydef isc_isr_scope_defs[7];
 
-int isc_isr_fail_at(struct isr *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int isc_isr_fail_ev(struct isr *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int isc_isr_fail_at(struct isc_isr *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int isc_isr_fail_ev(struct isc_isr *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* yajl callbacks for containers (reader-inferscope-events.c). */
-int isc_isr_open(struct isr *r, bool is_map);
-int isc_isr_close(struct isr *r);
-int isc_isr_finish(struct isr *r);
-void isc_isr_free(struct isr *r);
-const char *isc_isr_expect_text(enum isf_vkind vk);
-bool isc_isr_type_ok(enum isf_vkind vk, int jt, const char *s, size_t n);
+int isc_isr_open(struct isc_isr *r, bool is_map);
+int isc_isr_close(struct isc_isr *r);
+int isc_isr_finish(struct isc_isr *r);
+void isc_isr_free(struct isc_isr *r);
+const char *isc_isr_expect_text(enum isc_isf_vkind vk);
+bool isc_isr_type_ok(enum isc_isf_vkind vk, int jt, const char *s, size_t n);
 
-static inline int isc_isr_cur(const struct isr *r)
+static inline int isc_isr_cur(const struct isc_isr *r)
 {
 	if (r->deep > 0) {
 		return FR_SKIP;

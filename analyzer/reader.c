@@ -92,7 +92,8 @@ static int read_source(struct isc_trace *t, const char *label, struct isc_source
 	}
 	bool validate = o != NULL && o->validate;
 	if (validate && r != &isc_reader_inferscope) {
-		isc_diag_set(d, "%s: byte 0: not the InferScope format: this is %s", label, r->what);
+		isc_diag_set(d, "%s: byte 0: not the InferScope format: this is %s", label,
+			     r->what);
 		return -EINVAL;
 	}
 	int input = isc_trace_add_input(t, label);

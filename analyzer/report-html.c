@@ -73,7 +73,8 @@ static void stats(FILE *f, const struct isc_trace *t, const struct isc_stat_tabl
 		isc_html_text(f, isc_trace_str(t, s->name));
 		fprintf(f, "</td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td class=\"n\">%s"
 			"</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-			"</tr>\n", (unsigned long long)s->count, isc_fmt_dur(b[0], (double)s->total),
+			"</tr>\n", (unsigned long long)s->count,
+			isc_fmt_dur(b[0], (double)s->total),
 			isc_fmt_dur(b[1], s->mean), isc_fmt_dur(b[2], s->pct[3]),
 			isc_fmt_dur(b[3], s->pct[7]), isc_fmt_dur(b[4], (double)s->max));
 	}

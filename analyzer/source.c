@@ -21,7 +21,8 @@ static ssize_t raw_read(struct isc_source *s, unsigned char *buf, size_t n)
 		ssize_t r = read(s->fd, buf, n);
 		if (r >= 0 || errno != EINTR) {
 			if (r < 0) {
-				snprintf(s->err, sizeof(s->err), "read failed: %s", strerror(errno));
+				snprintf(s->err, sizeof(s->err), "read failed: %s",
+					 strerror(errno));
 			}
 			return r;
 		}

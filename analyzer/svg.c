@@ -170,7 +170,8 @@ static void labels(struct timeline *tl)
 {
 	for (size_t i = 0; i < tl->n; i++) {
 		const struct lane *l = &tl->lanes[i];
-		fprintf(tl->f, "<text class=\"lane\" x=\"2\" y=\"%zu\" font-size=\"10\">", 38 + i * 24);
+		fprintf(tl->f, "<text class=\"lane\" x=\"2\" y=\"%zu\" font-size=\"10\">",
+			38 + i * 24);
 		if (l->gpu) {
 			fprintf(tl->f, "GPU %d stream %d", l->device, l->stream);
 		} else if (l->thread < tl->t->n_threads) {

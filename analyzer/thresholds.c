@@ -38,7 +38,8 @@ static const struct isc_thr_def defs[ISC_THR__COUNT] = {
 	[ISC_THR_COPY_MIN_SHARE] = { "copy.min_share", 0.02, 0, 1,
 		"copy rules look at copies that take at least this share of the window" },
 	[ISC_THR_OVERLAP_MAX] = { "copy.overlap_max", 0.10, 0, 1,
-		"copy.no-overlap fires when less than this fraction of copy time overlaps kernels" },
+		"copy.no-overlap fires when less than this fraction of copy time overlaps "
+		"kernels" },
 	[ISC_THR_TINY_KERNEL_FRACTION] = { "launch.tiny_kernel_fraction", 0.5, 0, 1,
 		"launch.tiny-kernels fires when at least this fraction of launches are short "
 		"kernels (GPU time below the launch call's time)" },

@@ -44,7 +44,8 @@ static int window_from_scopes(const struct isc_trace *t, const struct isc_analyz
 	}
 	free(match);
 	if (hits == 0) {
-		isc_diag_set(d, "--window-scope: no scope named '%s' in the trace", o->window_scope);
+		isc_diag_set(d, "--window-scope: no scope named '%s' in the trace",
+			     o->window_scope);
 		return -ENOENT;
 	}
 	a->window.trimmed = true;

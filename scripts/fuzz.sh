@@ -2,31 +2,33 @@
 # Builds the analyzer's libFuzzer targets (clang -fsanitize=fuzzer,address,undefined) and
 # runs each for a while. Not part of `meson test`.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
-#   targets: read-inferscope read-kineto read-bare read-auto jscan thresholds (default: all)
+#   targets: read-inferscope read-kineto read-bare read-spill read-auto jscan thresholds
+#   (default: all; read-spill seeds from $FUZZ_SPILL_SEEDS, a folder of spill files)
 # Crashes are written to build-fuzz/artifacts/; add each as a regression test.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-120}
 [ $# -gt 0 ] && shift
-targets=${*:-read-inferscope read-kineto read-bare read-auto jscan thresholds}
+targets=${*:-read-inferscope read-kineto read-bare read-spill read-auto jscan thresholds}
 out=build-fuzz
 mkdir -p "$out/artifacts"
 [ -f "$out/isc-config.h" ] || printf '#define ISC_VERSION "fuzz"\n#define ISC_HAVE_CUDA 0\n' \
 	> "$out/isc-config.h"
-srcs=$(ls analyzer/*.c analyzer/rules/*.c | grep -v '/main.c$')
+srcs="$(ls analyzer/*.c analyzer/rules/*.c | grep -v '/main.c$') $(ls preload/output/*.c)"
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-D_GNU_SOURCE -std=gnu11 -I analyzer -I preload/output -I $out -I /usr/include/yajl"
+	-D_GNU_SOURCE -std=gnu11 -I analyzer -I preload -I preload/core -I preload/output \
+	-I include -I . -I $out -I /usr/include/yajl"
 libs="-lyajl -lz -lm -lpthread"
 build() {	# name, main source, extra flags
 	[ "$out/fuzz-$1" -nt "$2" ] && return 0
-	clang $cflags $3 -o "$out/fuzz-$1" "$2" $srcs preload/output/json-writer.c $libs
+	clang $cflags $3 -o "$out/fuzz-$1" "$2" $srcs $libs
 }
 corpus() {	# name, seed files...
 	name=$1
 	shift
 	mkdir -p "$out/corpus-$name"
 	for f in "$@"; do
-		[ "$(stat -c %s "$f")" -le 262144 ] && cp "$f" "$out/corpus-$name/" || true
+		[ -f "$f" ] && [ "$(stat -c %s "$f")" -le 262144 ] && cp "$f" "$out/corpus-$name/" || true
 	done
 }
 for t in $targets; do
@@ -37,6 +39,8 @@ for t in $targets; do
 		corpus "$t" tests/analyzer/data/kineto/*.gz ;;
 	read-bare) build "$t" analyzer/fuzz/fuzz-read.c '-DFUZZ_FORMAT="bare"'
 		corpus "$t" tests/analyzer/data/bare/*.json ;;
+	read-spill) build "$t" analyzer/fuzz/fuzz-read.c '-DFUZZ_FORMAT="spill"'
+		corpus "$t" ${FUZZ_SPILL_SEEDS:-/nonexistent}/*.spill ;;
 	read-auto) build "$t" analyzer/fuzz/fuzz-read.c ''
 		corpus "$t" tests/analyzer/data/validate/good/*.json tests/analyzer/data/kineto/*.gz ;;
 	jscan) build "$t" analyzer/fuzz/fuzz-jscan.c ''

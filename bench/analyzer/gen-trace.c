@@ -71,12 +71,14 @@ static void iteration(struct gen *g, unsigned k)
 
 int main(int argc, char **argv)
 {
-	struct gen g = { .limit = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000, .t = 1000000000 };
+	struct gen g = { .limit = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000,
+			 .t = 1000000000 };
 	static char buf[1 << 20];
 	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
-	printf("{\"format_version\":\"1.0\",\"trace_metadata\":{\"pid\":4242,\"hostname\":\"bench\","
-	       "\"end_reason\":\"exit\",\"complete\":true,\"dropped_events\":{\"total\":0},"
-	       "\"cupti\":{\"status\":\"active\"}},\"system_info\":{\"cpu_count\":16},\"events\":[\n");
+	printf("{\"format_version\":\"1.0\",\"trace_metadata\":{\"pid\":4242,"
+	       "\"hostname\":\"bench\",\"end_reason\":\"exit\",\"complete\":true,"
+	       "\"dropped_events\":{\"total\":0},\"cupti\":{\"status\":\"active\"}},"
+	       "\"system_info\":{\"cpu_count\":16},\"events\":[\n");
 	for (unsigned k = 0; g.n < g.limit; k++) {
 		iteration(&g, k);
 	}

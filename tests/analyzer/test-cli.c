@@ -85,7 +85,8 @@ Test(cli, exit_codes)
 	cr_assert(strstr(err, "event 1 (byte") != NULL, "%s", err);
 	free(err);
 	cr_assert_eq(in_data("--list-rules", NULL, NULL), 0);
-	cr_assert_eq(in_data("-o /nonexistent/dir/report.md scenarios/balanced.json", NULL, NULL), 4);
+	cr_assert_eq(in_data("-o /nonexistent/dir/report.md scenarios/balanced.json", NULL,
+			     NULL), 4);
 }
 
 Test(cli, thresholds_file)
@@ -141,7 +142,8 @@ Test(cli, validator_agrees_with_schema)
 	const char *src = getenv("ISC_SRC");
 	cr_assert_not_null(src);
 	char cmd[4096], *schema_out = NULL;
-	snprintf(cmd, sizeof(cmd), "cd '%s' && /usr/bin/python3 '%s/tests/analyzer/schema-check.py' "
+	snprintf(cmd, sizeof(cmd), "cd '%s' && /usr/bin/python3 "
+		 "'%s/tests/analyzer/schema-check.py' "
 		 "'%s/docs/trace-format.schema.json' validate/good/*.json validate/bad/*.json "
 		 "scenarios/*.json", data_path(""), src, src);
 	int st = run(cmd, &schema_out, NULL);
@@ -174,7 +176,8 @@ Test(cli, chrome_export_round_trips)
 	int fd = mkstemp(tmp);
 	close(fd);
 	char args[512], *a = NULL, *b = NULL;
-	snprintf(args, sizeof(args), "-f chrome -o %s kineto/simple_add_a100.pt.trace.json.gz", tmp);
+	snprintf(args, sizeof(args), "-f chrome -o %s kineto/simple_add_a100.pt.trace.json.gz",
+		 tmp);
 	cr_assert_eq(in_data(args, NULL, NULL), 0);
 	snprintf(args, sizeof(args), "-f json %s | grep -A9 temporal_breakdown", tmp);
 	cr_assert_eq(in_data(args, &a, NULL), 0);
@@ -239,7 +242,8 @@ Test(cli, fuzz_regressions)
 			char args[512];
 			snprintf(args, sizeof(args), "-f %s '%s'", formats[f], files[i]);
 			int st = in_data(args, NULL, NULL);
-			cr_assert(st == 0 || st == 3, "%s -f %s exits %d", files[i], formats[f], st);
+			cr_assert(st == 0 || st == 3, "%s -f %s exits %d", files[i], formats[f],
+				  st);
 		}
 	}
 }

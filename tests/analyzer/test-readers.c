@@ -42,7 +42,8 @@ Test(readers, kineto_gzip_fixture)
 	}
 	size_t linked = 0;
 	for (size_t i = 0; i < t->n; i++) {
-		linked += t->ev[i].type == ISC_T_KERNEL && isc_trace_launch_of(t, &t->ev[i]) != NULL;
+		linked += t->ev[i].type == ISC_T_KERNEL &&
+			  isc_trace_launch_of(t, &t->ev[i]) != NULL;
 	}
 	cr_assert_eq(linked, 79, "every kernel finds its launch through the correlation id");
 	isc_trace_destroy(t);
@@ -68,7 +69,8 @@ Test(readers, prototype_calls_pair_with_returns)
 		"{\"type\": \"cpu_return\", \"name\": \"tokenize\", \"timestamp_us\": 350,"
 		" \"thread_id\": 140234234234},"
 		"{\"type\": \"gpu_kernel\", \"name\": \"gpu_kernel\", \"timestamp_us\": 400,"
-		" \"duration_us\": 1000, \"stream_id\": null, \"metadata\": {\"source\": \"synthetic\"}},"
+		" \"duration_us\": 1000, \"stream_id\": null,"
+		" \"metadata\": {\"source\": \"synthetic\"}},"
 		"{\"type\": \"h2d_copy\", \"name\": \"tensor_h2d_4096\", \"timestamp_us\": 380,"
 		" \"duration_us\": 10, \"bytes\": 4096}]}";
 	struct isc_diag d;
@@ -112,7 +114,8 @@ Test(readers, bad_input_gets_one_clear_line)
 	static const struct bad_case cases[] = {
 		{ "", "empty input" },
 		{ "hello", "not JSON" },
-		{ "{\"format_version\": \"1.0\", \"trace_metadata\": {}, \"events\": [", "end of input" },
+		{ "{\"format_version\": \"1.0\", \"trace_metadata\": {}, \"events\": [",
+		  "end of input" },
 		{ "{\"format_version\": \"1.0\", \"events\": [{\"id\": 0,, }]}", "not valid JSON" },
 		{ "{\"format_version\": \"1.0\", \"trace_metadata\": {}, \"events\": [{\"id\": 0,"
 		  " \"type\": \"cpu_call\", \"name\": \"a\", \"timestamp_start_us\": 1,"

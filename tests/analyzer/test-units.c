@@ -87,7 +87,8 @@ Test(units, interning_and_threads)
 		isc_trace_intern(t, n, strlen(n));
 	}
 	cr_assert_str_eq(isc_trace_str(t, isc_trace_find_str(t, "k4999")), "k4999");
-	uint32_t t1 = isc_trace_thread(t, 0, 140234234234LL), t2 = isc_trace_thread(t, 1, 140234234234LL);
+	uint32_t t1 = isc_trace_thread(t, 0, 140234234234LL);
+	uint32_t t2 = isc_trace_thread(t, 1, 140234234234LL);
 	cr_assert_neq(t1, t2, "the same tid in two inputs is two threads");
 	cr_assert_eq(isc_trace_thread(t, 0, 140234234234LL), t1);
 	isc_trace_destroy(t);
