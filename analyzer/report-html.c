@@ -5,6 +5,8 @@
  * No external URL of any kind.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "fmt.h"
 #include "report.h"
@@ -69,8 +71,17 @@ static void stats(FILE *f, const struct isc_trace *t, const struct isc_stat_tabl
 		"</th><th>p50</th><th>p99</th><th>max</th></tr>\n", title);
 	for (size_t i = 0; i < tab->n && (int)i < top; i++) {
 		const struct isc_stat *s = &tab->rows[i];
-		fprintf(f, "<tr><td>");
-		isc_html_text(f, isc_trace_str(t, s->name));
+		/* Kernel names run to hundreds of characters: shortened, whole in the title. */
+		const char *name = isc_trace_str(t, s->name);
+		char shown[84];
+		snprintf(shown, sizeof(shown), "%s", name);
+		if (strlen(name) > 80) {
+			memcpy(shown + 77, "...", 4);
+		}
+		fprintf(f, "<tr><td title=\"");
+		isc_html_text(f, name);
+		fprintf(f, "\">");
+		isc_html_text(f, shown);
 		fprintf(f, "</td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td class=\"n\">%s"
 			"</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
 			"</tr>\n", (unsigned long long)s->count,

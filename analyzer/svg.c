@@ -176,8 +176,11 @@ static void labels(struct timeline *tl)
 			fprintf(tl->f, "GPU %d stream %d", l->device, l->stream);
 		} else if (l->thread < tl->t->n_threads) {
 			const struct isc_thread *th = &tl->t->threads[l->thread];
-			fprintf(tl->f, "thread %lld ", (long long)th->tid);
-			isc_html_text(tl->f, isc_trace_str(tl->t, th->name));
+			if (th->name != 0) {
+				isc_html_text(tl->f, isc_trace_str(tl->t, th->name));
+			} else {
+				fprintf(tl->f, "thread %lld", (long long)th->tid);
+			}
 		}
 		fprintf(tl->f, "</text>\n");
 	}
