@@ -332,8 +332,21 @@ const struct isc_ev *isc_trace_launch_of(const struct isc_trace *t, const struct
 	return NULL;
 }
 
+/* Times beyond +-73 years are nonsense from a corrupt input; bounding them keeps every
+ * sum and difference of two times inside int64 (no overflow, whatever the input). */
+#define TIME_LIMIT (INT64_C(1) << 61)
+
+static int64_t bound(int64_t v, int64_t lo)
+{
+	return v < lo ? lo : v > TIME_LIMIT ? TIME_LIMIT : v;
+}
+
 int isc_trace_finalize(struct isc_trace *t)
 {
+	for (size_t i = 0; i < t->n; i++) {
+		t->ev[i].ts = bound(t->ev[i].ts, -TIME_LIMIT);
+		t->ev[i].dur = bound(t->ev[i].dur, 0);
+	}
 	int r = sort_events(t);
 	if (r == 0) {
 		r = index_correlations(t);

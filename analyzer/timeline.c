@@ -62,8 +62,12 @@ int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts
 			isc_diag_set(d, "--window: the end must be after the start");
 			return -ENOENT;
 		}
-		a->window.start = o->window_start;
-		a->window.end = o->window_end;
+		/* Bounded like event times (model.c), so that differences cannot overflow. */
+		const int64_t lim = INT64_C(1) << 61;
+		a->window.start = o->window_start < -lim ? -lim : o->window_start > lim ? lim
+											  : o->window_start;
+		a->window.end = o->window_end < -lim ? -lim : o->window_end > lim ? lim
+										   : o->window_end;
 		a->window.trimmed = true;
 		snprintf(a->window.how, sizeof(a->window.how), "--window");
 		return 0;
