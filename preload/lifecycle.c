@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "collector.h"
 #include "config.h"
+#include "cuda-family.h"
 #include "ids.h"
 #include "intern.h"
 #include "log.h"
@@ -36,6 +37,8 @@ static unsigned n_flush_fns;
 
 /* Families of hooks, initialised in this order. */
 static const struct isc_family families[] = {
+	{ "cuda", isc_hooks_cuda_init },
+	{ "nvtx", isc_hooks_nvtx_init },
 	{ NULL, NULL },
 };
 
