@@ -381,6 +381,18 @@ void isc_cupti_start(const char *via)
 	isc_tls_guard--;
 }
 
+void isc_cupti_after_fork(void)
+{
+	/* CUDA and CUPTI do not survive fork(): the child's calls are forwarded, and its
+	 * trace says why it has no GPU timeline. */
+	if (atomic_load(&st.started) == 0) {
+		return;
+	}
+	atomic_store(&isc_cupti_hot.active, false);
+	st.status = ST_UNAVAILABLE;
+	isc_fmt(st.reason, sizeof(st.reason), "a fork() child: CUPTI belongs to the parent");
+}
+
 /* The driver calls this inside cuInit when CUDA_INJECTION64_PATH names us. */
 ISC_EXPORT int InitializeInjection(void)
 {

@@ -67,6 +67,9 @@ void isc_cupti_start(const char *via);
 /* The driver's injection entry point (CUDA_INJECTION64_PATH); returns 1. */
 int InitializeInjection(void);
 
+/* fork() child: no GPU timeline there. */
+void isc_cupti_after_fork(void);
+
 /* Status, for tests and the metadata. */
 const char *isc_cupti_status(void);
 

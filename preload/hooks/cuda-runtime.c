@@ -229,6 +229,7 @@ static void fork_child(void)
 		t->cuda.depth = 0;
 	}
 	isc_cuda_tables_reset();
+	isc_cupti_after_fork();
 }
 
 /* Sets var to our absolute path unless the user (or another tool) set it. */

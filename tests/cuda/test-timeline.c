@@ -180,3 +180,16 @@ Test(timeline, records_outlive_the_threads_that_caused_them)
 	yajl_tree_free(t);
 	isc_run_free(&r);
 }
+
+Test(timeline, _exit_still_delivers_the_gpu_records)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("cw-threads"), "2", "3", "_exit", NULL };
+	const char *env[] = { truth_var(), NULL };
+	yajl_val t = cw_run(argv, env, &r);
+
+	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/end_reason"), "_exit");
+	cr_assert_eq(isc_trace_count(t, "gpu_kernel", "slow_kernel"), 6);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}

@@ -2,11 +2,14 @@
 /*
  * Threads that launch kernels and exit before the GPU has run them: the kernels'
  * records reach CUPTI's buffers after their threads are gone, and must still carry
- * the launching thread. Usage: cw-threads THREADS KERNELS_PER_THREAD.
+ * the launching thread. Usage: cw-threads THREADS KERNELS_PER_THREAD [_exit]; with
+ * _exit the process leaves without exit handlers, as multiprocessing children do.
  */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cw.h"
 
@@ -44,5 +47,8 @@ int main(int argc, char **argv)
 	}
 	cudaDeviceSynchronize();
 	cw_report("kernels", (long)n * per_thread);
+	if (argc > 3 && strcmp(argv[3], "_exit") == 0) {
+		_exit(0);
+	}
 	return 0;
 }
