@@ -28,6 +28,16 @@ bool isc_cupti_has_subscriber(void)
 	return atomic_load_explicit(&subscriber, memory_order_acquire) != NULL;
 }
 
+/* cuptiSubscribe_v2 names who holds CUPTI when it refuses. */
+static void report_holder(CUpti_SubscriberParams *params)
+{
+	const char *holder = isc_cupti.holder[0] ? isc_cupti.holder : "CUPTI for another client";
+
+	if (params && params->oldSubscriberName && params->oldSubscriberSize) {
+		snprintf(params->oldSubscriberName, params->oldSubscriberSize, "%s", holder);
+	}
+}
+
 static CUptiResult subscribe(CUpti_SubscriberHandle *out, CUpti_CallbackFunc callback,
 			     void *userdata, CUpti_SubscriberParams *params)
 {
@@ -39,10 +49,7 @@ static CUptiResult subscribe(CUpti_SubscriberHandle *out, CUpti_CallbackFunc cal
 	}
 	isc_cupti_setup();
 	if (isc_cupti.holder[0] || isc_cupti_has_subscriber()) {
-		if (params && params->oldSubscriberName && params->oldSubscriberSize) {
-			snprintf(params->oldSubscriberName, params->oldSubscriberSize, "%s",
-				 isc_cupti.holder[0] ? isc_cupti.holder : "CUPTI for another client");
-		}
+		report_holder(params);
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	}
 	s = calloc(1, sizeof(*s));
@@ -53,6 +60,7 @@ static CUptiResult subscribe(CUpti_SubscriberHandle *out, CUpti_CallbackFunc cal
 	s->userdata = userdata;
 	if (!atomic_compare_exchange_strong(&subscriber, &none, s)) {
 		free(s);
+		report_holder(params);
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	}
 	*out = s;
@@ -165,7 +173,8 @@ CUPTI_EXPORT CUptiResult cuptiGetCallbackState(uint32_t *enable, CUpti_Subscribe
 CUPTI_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
 					      const char **name)
 {
-	if (!name || (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)) {
+	if (!name ||
+	    (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)) {
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	}
 	*name = isc_cupti_cbid_name(domain == CUPTI_CB_DOMAIN_DRIVER_API, cbid);

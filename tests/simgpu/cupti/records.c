@@ -22,10 +22,12 @@ uint32_t isc_cupti_thread_id(uint32_t tid, uint64_t pthread_id)
 
 void isc_cupti_record_api(const struct simgpu_api *call)
 {
-	CUpti_ActivityKind kind = call->domain == SIMGPU_DOMAIN_DRIVER ? CUPTI_ACTIVITY_KIND_DRIVER
-								       : CUPTI_ACTIVITY_KIND_RUNTIME;
 	union isc_cupti_record rec;
+	CUpti_ActivityKind kind = CUPTI_ACTIVITY_KIND_RUNTIME;
 
+	if (call->domain == SIMGPU_DOMAIN_DRIVER) {
+		kind = CUPTI_ACTIVITY_KIND_DRIVER;
+	}
 	if (!isc_cupti_enabled(kind)) {
 		return;
 	}

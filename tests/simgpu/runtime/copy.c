@@ -191,6 +191,7 @@ cudaError_t isc_sim_copy(struct isc_sim_call *c, const struct isc_sim_copy *cp,
 			 cudaStream_t stream, unsigned mode)
 {
 	struct simgpu_op op = { 0 };
+	uint64_t duration;
 	uint8_t host_kind;
 	cudaError_t err;
 
@@ -212,14 +213,15 @@ cudaError_t isc_sim_copy(struct isc_sim_call *c, const struct isc_sim_copy *cp,
 		op.peer_device = cp->dst_device;
 	}
 	host_kind = op.copy_kind == SIMGPU_COPY_DTOH ? op.dst_kind : op.src_kind;
-	return enqueue(c, &op, stream, mode, isc_sim_copy_duration(op.copy_kind, host_kind, op.bytes),
-		       blocks_host(&op, mode));
+	duration = isc_sim_copy_duration(op.copy_kind, host_kind, op.bytes);
+	return enqueue(c, &op, stream, mode, duration, blocks_host(&op, mode));
 }
 
 cudaError_t isc_sim_symbol_copy(struct isc_sim_call *c, const struct isc_sim_copy *cp,
 				cudaStream_t stream, unsigned mode, bool to_symbol)
 {
 	struct simgpu_op op = { 0 };
+	uint64_t duration;
 	uint8_t host_kind;
 
 	if (cp->bytes == 0) {
@@ -233,14 +235,15 @@ cudaError_t isc_sim_symbol_copy(struct isc_sim_call *c, const struct isc_sim_cop
 	classify_symbol(cp, &op, to_symbol);
 	pthread_mutex_unlock(&isc_sim_lock);
 	host_kind = to_symbol ? op.src_kind : op.dst_kind;
-	return enqueue(c, &op, stream, mode, isc_sim_copy_duration(op.copy_kind, host_kind, op.bytes),
-		       blocks_host(&op, mode));
+	duration = isc_sim_copy_duration(op.copy_kind, host_kind, op.bytes);
+	return enqueue(c, &op, stream, mode, duration, blocks_host(&op, mode));
 }
 
 cudaError_t isc_sim_memset(struct isc_sim_call *c, void *dst, int value, size_t bytes,
 			   cudaStream_t stream, unsigned mode)
 {
 	struct simgpu_op op = { 0 };
+	uint64_t duration;
 	uint8_t kind;
 
 	if (bytes == 0) {
@@ -255,7 +258,7 @@ cudaError_t isc_sim_memset(struct isc_sim_call *c, void *dst, int value, size_t 
 	fill_op(&op, c, SIMGPU_OP_MEMSET, bytes, mode);
 	op.dst_kind = kind;
 	op.memset_value = (uint32_t)value & 0xffu;
-	return enqueue(c, &op, stream, mode,
-		       isc_sim_cfg.copy_latency_ns + (uint64_t)((double)bytes / isc_sim_cfg.bw_memset),
+	duration = isc_sim_cfg.copy_latency_ns + (uint64_t)((double)bytes / isc_sim_cfg.bw_memset);
+	return enqueue(c, &op, stream, mode, duration,
 		       !(mode & SIM_COPY_ASYNC) && kind == SIMGPU_MEM_PINNED);
 }

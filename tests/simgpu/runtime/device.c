@@ -3,6 +3,7 @@
  * The simulated devices: H100-like properties (SXM5, 80 GB HBM3), the current
  * device of each thread, and cudaDeviceGetAttribute answered from the same table.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -154,9 +155,69 @@ static bool extra_attribute(enum cudaDeviceAttr attr, int *value)
 	}
 }
 
+/* Attributes read from a cudaDeviceProp field (int or size_t). */
+#define PROP(attr, field)                                                                     \
+	{ attr, offsetof(struct cudaDeviceProp, field),                                        \
+	  sizeof(((struct cudaDeviceProp *)0)->field) }
+
+static const struct {
+	enum cudaDeviceAttr attr;
+	size_t offset;
+	size_t size;
+} from_props[] = {
+	PROP(cudaDevAttrMaxThreadsPerBlock, maxThreadsPerBlock),
+	PROP(cudaDevAttrMaxBlockDimX, maxThreadsDim[0]),
+	PROP(cudaDevAttrMaxBlockDimY, maxThreadsDim[1]),
+	PROP(cudaDevAttrMaxBlockDimZ, maxThreadsDim[2]),
+	PROP(cudaDevAttrMaxGridDimX, maxGridSize[0]),
+	PROP(cudaDevAttrMaxGridDimY, maxGridSize[1]),
+	PROP(cudaDevAttrMaxGridDimZ, maxGridSize[2]),
+	PROP(cudaDevAttrMaxSharedMemoryPerBlock, sharedMemPerBlock),
+	PROP(cudaDevAttrTotalConstantMemory, totalConstMem),
+	PROP(cudaDevAttrWarpSize, warpSize),
+	PROP(cudaDevAttrMaxPitch, memPitch),
+	PROP(cudaDevAttrMaxRegistersPerBlock, regsPerBlock),
+	PROP(cudaDevAttrTextureAlignment, textureAlignment),
+	PROP(cudaDevAttrMultiProcessorCount, multiProcessorCount),
+	PROP(cudaDevAttrCanMapHostMemory, canMapHostMemory),
+	PROP(cudaDevAttrConcurrentKernels, concurrentKernels),
+	PROP(cudaDevAttrEccEnabled, ECCEnabled),
+	PROP(cudaDevAttrPciBusId, pciBusID),
+	PROP(cudaDevAttrPciDeviceId, pciDeviceID),
+	PROP(cudaDevAttrPciDomainId, pciDomainID),
+	PROP(cudaDevAttrGlobalMemoryBusWidth, memoryBusWidth),
+	PROP(cudaDevAttrL2CacheSize, l2CacheSize),
+	PROP(cudaDevAttrMaxThreadsPerMultiProcessor, maxThreadsPerMultiProcessor),
+	PROP(cudaDevAttrAsyncEngineCount, asyncEngineCount),
+	PROP(cudaDevAttrUnifiedAddressing, unifiedAddressing),
+	PROP(cudaDevAttrComputeCapabilityMajor, major),
+	PROP(cudaDevAttrComputeCapabilityMinor, minor),
+	PROP(cudaDevAttrStreamPrioritiesSupported, streamPrioritiesSupported),
+	PROP(cudaDevAttrGlobalL1CacheSupported, globalL1CacheSupported),
+	PROP(cudaDevAttrLocalL1CacheSupported, localL1CacheSupported),
+	PROP(cudaDevAttrMaxSharedMemoryPerMultiprocessor, sharedMemPerMultiprocessor),
+	PROP(cudaDevAttrMaxRegistersPerMultiprocessor, regsPerMultiprocessor),
+	PROP(cudaDevAttrManagedMemory, managedMemory),
+	PROP(cudaDevAttrConcurrentManagedAccess, concurrentManagedAccess),
+	PROP(cudaDevAttrComputePreemptionSupported, computePreemptionSupported),
+	PROP(cudaDevAttrCooperativeLaunch, cooperativeLaunch),
+	PROP(cudaDevAttrMaxSharedMemoryPerBlockOptin, sharedMemPerBlockOptin),
+	PROP(cudaDevAttrHostRegisterSupported, hostRegisterSupported),
+	PROP(cudaDevAttrMaxBlocksPerMultiprocessor, maxBlocksPerMultiProcessor),
+	PROP(cudaDevAttrMaxPersistingL2CacheSize, persistingL2CacheMaxSize),
+	PROP(cudaDevAttrMaxAccessPolicyWindowSize, accessPolicyMaxWindowSize),
+	PROP(cudaDevAttrReservedSharedMemoryPerBlock, reservedSharedMemPerBlock),
+	PROP(cudaDevAttrMemoryPoolsSupported, memoryPoolsSupported),
+	PROP(cudaDevAttrClusterLaunch, clusterLaunch),
+	PROP(cudaDevAttrIpcEventSupport, ipcEventSupported),
+	PROP(cudaDevAttrNumaId, deviceNumaId),
+	PROP(cudaDevAttrHostNumaId, hostNumaId),
+};
+
 int isc_sim_attribute(int device, enum cudaDeviceAttr attr, int *value)
 {
 	struct cudaDeviceProp p;
+	size_t i;
 
 	if (isc_sim_fill_props(device, &p) < 0) {
 		return -1;
@@ -164,65 +225,23 @@ int isc_sim_attribute(int device, enum cudaDeviceAttr attr, int *value)
 	if (extra_attribute(attr, value)) {
 		return 0;
 	}
-	switch (attr) {
-	case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
-	case cudaDevAttrMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
-	case cudaDevAttrMaxBlockDimY: *value = p.maxThreadsDim[1]; break;
-	case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[2]; break;
-	case cudaDevAttrMaxGridDimX: *value = p.maxGridSize[0]; break;
-	case cudaDevAttrMaxGridDimY: *value = p.maxGridSize[1]; break;
-	case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[2]; break;
-	case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
-	case cudaDevAttrTotalConstantMemory: *value = (int)p.totalConstMem; break;
-	case cudaDevAttrWarpSize: *value = p.warpSize; break;
-	case cudaDevAttrMaxPitch: *value = (int)p.memPitch; break;
-	case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
-	case cudaDevAttrTextureAlignment: *value = (int)p.textureAlignment; break;
-	case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-	case cudaDevAttrCanMapHostMemory: *value = p.canMapHostMemory; break;
-	case cudaDevAttrConcurrentKernels: *value = p.concurrentKernels; break;
-	case cudaDevAttrEccEnabled: *value = p.ECCEnabled; break;
-	case cudaDevAttrPciBusId: *value = p.pciBusID; break;
-	case cudaDevAttrPciDeviceId: *value = p.pciDeviceID; break;
-	case cudaDevAttrPciDomainId: *value = p.pciDomainID; break;
-	case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
-	case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
-	case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
-	case cudaDevAttrAsyncEngineCount: *value = p.asyncEngineCount; break;
-	case cudaDevAttrUnifiedAddressing: *value = p.unifiedAddressing; break;
-	case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
-	case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
-	case cudaDevAttrStreamPrioritiesSupported: *value = p.streamPrioritiesSupported; break;
-	case cudaDevAttrGlobalL1CacheSupported: *value = p.globalL1CacheSupported; break;
-	case cudaDevAttrLocalL1CacheSupported: *value = p.localL1CacheSupported; break;
-	case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
-		*value = (int)p.sharedMemPerMultiprocessor;
-		break;
-	case cudaDevAttrMaxRegistersPerMultiprocessor: *value = p.regsPerMultiprocessor; break;
-	case cudaDevAttrManagedMemory: *value = p.managedMemory; break;
-	case cudaDevAttrConcurrentManagedAccess: *value = p.concurrentManagedAccess; break;
-	case cudaDevAttrComputePreemptionSupported: *value = p.computePreemptionSupported; break;
-	case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; break;
-	case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
-	case cudaDevAttrHostRegisterSupported: *value = p.hostRegisterSupported; break;
-	case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
-	case cudaDevAttrMaxPersistingL2CacheSize: *value = p.persistingL2CacheMaxSize; break;
-	case cudaDevAttrMaxAccessPolicyWindowSize: *value = p.accessPolicyMaxWindowSize; break;
-	case cudaDevAttrReservedSharedMemoryPerBlock:
-		*value = (int)p.reservedSharedMemPerBlock;
-		break;
-	case cudaDevAttrMemoryPoolsSupported: *value = p.memoryPoolsSupported; break;
-	case cudaDevAttrClusterLaunch: *value = p.clusterLaunch; break;
-	case cudaDevAttrIpcEventSupport: *value = p.ipcEventSupported; break;
-	case cudaDevAttrNumaId: *value = p.deviceNumaId; break;
-	case cudaDevAttrHostNumaId: *value = p.hostNumaId; break;
-	default:
-		/* A valid attribute the model has no opinion on: unsupported, 0. */
-		if ((int)attr <= 0 || attr >= cudaDevAttrMax) {
-			return -1;
+	for (i = 0; i < sizeof(from_props) / sizeof(from_props[0]); i++) {
+		const char *field = (const char *)&p + from_props[i].offset;
+
+		if (from_props[i].attr != attr) {
+			continue;
 		}
-		*value = 0;
-		break;
+		if (from_props[i].size == sizeof(size_t)) {
+			*value = (int)*(const size_t *)field;
+		} else {
+			*value = *(const int *)field;
+		}
+		return 0;
 	}
+	/* A valid attribute the model has no opinion on: unsupported, 0. */
+	if ((int)attr <= 0 || attr >= cudaDevAttrMax) {
+		return -1;
+	}
+	*value = 0;
 	return 0;
 }

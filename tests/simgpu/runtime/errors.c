@@ -31,10 +31,12 @@ static const struct {
 	{ cudaErrorNotReady, "device not ready" },
 	{ cudaErrorHostMemoryAlreadyRegistered,
 	  "part or all of the requested memory range is already mapped" },
-	{ cudaErrorHostMemoryNotRegistered, "pointer does not correspond to a registered memory region" },
+	{ cudaErrorHostMemoryNotRegistered,
+	  "pointer does not correspond to a registered memory region" },
 	{ cudaErrorNotSupported, "operation not supported" },
 	{ cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing" },
-	{ cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture" },
+	{ cudaErrorStreamCaptureInvalidated,
+	  "operation failed due to a previous error during capture" },
 	{ cudaErrorUnknown, "unknown error" },
 };
 

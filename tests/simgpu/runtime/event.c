@@ -80,7 +80,7 @@ SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int
 	return isc_sim_leave(&c, err);
 }
 
-/* Kept, not freed, so a stale handle is an error rather than a use-after-free. */
+/* A stale handle is then unknown to the handle set: an error, not a use-after-free. */
 SIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
 	struct isc_sim_call c;
@@ -91,7 +91,7 @@ SIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
 		pthread_mutex_lock(&isc_sim_lock);
 		if (valid(event)) {
 			isc_sim_handle_remove(event);
-			event->magic = 0xdeadu;
+			free(event);
 		} else {
 			err = cudaErrorInvalidResourceHandle;
 		}
@@ -174,8 +174,8 @@ SIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 	pthread_mutex_unlock(&isc_sim_lock);
 	if (err == cudaSuccess) {
 		isc_sim_block(&c, until, spin);
-		isc_sim_notify_sync(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, 0, id,
-				    device);
+		isc_sim_notify_sync(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, 0,
+				    id, device);
 	}
 	return isc_sim_leave(&c, err);
 }

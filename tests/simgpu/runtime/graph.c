@@ -281,10 +281,8 @@ SIM_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 			err = cudaErrorInvalidValue;
 		} else {
 			isc_sim_handle_remove(graphExec);
-			graphExec->magic = 0xdeadu;
 			free(graphExec->nodes);
-			graphExec->nodes = NULL;
-			graphExec->n = 0;
+			free(graphExec);
 		}
 		pthread_mutex_unlock(&isc_sim_lock);
 	}
@@ -303,10 +301,8 @@ SIM_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 			err = cudaErrorInvalidValue;
 		} else {
 			isc_sim_handle_remove(graph);
-			graph->magic = 0xdeadu;
 			free(graph->nodes);
-			graph->nodes = NULL;
-			graph->n = 0;
+			free(graph);
 		}
 		pthread_mutex_unlock(&isc_sim_lock);
 	}

@@ -286,17 +286,22 @@ SIM_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFu
 				       char *deviceFun, const char *deviceName, int thread_limit,
 				       uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
 {
-	struct CUkern_st *k = isc_sim_kernel_get(hostFun, true);
-	const char *name = isc_sim_intern(deviceName);
+	struct CUkern_st *k = isc_sim_kernel_get(hostFun, false);
+	const char *name;
 
 	if (!k) {
+		isc_sim_kernel_create(hostFun, deviceName);
 		return;
 	}
 	pthread_mutex_lock(&isc_sim_lock);
-	if (!k->user_registered) {
-		k->name = name;
-	}
+	name = k->user_registered ? NULL : k->name;
 	pthread_mutex_unlock(&isc_sim_lock);
+	if (name && strcmp(name, deviceName) != 0) {
+		name = isc_sim_intern(deviceName);
+		pthread_mutex_lock(&isc_sim_lock);
+		k->name = name;
+		pthread_mutex_unlock(&isc_sim_lock);
+	}
 }
 
 SIM_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,

@@ -127,17 +127,36 @@ static struct CUkern_st *create(const void *func, const char *name)
 }
 
 /*
- * Finds the kernel of @p func_or_handle, creating it when @p create. The name of a
- * new kernel comes from dladdr(), which takes the loader lock: it runs before our
- * lock is taken, since a library constructor holding the loader lock may be
- * registering kernels (__cudaRegisterFunction) at that moment.
+ * Creates the kernel of @p func named @p name, or by dladdr() when @p name is NULL.
+ * dladdr() takes the loader lock: it runs before our lock is taken, since a
+ * library constructor holding the loader lock may be registering kernels
+ * (__cudaRegisterFunction) at that moment.
  */
-struct CUkern_st *isc_sim_kernel_get(const void *func_or_handle, bool create_it)
+struct CUkern_st *isc_sim_kernel_create(const void *func, const char *name)
 {
 	struct CUkern_st *k;
 	char fallback[64];
-	const char *name;
 	Dl_info info;
+
+	if (!name && dladdr(func, &info) && info.dli_sname && info.dli_saddr == func) {
+		name = info.dli_sname;
+	} else if (!name) {
+		snprintf(fallback, sizeof(fallback), "kernel_%p", func);
+		name = fallback;
+	}
+	pthread_mutex_lock(&isc_sim_lock);
+	k = find(func);
+	if (!k) {
+		k = create(func, name);
+	}
+	pthread_mutex_unlock(&isc_sim_lock);
+	return k;
+}
+
+/* Finds the kernel of @p func_or_handle, creating it (named by dladdr) when @p create. */
+struct CUkern_st *isc_sim_kernel_get(const void *func_or_handle, bool create_it)
+{
+	struct CUkern_st *k;
 
 	pthread_mutex_lock(&isc_sim_lock);
 	k = find(func_or_handle);
@@ -145,19 +164,7 @@ struct CUkern_st *isc_sim_kernel_get(const void *func_or_handle, bool create_it)
 	if (k || !create_it || !func_or_handle) {
 		return k;
 	}
-	if (dladdr(func_or_handle, &info) && info.dli_sname && info.dli_saddr == func_or_handle) {
-		name = info.dli_sname;
-	} else {
-		snprintf(fallback, sizeof(fallback), "kernel_%p", func_or_handle);
-		name = fallback;
-	}
-	pthread_mutex_lock(&isc_sim_lock);
-	k = find(func_or_handle);
-	if (!k) {
-		k = create(func_or_handle, name);
-	}
-	pthread_mutex_unlock(&isc_sim_lock);
-	return k;
+	return isc_sim_kernel_create(func_or_handle, NULL);
 }
 
 uint64_t isc_sim_kernel_duration(const struct CUkern_st *k)
@@ -275,7 +282,10 @@ SIM_EXPORT int simgpu_kernel_register_ex(const void *func, const char *name,
 	if (!func || !name || !name[0]) {
 		return -22;
 	}
-	k = isc_sim_kernel_get(func, true);
+	k = isc_sim_kernel_get(func, false);
+	if (!k) {
+		k = isc_sim_kernel_create(func, name);
+	}
 	if (!k) {
 		return -12;
 	}

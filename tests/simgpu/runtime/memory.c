@@ -38,7 +38,7 @@ static size_t lower_bound(uintptr_t p)
 	return lo;		/* ranges[lo - 1] is the last one starting at or below p */
 }
 
-static struct isc_sim_range *find(const void *ptr)
+struct isc_sim_range *isc_sim_range_find(const void *ptr)
 {
 	uintptr_t p = (uintptr_t)ptr;
 	size_t i = lower_bound(p);
@@ -52,7 +52,7 @@ static struct isc_sim_range *find(const void *ptr)
 	return NULL;
 }
 
-static struct isc_sim_range *insert(const struct isc_sim_range *r)
+struct isc_sim_range *isc_sim_range_insert(const struct isc_sim_range *r)
 {
 	size_t i;
 
@@ -73,7 +73,7 @@ static struct isc_sim_range *insert(const struct isc_sim_range *r)
 	return &ranges[i];
 }
 
-static void remove_range(struct isc_sim_range *r)
+void isc_sim_range_remove(struct isc_sim_range *r)
 {
 	size_t i = (size_t)(r - ranges);
 
@@ -82,14 +82,9 @@ static void remove_range(struct isc_sim_range *r)
 }
 
 /* Callers hold the lock. */
-const struct isc_sim_range *isc_sim_mem_find(const void *p)
-{
-	return find(p);
-}
-
 uint8_t isc_sim_mem_kind(const void *p, int *device)
 {
-	const struct isc_sim_range *r = find(p);
+	const struct isc_sim_range *r = isc_sim_range_find(p);
 
 	if (device) {
 		*device = r ? r->device : -1;
@@ -117,7 +112,8 @@ static bool reserve_va(void)
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 		if (p != MAP_FAILED) {
-			va_next = ((uintptr_t)p + DEVICE_ALIGN - 1) & ~(uintptr_t)(DEVICE_ALIGN - 1);
+			va_next = ((uintptr_t)p + DEVICE_ALIGN - 1) &
+				  ~(uintptr_t)(DEVICE_ALIGN - 1);
 			va_end = (uintptr_t)p + sizes[i];
 			return true;
 		}
@@ -154,7 +150,7 @@ static void *device_alloc(size_t size, int device, bool pool)
 	r.live = true;
 	r.pool = pool;
 	r.device = device;
-	if (!insert(&r)) {
+	if (!isc_sim_range_insert(&r)) {
 		return NULL;
 	}
 	va_next += size;
@@ -174,7 +170,7 @@ void isc_sim_mem_reset(int device)
 	isc_sim_devices[device].mem_used = 0;
 }
 
-static uint64_t per_mib(uint64_t ns_per_mib, size_t bytes)
+uint64_t isc_sim_per_mib(uint64_t ns_per_mib, size_t bytes)
 {
 	return (uint64_t)((double)ns_per_mib * (double)bytes / (1024.0 * 1024.0));
 }
@@ -192,7 +188,8 @@ SIM_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 	if (size == 0) {
 		return isc_sim_leave(&c, cudaSuccess);
 	}
-	isc_sim_busy_wait(isc_sim_cfg.malloc_cost_ns + per_mib(isc_sim_cfg.malloc_ns_per_mib, size));
+	isc_sim_busy_wait(isc_sim_cfg.malloc_cost_ns +
+			  isc_sim_per_mib(isc_sim_cfg.malloc_ns_per_mib, size));
 	pthread_mutex_lock(&isc_sim_lock);
 	*devPtr = device_alloc(size, device, false);
 	pthread_mutex_unlock(&isc_sim_lock);
@@ -204,7 +201,7 @@ SIM_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 }
 
 /* Frees a device, pinned or managed allocation; cudaFree synchronises the device first. */
-static cudaError_t free_range(struct isc_sim_call *c, void *p, bool host, const char *what)
+cudaError_t isc_sim_free_range(struct isc_sim_call *c, void *p, bool host, const char *what)
 {
 	struct isc_sim_range *r;
 	uint64_t until;
@@ -213,7 +210,7 @@ static cudaError_t free_range(struct isc_sim_call *c, void *p, bool host, const 
 	uint8_t kind;
 
 	pthread_mutex_lock(&isc_sim_lock);
-	r = find(p);
+	r = isc_sim_range_find(p);
 	if (!r || r->base != (uintptr_t)p || (host != (r->kind == SIM_ALLOC_HOST)) ||
 	    r->kind == SIM_ALLOC_REGISTERED) {
 		pthread_mutex_unlock(&isc_sim_lock);
@@ -225,7 +222,7 @@ static cudaError_t free_range(struct isc_sim_call *c, void *p, bool host, const 
 	isc_sim_block(c, until, !isc_sim_device_blocking_sync(device));
 	isc_sim_busy_wait(isc_sim_cfg.free_cost_ns);
 	pthread_mutex_lock(&isc_sim_lock);
-	r = find(p);
+	r = isc_sim_range_find(p);
 	if (!r) {
 		pthread_mutex_unlock(&isc_sim_lock);
 		return cudaErrorInvalidValue;	/* freed by another thread meanwhile */
@@ -236,7 +233,7 @@ static cudaError_t free_range(struct isc_sim_call *c, void *p, bool host, const 
 		r->live = false;
 		isc_sim_devices[device].mem_used -= size;
 	} else {
-		remove_range(r);
+		isc_sim_range_remove(r);
 	}
 	pthread_mutex_unlock(&isc_sim_lock);
 	if (kind != SIM_ALLOC_DEVICE) {
@@ -257,7 +254,7 @@ SIM_EXPORT cudaError_t cudaFree(void *devPtr)
 
 	/* cudaFree(NULL) only initialises the context, as code often uses it for. */
 	if (err == cudaSuccess && devPtr) {
-		err = free_range(&c, devPtr, false, "free");
+		err = isc_sim_free_range(&c, devPtr, false, "free");
 	}
 	return isc_sim_leave(&c, err);
 }
@@ -297,7 +294,7 @@ cudaError_t isc_sim_free_async(struct isc_sim_call *c, void *ptr, cudaStream_t s
 
 	isc_sim_busy_wait(isc_sim_cfg.api_cost_ns);
 	pthread_mutex_lock(&isc_sim_lock);
-	r = find(ptr);
+	r = isc_sim_range_find(ptr);
 	if (!isc_sim_stream_resolve(stream, ptsz, &err)) {
 		r = NULL;
 	} else if (!r || r->kind != SIM_ALLOC_DEVICE || r->base != (uintptr_t)ptr) {
@@ -340,137 +337,6 @@ SIM_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 	return isc_sim_leave(&c, err);
 }
 
-/* Pinned, registered and managed ranges: real host memory the program may use. */
-static cudaError_t host_range(void **out, void *given, size_t size, uint8_t kind,
-			      unsigned flags)
-{
-	struct isc_sim_range r = { 0 };
-	void *p = given;
-
-	if (!p) {
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED) {
-			return cudaErrorMemoryAllocation;
-		}
-	}
-	isc_sim_busy_wait(isc_sim_cfg.malloc_cost_ns +
-			  per_mib(isc_sim_cfg.host_alloc_cost_ns, size));
-	r.base = (uintptr_t)p;
-	r.size = size;
-	r.kind = kind;
-	r.live = true;
-	r.device = isc_sim_current_device();
-	r.flags = flags;
-	pthread_mutex_lock(&isc_sim_lock);
-	if (find(p) || find((char *)p + size - 1)) {
-		pthread_mutex_unlock(&isc_sim_lock);
-		return cudaErrorHostMemoryAlreadyRegistered;
-	}
-	if (!insert(&r)) {
-		pthread_mutex_unlock(&isc_sim_lock);
-		if (!given) {
-			munmap(p, size);
-		}
-		return cudaErrorMemoryAllocation;
-	}
-	pthread_mutex_unlock(&isc_sim_lock);
-	if (out) {
-		*out = p;
-	}
-	isc_sim_truth_mem(kind == SIM_ALLOC_REGISTERED ? "host_register" : "malloc_host", p, size,
-			  kind == SIM_ALLOC_MANAGED ? SIMGPU_MEM_MANAGED : SIMGPU_MEM_PINNED,
-			  r.device);
-	return cudaSuccess;
-}
-
-SIM_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
-{
-	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMallocHost_v3020), "cudaMallocHost", 0);
-
-	if (err == cudaSuccess) {
-		err = ptr && size ? host_range(ptr, NULL, size, SIM_ALLOC_HOST, 0)
-				  : cudaErrorInvalidValue;
-	}
-	return isc_sim_leave(&c, err);
-}
-
-SIM_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
-{
-	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaHostAlloc_v3020), "cudaHostAlloc", 0);
-
-	if (err == cudaSuccess) {
-		err = pHost && size ? host_range(pHost, NULL, size, SIM_ALLOC_HOST, flags)
-				    : cudaErrorInvalidValue;
-	}
-	return isc_sim_leave(&c, err);
-}
-
-SIM_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
-{
-	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMallocManaged_v6000), "cudaMallocManaged",
-					0);
-
-	if (err == cudaSuccess) {
-		err = devPtr && size ? host_range(devPtr, NULL, size, SIM_ALLOC_MANAGED, flags)
-				     : cudaErrorInvalidValue;
-	}
-	return isc_sim_leave(&c, err);
-}
-
-SIM_EXPORT cudaError_t cudaFreeHost(void *ptr)
-{
-	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaFreeHost_v3020), "cudaFreeHost", 0);
-
-	if (err == cudaSuccess && ptr) {
-		err = free_range(&c, ptr, true, "free_host");
-	}
-	return isc_sim_leave(&c, err);
-}
-
-SIM_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
-{
-	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaHostRegister_v4000), "cudaHostRegister",
-					0);
-
-	if (err == cudaSuccess) {
-		err = ptr && size ? host_range(NULL, ptr, size, SIM_ALLOC_REGISTERED, flags)
-				  : cudaErrorInvalidValue;
-	}
-	return isc_sim_leave(&c, err);
-}
-
-SIM_EXPORT cudaError_t cudaHostUnregister(void *ptr)
-{
-	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaHostUnregister_v4000),
-					"cudaHostUnregister", 0);
-	struct isc_sim_range *r;
-	size_t size = 0;
-
-	if (err != cudaSuccess) {
-		return isc_sim_leave(&c, err);
-	}
-	pthread_mutex_lock(&isc_sim_lock);
-	r = find(ptr);
-	if (!r || r->kind != SIM_ALLOC_REGISTERED || r->base != (uintptr_t)ptr) {
-		err = cudaErrorHostMemoryNotRegistered;
-	} else {
-		size = r->size;
-		remove_range(r);
-	}
-	pthread_mutex_unlock(&isc_sim_lock);
-	if (err == cudaSuccess) {
-		isc_sim_truth_mem("host_unregister", ptr, size, SIMGPU_MEM_PINNED,
-				  isc_sim_current_device());
-	}
-	return isc_sim_leave(&c, err);
-}
-
 SIM_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 {
 	struct isc_sim_call c;
@@ -490,63 +356,4 @@ SIM_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 		*total = isc_sim_cfg.device_memory;
 	}
 	return isc_sim_leave(&c, cudaSuccess);
-}
-
-static void pointer_attributes(struct cudaPointerAttributes *a, const void *ptr)
-{
-	const struct isc_sim_range *r;
-
-	memset(a, 0, sizeof(*a));
-	pthread_mutex_lock(&isc_sim_lock);
-	r = find(ptr);
-	if (!r) {
-		a->type = cudaMemoryTypeUnregistered;
-		a->device = -2;
-	} else {
-		a->device = r->device;
-		a->type = r->kind == SIM_ALLOC_DEVICE    ? cudaMemoryTypeDevice
-			  : r->kind == SIM_ALLOC_MANAGED ? cudaMemoryTypeManaged
-							 : cudaMemoryTypeHost;
-		a->devicePointer = (void *)ptr;
-		a->hostPointer = r->kind == SIM_ALLOC_DEVICE ? NULL : (void *)ptr;
-	}
-	pthread_mutex_unlock(&isc_sim_lock);
-}
-
-SIM_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes,
-						const void *ptr)
-{
-	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaPointerGetAttributes_v4000),
-					"cudaPointerGetAttributes", 0);
-
-	if (err == cudaSuccess) {
-		if (attributes) {
-			pointer_attributes(attributes, ptr);
-		} else {
-			err = cudaErrorInvalidValue;
-		}
-	}
-	return isc_sim_leave(&c, err);
-}
-
-SIM_EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
-{
-	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaHostGetDevicePointer_v3020),
-					"cudaHostGetDevicePointer", 0);
-
-	if (err == cudaSuccess) {
-		uint8_t kind;
-
-		pthread_mutex_lock(&isc_sim_lock);
-		kind = isc_sim_mem_kind(pHost, NULL);
-		pthread_mutex_unlock(&isc_sim_lock);
-		if (!pDevice || kind != SIMGPU_MEM_PINNED) {
-			err = cudaErrorInvalidValue;
-		} else {
-			*pDevice = pHost;
-		}
-	}
-	return isc_sim_leave(&c, err);
 }

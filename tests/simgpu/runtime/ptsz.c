@@ -76,8 +76,7 @@ SIM_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned in
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long
-			*streamId)
+SIM_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long *streamId)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamGetId_ptsz_v12000),
@@ -117,8 +116,8 @@ SIM_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void
-			*func, void **args)
+SIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
+			void **args)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaLaunchKernelExC_ptsz_v11060),
@@ -130,8 +129,8 @@ SIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum
-			cudaMemcpyKind kind)
+SIM_EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
+			enum cudaMemcpyKind kind)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpy_ptds_v7000),
@@ -144,8 +143,8 @@ SIM_EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum
-			cudaMemcpyKind kind, cudaStream_t stream)
+SIM_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
+			enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyAsync_ptsz_v7000),
@@ -158,8 +157,8 @@ SIM_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t c
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t
-			spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
+SIM_EXPORT cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch,
+			size_t width, size_t height, enum cudaMemcpyKind kind)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpy2D_ptds_v7000),
@@ -173,8 +172,8 @@ SIM_EXPORT cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *s
 }
 
 SIM_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src,
-			size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t
-			stream)
+			size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind,
+			cudaStream_t stream)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpy2DAsync_ptsz_v7000),
@@ -187,8 +186,8 @@ SIM_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const vo
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t
-			count, size_t offset, enum cudaMemcpyKind kind)
+SIM_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count,
+			size_t offset, enum cudaMemcpyKind kind)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyToSymbol_ptds_v7000),
@@ -215,8 +214,8 @@ SIM_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const vo
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t
-			count, size_t offset, enum cudaMemcpyKind kind)
+SIM_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count,
+			size_t offset, enum cudaMemcpyKind kind)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyFromSymbol_ptds_v7000),
@@ -229,8 +228,8 @@ SIM_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, 
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t
-			count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
+SIM_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
+			size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyFromSymbolAsync_ptsz_v7000),
@@ -294,8 +293,7 @@ SIM_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStre
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t
-			hStream)
+SIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMallocAsync_ptsz_v11020),
@@ -319,8 +317,8 @@ SIM_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum
-			cudaStreamCaptureMode mode)
+SIM_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+			enum cudaStreamCaptureMode mode)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamBeginCapture_ptsz_v10000),
@@ -344,8 +342,8 @@ SIM_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum
-			cudaStreamCaptureStatus *pCaptureStatus)
+SIM_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
+			enum cudaStreamCaptureStatus *pCaptureStatus)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamIsCapturing_ptsz_v10000),

@@ -176,9 +176,13 @@ struct isc_sim_range {
 	unsigned flags;
 };
 
-const struct isc_sim_range *isc_sim_mem_find(const void *p);
+struct isc_sim_range *isc_sim_range_find(const void *p);
+struct isc_sim_range *isc_sim_range_insert(const struct isc_sim_range *r);
+void isc_sim_range_remove(struct isc_sim_range *r);
 uint8_t isc_sim_mem_kind(const void *p, int *device);
 void isc_sim_mem_reset(int device);
+uint64_t isc_sim_per_mib(uint64_t ns_per_mib, size_t bytes);
+cudaError_t isc_sim_free_range(struct isc_sim_call *c, void *p, bool host, const char *what);
 
 /* ---- kernels (kernel.c) ---- */
 #define SIM_DURATION_DEFAULT UINT64_MAX	/* SIMGPU_KERNEL_DEFAULT_NS, read at launch */
@@ -194,6 +198,7 @@ struct CUkern_st {
 };
 
 struct CUkern_st *isc_sim_kernel_get(const void *func_or_handle, bool create);
+struct CUkern_st *isc_sim_kernel_create(const void *func, const char *name);
 uint64_t isc_sim_take_next_duration(void);
 uint64_t isc_sim_kernel_duration(const struct CUkern_st *k);
 uint64_t isc_sim_next_launch_seq(void);

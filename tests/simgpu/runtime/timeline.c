@@ -73,14 +73,14 @@ struct CUstream_st *isc_sim_stream_new(unsigned flags, int priority)
 }
 
 /*
- * Destroyed streams leave the handle set and are never freed: a stale handle
- * gets cudaErrorInvalidResourceHandle, and a per-thread stream's pointer cached
- * by an exited thread stays harmless. A test double can afford the bytes.
+ * A destroyed stream leaves the handle set, so a stale handle gets
+ * cudaErrorInvalidResourceHandle instead of a use-after-free. Per-thread default
+ * streams are never destroyed (their thread may be gone, their work not).
  */
 void isc_sim_stream_kill(struct CUstream_st *s)
 {
 	isc_sim_handle_remove(s);
-	s->magic = 0xdeadu;
+	free(s);
 }
 
 struct CUstream_st *isc_sim_stream_resolve(cudaStream_t handle, bool ptsz, cudaError_t *err)

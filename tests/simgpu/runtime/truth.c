@@ -231,8 +231,8 @@ static void write_header(FILE *f)
 {
 	const struct isc_sim_config *cfg = &isc_sim_cfg;
 
-	fprintf(f, "{\"simgpu_truth\":1,\"pid\":%d,\"clock\":\"CLOCK_MONOTONIC\",\"unit\":\"ns\",\n",
-		(int)getpid());
+	fprintf(f, "{\"simgpu_truth\":1,\"pid\":%d,\"clock\":\"CLOCK_MONOTONIC\""
+		",\"unit\":\"ns\",\n", (int)getpid());
 	fprintf(f, "\"config\":{\"launch_cost_ns\":%" PRIu64 ",\"launch_latency_ns\":%" PRIu64
 		",\"kernel_default_ns\":%" PRIu64 ",\"copy_latency_ns\":%" PRIu64
 		",\"bw_h2d_pinned_gbps\":%g,\"bw_h2d_pageable_gbps\":%g,\"bw_d2h_pinned_gbps\":%g"

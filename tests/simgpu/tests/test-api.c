@@ -135,6 +135,7 @@ Test(api, workload_names_win_over_module_names)
 	CU(cudaLaunchKernel(&stub, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, NULL));
 	cr_assert_str_eq(op_at(0).name, "gemm_fp16");
 	cr_assert_eq(op_at(0).end_ns - op_at(0).start_ns, 50000);
+	__cudaUnregisterFatBinary(module);
 }
 
 Test(api, launch_ex_and_occupancy)

@@ -77,6 +77,37 @@ static void small_workload(void)
 	free(pageable);
 }
 
+/* The CUPTI record of @p op, checked field by field; returns its start and end. */
+static void check_record(const struct simgpu_op *op, uint64_t *start, uint64_t *end)
+{
+	if (op->type == SIMGPU_OP_KERNEL) {
+		size_t i = op->name[0] == 's';	/* gemm ends first, then softmax */
+		const CUpti_ActivityKernel10 *k = &got.kernels[i];
+
+		cr_assert_eq(k->correlationId, op->correlation_id);
+		cr_assert_str_eq(got.kernel_names[i], op->name);
+		cr_assert_eq(k->streamId, op->stream_id);
+		cr_assert_eq(k->gridX, 4);
+		*start = k->start;
+		*end = k->end;
+	} else if (op->type == SIMGPU_OP_MEMCPY) {
+		const CUpti_ActivityMemcpy6 *m = &got.copies[op->copy_kind == SIMGPU_COPY_DTOH];
+
+		cr_assert_eq(m->correlationId, op->correlation_id);
+		cr_assert_eq(m->runtimeCorrelationId, op->correlation_id);
+		cr_assert_eq(m->copyKind, op->copy_kind);
+		cr_assert_eq(m->srcKind, op->src_kind);
+		cr_assert_eq(m->dstKind, op->dst_kind);
+		cr_assert_eq(m->bytes, op->bytes);
+		*start = m->start;
+		*end = m->end;
+	} else {
+		cr_assert_eq(got.memsets[0].correlationId, op->correlation_id);
+		*start = got.memsets[0].start;
+		*end = got.memsets[0].end;
+	}
+}
+
 Test(cupti, records_match_the_ground_truth)
 {
 	struct simgpu_truth *t;
@@ -98,33 +129,7 @@ Test(cupti, records_match_the_ground_truth)
 		cr_assert_not_null(api, "no API record for correlation %u", op->correlation_id);
 		cr_assert_eq(api->threadId, my_tid(), "SYSTEM thread ids are gettid()");
 		cr_assert_eq(api->kind, CUPTI_ACTIVITY_KIND_RUNTIME);
-		if (op->type == SIMGPU_OP_KERNEL) {
-			const CUpti_ActivityKernel10 *k = &got.kernels[op->name[0] == 's'];
-
-			cr_assert_eq(k->correlationId, op->correlation_id);
-			cr_assert_str_eq(got.kernel_names[op->name[0] == 's'], op->name);
-			cr_assert_eq(k->streamId, op->stream_id);
-			cr_assert_eq(k->gridX, 4);
-			cr_assert_eq(api->cbid, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-			start = k->start;
-			end = k->end;
-		} else if (op->type == SIMGPU_OP_MEMCPY) {
-			const CUpti_ActivityMemcpy6 *m = &got.copies[op->copy_kind ==
-								      SIMGPU_COPY_DTOH];
-
-			cr_assert_eq(m->correlationId, op->correlation_id);
-			cr_assert_eq(m->runtimeCorrelationId, op->correlation_id);
-			cr_assert_eq(m->copyKind, op->copy_kind);
-			cr_assert_eq(m->srcKind, op->src_kind);
-			cr_assert_eq(m->dstKind, op->dst_kind);
-			cr_assert_eq(m->bytes, op->bytes);
-			start = m->start;
-			end = m->end;
-		} else {
-			cr_assert_eq(got.memsets[0].correlationId, op->correlation_id);
-			start = got.memsets[0].start;
-			end = got.memsets[0].end;
-		}
+		check_record(op, &start, &end);
 		cr_assert_lt(diff(start, op->start_ns), 2 * US, "start off by %llu ns",
 			     (unsigned long long)diff(start, op->start_ns));
 		cr_assert_lt(diff(end, op->end_ns), 2 * US);

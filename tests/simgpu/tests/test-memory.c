@@ -49,7 +49,8 @@ Test(memory, pageable_copies_are_slower_than_pinned)
 	cr_assert_eq(op_at(2).copy_kind, SIMGPU_COPY_DTOH);
 	cr_assert_gt(t_pageable, 3 * t_pinned, "pageable %llu ns vs pinned %llu ns",
 		     (unsigned long long)t_pageable, (unsigned long long)t_pinned);
-	cr_assert_gt(op_at(3).end_ns - op_at(3).start_ns, 3 * (op_at(2).end_ns - op_at(2).start_ns));
+	cr_assert_gt(op_at(3).end_ns - op_at(3).start_ns,
+		     3 * (op_at(2).end_ns - op_at(2).start_ns));
 	cr_assert_eq(op_at(1).bytes, 16 * MIB);
 	free(pageable);
 }
@@ -217,7 +218,8 @@ Test(memory, host_register_marks_a_range_pinned)
 
 	CU(cudaMalloc(&dev, MIB));
 	CU(cudaHostRegister(buffer, 4 * MIB, cudaHostRegisterDefault));
-	cr_assert_eq(cudaHostRegister(buffer + 4096, 4096, 0), cudaErrorHostMemoryAlreadyRegistered);
+	cr_assert_eq(cudaHostRegister(buffer + 4096, 4096, 0),
+		     cudaErrorHostMemoryAlreadyRegistered);
 	CU(cudaMemcpy(dev, buffer + MIB, MIB, cudaMemcpyHostToDevice));
 	cr_assert_eq(op_at(0).src_kind, SIMGPU_MEM_PINNED);
 	CU(cudaHostUnregister(buffer));

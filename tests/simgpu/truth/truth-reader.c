@@ -146,8 +146,7 @@ static int read_op(yajl_val o, struct simgpu_op *op)
 	op->src_kind = mem_kind(str(o, "src_kind"));
 	op->dst_kind = mem_kind(str(o, "dst_kind"));
 	op->memset_value = (uint32_t)u64(o, "value");
-	op->peer_device = field(o, "peer_device") ? (int32_t)YAJL_GET_INTEGER(field(o, "peer_device"))
-						  : -1;
+	op->peer_device = field(o, "peer_device") ? (int32_t)u64(o, "peer_device") : -1;
 	triple(o, "grid", op->grid);
 	triple(o, "block", op->block);
 	op->dynamic_smem = (uint32_t)u64(o, "dynamic_smem");
@@ -296,7 +295,8 @@ size_t simgpu_truth_count_correlated(const struct simgpu_truth *t, uint32_t type
 	size_t n = 0;
 
 	for (i = 0; i < t->n_ops; i++) {
-		n += t->ops[i].correlation_id == correlation_id && (!type || t->ops[i].type == type);
+		n += t->ops[i].correlation_id == correlation_id &&
+		     (!type || t->ops[i].type == type);
 	}
 	return n;
 }
