@@ -428,7 +428,8 @@ static void cupti_meta(struct isc_json *j)
 	isc_json_begin_object(j);
 	isc_json_kv_string(j, "status", status_names[st.status]);
 	if (st.status == ST_NOT_USED) {
-		isc_json_kv_string(j, "reason", "the process made no CUDA call");
+		isc_json_kv_string(j, "reason",
+				   "no intercepted CUDA call, and the driver never loaded the injection");
 	} else if (st.status != ST_ACTIVE) {
 		isc_json_kv_string(j, "reason", st.reason);
 	}

@@ -67,15 +67,16 @@ bool cw_is_gpu_work(const char *type)
 
 size_t cw_api_count(yajl_val trace, const char *source)
 {
+	yajl_val events = isc_trace_events(trace);
 	size_t n = 0;
-	for (size_t i = 0;; i++) {
-		yajl_val e = isc_trace_find(trace, "cuda_api", NULL, i);
-		if (e == NULL) {
-			return n;
-		}
+	for (size_t i = 0; events && i < YAJL_GET_ARRAY(events)->len; i++) {
+		yajl_val e = YAJL_GET_ARRAY(events)->values[i];
+		const char *type = isc_trace_str(e, "type");
 		const char *s = isc_trace_str(e, "metadata/source");
-		n += source == NULL || (s && strcmp(s, source) == 0);
+		n += type && strcmp(type, "cuda_api") == 0 &&
+		     (source == NULL || (s && strcmp(s, source) == 0));
 	}
+	return n;
 }
 
 yajl_val cw_api_by_corr(yajl_val trace, long long corr)
@@ -98,44 +99,133 @@ long long cw_end_ns(yajl_val ev)
 	return cw_start_ns(ev) + llround(isc_trace_num(ev, "duration_us", 0) * 1000.0);
 }
 
-static bool same_kind(const struct simgpu_op *op, const char *type)
+/* Kinds of GPU work, to match operations with events of their type. */
+enum { CLS_KERNEL, CLS_COPY, CLS_MEMSET };
+
+static int op_class(const struct simgpu_op *op)
 {
-	switch (op->type) {
-	case SIMGPU_OP_KERNEL: return strcmp(type, "gpu_kernel") == 0;
-	case SIMGPU_OP_MEMSET: return strcmp(type, "gpu_memset") == 0;
-	default: return strstr(type, "_copy") != NULL;
+	return op->type == SIMGPU_OP_KERNEL ? CLS_KERNEL
+	       : op->type == SIMGPU_OP_MEMSET ? CLS_MEMSET : CLS_COPY;
+}
+
+static int event_class(const char *type)
+{
+	return strcmp(type, "gpu_kernel") == 0 ? CLS_KERNEL
+	       : strcmp(type, "gpu_memset") == 0 ? CLS_MEMSET : CLS_COPY;
+}
+
+struct gpu_ev {
+	long long start, end;
+	int cls;
+	bool used;
+	yajl_val v;
+};
+
+struct api_ev {
+	long long corr;
+	yajl_val v;
+};
+
+static int truth_by_corr(const void *a, const void *b)
+{
+	const struct simgpu_truth_api *x = a, *y = b;
+	return (x->correlation_id > y->correlation_id) - (x->correlation_id < y->correlation_id);
+}
+
+/* The truth's call with this correlation id (its calls sorted by cw_check_truth). */
+static const struct simgpu_truth_api *truth_call(const struct simgpu_truth *truth, uint32_t corr)
+{
+	struct simgpu_truth_api key;
+	key.correlation_id = corr;
+	return bsearch(&key, truth->api, truth->n_api, sizeof(*truth->api), truth_by_corr);
+}
+
+/* The trace indexed: GPU events by start, cuda_api events by correlation id. */
+struct index {
+	struct gpu_ev *gpu;
+	size_t n_gpu;
+	struct api_ev *api;
+	size_t n_api;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct gpu_ev *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int by_corr(const void *a, const void *b)
+{
+	const struct api_ev *x = a, *y = b;
+	return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static void index_trace(yajl_val trace, struct index *ix)
+{
+	yajl_val events = isc_trace_events(trace);
+	size_t n = YAJL_GET_ARRAY(events)->len;
+	memset(ix, 0, sizeof(*ix));
+	ix->gpu = calloc(n + 1, sizeof(*ix->gpu));
+	ix->api = calloc(n + 1, sizeof(*ix->api));
+	for (size_t i = 0; i < n; i++) {
+		yajl_val e = YAJL_GET_ARRAY(events)->values[i];
+		const char *type = isc_trace_str(e, "type");
+		if (cw_is_gpu_work(type)) {
+			struct gpu_ev *g = &ix->gpu[ix->n_gpu++];
+			g->start = cw_start_ns(e);
+			g->end = cw_end_ns(e);
+			g->cls = event_class(type);
+			g->v = e;
+		} else if (type && strcmp(type, "cuda_api") == 0) {
+			struct api_ev *a = &ix->api[ix->n_api++];
+			a->corr = isc_trace_int(e, "metadata/correlation_id", -1);
+			a->v = e;
+		}
 	}
+	qsort(ix->gpu, ix->n_gpu, sizeof(*ix->gpu), by_start);
+	qsort(ix->api, ix->n_api, sizeof(*ix->api), by_corr);
+}
+
+static yajl_val api_of(const struct index *ix, long long corr)
+{
+	struct api_ev key = { corr, NULL };
+	struct api_ev *a = bsearch(&key, ix->api, ix->n_api, sizeof(*ix->api), by_corr);
+	return a ? a->v : NULL;
 }
 
 /* The trace event of op: same kind, start and end within 1 us (plus rounding). */
-static yajl_val match(yajl_val trace, const struct simgpu_op *op, bool *used)
+static yajl_val match(struct index *ix, const struct simgpu_op *op)
 {
-	yajl_val events = isc_trace_events(trace);
-	for (size_t i = 0; i < YAJL_GET_ARRAY(events)->len; i++) {
-		yajl_val e = YAJL_GET_ARRAY(events)->values[i];
-		const char *type = isc_trace_str(e, "type");
-		if (used[i] || !cw_is_gpu_work(type) || !same_kind(op, type)) {
-			continue;
+	const long long tol = 1001;
+	long long start = (long long)op->start_ns, end = (long long)op->end_ns;
+	size_t lo = 0, hi = ix->n_gpu;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->gpu[mid].start < start - tol) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
 		}
-		if (llabs(cw_start_ns(e) - (long long)op->start_ns) <= 1001 &&
-		    llabs(cw_end_ns(e) - (long long)op->end_ns) <= 1001) {
-			used[i] = true;
-			return e;
+	}
+	for (size_t i = lo; i < ix->n_gpu && ix->gpu[i].start <= start + tol; i++) {
+		struct gpu_ev *g = &ix->gpu[i];
+		if (!g->used && g->cls == op_class(op) && llabs(g->end - end) <= tol) {
+			g->used = true;
+			return g->v;
 		}
 	}
 	return NULL;
 }
 
 /* The event's host call is the truth's call that issued op. */
-static void check_correlation(yajl_val trace, yajl_val ev, const struct simgpu_op *op,
+static void check_correlation(const struct index *ix, yajl_val ev, const struct simgpu_op *op,
 			      const struct simgpu_truth *truth)
 {
 	long long corr = isc_trace_int(ev, "metadata/correlation_id", -1);
-	yajl_val api = cw_api_by_corr(trace, corr);
+	yajl_val api = api_of(ix, corr);
 	cr_assert_not_null(api, "%s at %.3f us: no cuda_api event with correlation_id %lld",
 			   isc_trace_str(ev, "name"), op->start_ns / 1e3, corr);
-	const struct simgpu_truth_api *call = simgpu_truth_api_by_correlation(truth,
-									       op->correlation_id);
+	const struct simgpu_truth_api *call = truth_call(truth, op->correlation_id);
 	cr_assert_not_null(call, "the truth lacks call %u", op->correlation_id);
 	cr_assert_str_eq(isc_trace_str(api, "name"), call->name,
 			 "operation of %s correlated with %s", call->name,
@@ -148,30 +238,29 @@ static void check_correlation(yajl_val trace, yajl_val ev, const struct simgpu_o
 size_t cw_check_truth(yajl_val trace, const char *truth_path)
 {
 	struct simgpu_truth *truth = NULL;
+	struct index ix;
 	char err[512];
 	cr_assert_eq(simgpu_truth_create(truth_path, &truth, err, sizeof(err)), 0, "%s", err);
-	yajl_val events = isc_trace_events(trace);
-	size_t n = YAJL_GET_ARRAY(events)->len, gpu = 0;
-	bool *used = calloc(n ? n : 1, sizeof(bool));
-	for (size_t i = 0; i < n; i++) {
-		gpu += cw_is_gpu_work(isc_trace_str(YAJL_GET_ARRAY(events)->values[i], "type"));
-	}
-	cr_assert_eq(gpu, truth->n_ops, "GPU events in the trace: %zu, operations: %zu", gpu,
-		     truth->n_ops);
+	index_trace(trace, &ix);
+	qsort(truth->api, truth->n_api, sizeof(*truth->api), truth_by_corr);
+	cr_assert_eq(ix.n_gpu, truth->n_ops, "GPU events in the trace: %zu, operations: %zu",
+		     ix.n_gpu, truth->n_ops);
 	for (size_t k = 0; k < truth->n_ops; k++) {
 		const struct simgpu_op *op = &truth->ops[k];
-		yajl_val ev = match(trace, op, used);
+		yajl_val ev = match(&ix, op);
 		cr_assert_not_null(ev, "operation %zu (%s, %llu..%llu ns) has no GPU event within 1 us",
 				   k, op->name ? op->name : "", (unsigned long long)op->start_ns,
 				   (unsigned long long)op->end_ns);
-		check_correlation(trace, ev, op, truth);
+		check_correlation(&ix, ev, op, truth);
 		if (op->type == SIMGPU_OP_KERNEL && op->name && op->name[0]) {
 			cr_assert_str_eq(isc_trace_str(ev, "name"), op->name);
 		} else if (op->type != SIMGPU_OP_KERNEL) {
 			cr_assert_eq(isc_trace_int(ev, "metadata/bytes", -1), (long long)op->bytes);
 		}
 	}
-	free(used);
+	size_t n = ix.n_gpu;
+	free(ix.gpu);
+	free(ix.api);
 	simgpu_truth_destroy(truth);
-	return gpu;
+	return n;
 }
