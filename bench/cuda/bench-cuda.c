@@ -97,8 +97,8 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
-	printf("| call | clock | native ns | interposer ns | bare CUPTI ns | InferScope + CUPTI ns | "
-	       "added by the interposer | added on top of CUPTI |\n"
+	printf("| call | clock | native ns | interposer ns | bare CUPTI ns | "
+	       "InferScope + CUPTI ns | added by the interposer | added on top of CUPTI |\n"
 	       "|---|---|---|---|---|---|---|---|\n");
 	for (size_t f = 0; f < sizeof(functions) / sizeof(functions[0]); f++) {
 		double v[2][MODES][MAX_ROUNDS], m[2][MODES];

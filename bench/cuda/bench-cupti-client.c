@@ -47,10 +47,9 @@ __attribute__((constructor)) static void start(void)
 	if (lib == NULL) {
 		return;
 	}
-	CUptiResult (*reg)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) =
-		(CUptiResult(*)(CUpti_BuffersCallbackRequestFunc,
-				CUpti_BuffersCallbackCompleteFunc))dlsym(lib,
-									 "cuptiActivityRegisterCallbacks");
+	typedef CUptiResult (*reg_fn)(CUpti_BuffersCallbackRequestFunc,
+				      CUpti_BuffersCallbackCompleteFunc);
+	reg_fn reg = (reg_fn)dlsym(lib, "cuptiActivityRegisterCallbacks");
 	CUptiResult (*enable)(CUpti_ActivityKind) =
 		(CUptiResult(*)(CUpti_ActivityKind))dlsym(lib, "cuptiActivityEnable");
 	next_record = (CUptiResult(*)(uint8_t *, size_t, CUpti_Activity **))dlsym(

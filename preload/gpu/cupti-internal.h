@@ -55,7 +55,7 @@ uint32_t isc_cupti_api_name(CUpti_CallbackDomain domain, uint32_t cbid, bool *is
 struct isc_cupti_stats {
 	uint64_t dropped;		/* CUPTI's count of records it could not store */
 	uint64_t buffers;		/* buffers completed */
-	uint64_t buffers_refused;	/* requests refused at the cap (their records are dropped) */
+	uint64_t buffers_refused;	/* requests refused at the cap (records are dropped) */
 	uint64_t records;		/* activity records decoded */
 	uint64_t unresolved;		/* GPU records whose host call never showed up */
 	uint64_t overhead_ns;		/* CUPTI's own overhead records */

@@ -28,7 +28,8 @@
 #include "log.h"
 #include "session.h"
 
-_Static_assert(ISC_CUPTI_EXT_KIND == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, "gpu-timeline.h's kind");
+_Static_assert(ISC_CUPTI_EXT_KIND == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2,
+	       "gpu-timeline.h's kind");
 
 struct isc_cupti_hot isc_cupti_hot;
 struct isc_cupti_api isc_cupti;
@@ -48,7 +49,7 @@ static struct {
 	char via[64];
 	uint32_t version;
 	bool ts_callback;		/* our clock through the timestamp callback */
-	int pid;			/* the process that started CUPTI (fork children must not flush) */
+	int pid;			/* the process that started CUPTI (not a fork child) */
 	_Atomic bool exit_flushed;
 	/* calibration: our clock = CUPTI's + offset, interpolated between two pairs */
 	uint64_t c0, o0, c1, o1;
@@ -161,7 +162,8 @@ static bool load_library(void)
 			return true;
 		}
 	}
-	const char *const abs[] = { "%s/extras/CUPTI/lib64/libcupti.so.%d", "%s/lib64/libcupti.so.%d" };
+	const char *const abs[] = { "%s/extras/CUPTI/lib64/libcupti.so.%d",
+				    "%s/lib64/libcupti.so.%d" };
 	for (unsigned i = 0; home && home[0] && i < 2; i++) {
 		isc_fmt(path, sizeof(path), abs[i], home, rt.major);
 		if (access(path, R_OK) == 0 && try_load(path)) {
@@ -428,8 +430,8 @@ static void cupti_meta(struct isc_json *j)
 	isc_json_begin_object(j);
 	isc_json_kv_string(j, "status", status_names[st.status]);
 	if (st.status == ST_NOT_USED) {
-		isc_json_kv_string(j, "reason",
-				   "no intercepted CUDA call, and the driver never loaded the injection");
+		isc_json_kv_string(j, "reason", "no intercepted CUDA call, and the driver never "
+						"loaded the injection");
 	} else if (st.status != ST_ACTIVE) {
 		isc_json_kv_string(j, "reason", st.reason);
 	}
@@ -445,7 +447,8 @@ static void cupti_meta(struct isc_json *j)
 	if (st.status == ST_ACTIVE) {
 		isc_cupti_stats(&s);
 		isc_json_kv_string(j, "started_by", st.via);
-		isc_json_kv_string(j, "timestamp_source", st.ts_callback ? "callback" : "calibrated");
+		isc_json_kv_string(j, "timestamp_source",
+				   st.ts_callback ? "callback" : "calibrated");
 		isc_json_kv_uint(j, "dropped_records", s.dropped);
 		isc_json_kv_uint(j, "buffers", s.buffers);
 		isc_json_kv_uint(j, "buffers_refused", s.buffers_refused);

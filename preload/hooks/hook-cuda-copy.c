@@ -126,7 +126,8 @@ ISC_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t c
 					    enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMemcpyAsync, ISC_FN_cudaMemcpyAsync_ptsz,
-		      (dst, src, count, kind, stream), copy_info(kind, dst, src, count, stream, true));
+		      (dst, src, count, kind, stream),
+		      copy_info(kind, dst, src, count, stream, true));
 }
 
 /* ---- 2D and 3D ---- */

@@ -248,7 +248,7 @@ size_t cw_check_truth(yajl_val trace, const char *truth_path)
 	for (size_t k = 0; k < truth->n_ops; k++) {
 		const struct simgpu_op *op = &truth->ops[k];
 		yajl_val ev = match(&ix, op);
-		cr_assert_not_null(ev, "operation %zu (%s, %llu..%llu ns) has no GPU event within 1 us",
+		cr_assert_not_null(ev, "op %zu (%s, %llu..%llu ns): no GPU event within 1 us",
 				   k, op->name ? op->name : "", (unsigned long long)op->start_ns,
 				   (unsigned long long)op->end_ns);
 		check_correlation(&ix, ev, op, truth);

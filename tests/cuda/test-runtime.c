@@ -53,6 +53,16 @@ Test(runtime, every_family_matches_the_ground_truth)
 	cr_assert_eq(isc_trace_int(t, "trace_metadata/cupti/unresolved_records", -1), 0);
 	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/cuda/runtime_version"), "13.0");
 	cr_assert_eq(cw_check_truth(t, truth), 11, "3 copies in, 1 out, 2D, 4 kernels, 2 memsets");
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+/* What each cuda_api event says beyond its time: direction, memory, stream, names. */
+Test(runtime, calls_carry_what_they_did)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("cw-runtime"), NULL };
+	yajl_val t = cw_run(argv, NULL, &r);
 
 	/* copies: direction, host memory, blocking */
 	yajl_val c = api(t, "cudaMemcpy", 0);

@@ -13,7 +13,8 @@ int main(void)
 	int cuda = 0;
 	FILE *f = fopen("/proc/self/maps", "r");
 	while (f && fgets(line, sizeof(line), f)) {
-		if (strstr(line, "libcudart") || strstr(line, "libcupti") || strstr(line, "libcuda.so")) {
+		if (strstr(line, "libcudart") || strstr(line, "libcupti") ||
+		    strstr(line, "libcuda.so")) {
 			cuda++;
 		}
 	}

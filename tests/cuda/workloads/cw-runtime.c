@@ -57,7 +57,8 @@ int main(void)
 
 	cudaMemcpy(d, pageable, sizeof(pageable), cudaMemcpyHostToDevice), calls++;
 	cudaMemcpyAsync(d, h, MIB, cudaMemcpyHostToDevice, s), calls++;
-	cudaMemcpyAsync_ptsz(d, registered, sizeof(registered), cudaMemcpyHostToDevice, NULL), calls++;
+	cudaMemcpyAsync_ptsz(d, registered, sizeof(registered), cudaMemcpyHostToDevice, NULL);
+	calls++;
 
 	cudaLaunchKernel((const void *)cw_kernel_a, grid, block, NULL, 0, s), calls++;
 	cudaLaunchKernel_ptsz((const void *)cw_kernel_a, grid, block, NULL, 1024, NULL), calls++;
