@@ -170,6 +170,7 @@ static void sync(const CUpti_ActivitySynchronization2 *y, struct isc_staged *s)
 bool isc_cupti_decode_gpu(const CUpti_Activity *rec, struct isc_staged *out)
 {
 	out->kernel = 0;
+	out->resolved = 0;
 	switch (rec->kind) {
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 	case CUPTI_ACTIVITY_KIND_KERNEL:

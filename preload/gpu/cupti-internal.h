@@ -71,7 +71,8 @@ struct isc_staged {
 	uint32_t cc;
 	uint8_t n;		/* records in ev */
 	uint8_t kernel;		/* occupancy is computed once the device is known */
-	uint8_t pad[2];
+	uint8_t resolved;	/* the host side is filled in */
+	uint8_t pad;
 	struct isc_event ev[2];
 };
 

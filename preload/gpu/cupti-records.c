@@ -260,9 +260,12 @@ static void on_api(const CUpti_ActivityAPI *a, bool driver)
 /* Fills the host side of s; false while it is unknown (and not final). */
 static bool resolve(struct isc_staged *s, bool final)
 {
-	struct centry *e = s->cc ? entry(s->cc, false) : NULL;
+	struct centry *e = s->cc && !s->resolved ? entry(s->cc, false) : NULL;
 	uint64_t corr;
 	uint32_t tid;
+	if (s->resolved) {
+		return true;
+	}
 	if (e && e->ext) {
 		corr = e->ours;
 		tid = e->tid;
@@ -287,6 +290,7 @@ static bool resolve(struct isc_staged *s, bool final)
 	for (unsigned i = 0; i < s->n; i++) {
 		s->ev[i].tid = tid;
 	}
+	s->resolved = 1;
 	return true;
 }
 
@@ -319,17 +323,16 @@ static void write_staged(const struct isc_staged *s)
 	}
 }
 
-/* Writes s now if it can be; otherwise keeps it for later. */
+/* Writes s now if it can be; otherwise keeps it for later (or, with the pending list
+ * full, writes what is known). */
 static void place(struct isc_staged *s, bool final)
 {
-	if (resolve(s, final) && device_ready(s, final)) {
+	bool full = n_pending >= PENDING_MAX;
+	bool host = resolve(s, final || full);
+	if (host && device_ready(s, final || full)) {
 		write_staged(s);
-	} else if (n_pending < PENDING_MAX) {
-		pending[n_pending++] = *s;
 	} else {
-		stats.unresolved++;
-		resolve(s, true);
-		write_staged(s);
+		pending[n_pending++] = *s;
 	}
 }
 

@@ -193,3 +193,48 @@ Test(timeline, _exit_still_delivers_the_gpu_records)
 	yajl_tree_free(t);
 	isc_run_free(&r);
 }
+
+Test(timeline, graph_nodes_and_peer_copies)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("cw-graph"), NULL };
+	const char *env[] = { truth_var(), "SIMGPU_DEVICE_COUNT=2", NULL };
+	yajl_val t = cw_run(argv, env, &r);
+
+	cr_assert_eq(cw_out(&r, "peer"), 1, "stdout: %s", r.out);
+	cw_check_truth(t, cw_path("truth.json"));
+	/* two launches of a three-node graph: each node kernel belongs to one launch */
+	size_t n = isc_trace_count(t, "gpu_kernel", NULL);
+	cr_assert_eq(n, 6);
+	long long launches[2] = { -1, -1 };
+	size_t per[2] = { 0, 0 };
+	for (size_t i = 0; i < n; i++) {
+		yajl_val k = isc_trace_find(t, "gpu_kernel", NULL, i);
+		cr_assert_gt(isc_trace_int(k, "metadata/graph_id", 0), 0, "a graph node");
+		long long c = isc_trace_int(k, "metadata/correlation_id", -1);
+		cr_assert_str_eq(isc_trace_str(cw_api_by_corr(t, c), "name"), "cudaGraphLaunch");
+		int slot = launches[0] == -1 || launches[0] == c ? 0 : 1;
+		cr_assert(launches[slot] == -1 || launches[slot] == c, "a third launch?");
+		launches[slot] = c;
+		per[slot]++;
+	}
+	cr_assert(per[0] == 3 && per[1] == 3, "kernels per launch: %zu, %zu", per[0], per[1]);
+
+	/* the peer copy, and the device each call ran on */
+	yajl_val p = isc_trace_find(t, "d2d_copy", NULL, 0);
+	cr_assert_not_null(p);
+	cr_assert(YAJL_IS_TRUE(isc_trace_get(p, "metadata/peer")));
+	cr_assert_eq(isc_trace_int(p, "metadata/src_device_id", -1), 0);
+	cr_assert_eq(isc_trace_int(p, "metadata/dst_device_id", -1), 1);
+	yajl_val call = cw_api_by_corr(t, isc_trace_int(p, "metadata/correlation_id", -1));
+	cr_assert_str_eq(isc_trace_str(call, "name"), "cudaMemcpyPeer");
+	cr_assert_str_eq(isc_trace_str(call, "metadata/direction"), "peer");
+	cr_assert_eq(isc_trace_int(isc_trace_find(t, "cuda_api", "cudaMalloc", 0),
+				   "metadata/device_id", -1), 1, "after cudaSetDevice(1)");
+	cr_assert_eq(isc_trace_int(isc_trace_find(t, "cuda_api", "cudaMalloc", 1),
+				   "metadata/device_id", -1), 0);
+	yajl_val devs = isc_trace_get(t, "trace_metadata/cuda/devices");
+	cr_assert(YAJL_IS_ARRAY(devs) && YAJL_GET_ARRAY(devs)->len == 2);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
