@@ -104,6 +104,23 @@ Test(timeline, a_missing_libcupti_keeps_host_tracing)
 	isc_run_free(&r);
 }
 
+Test(timeline, a_libcupti_of_another_major_is_not_decoded)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("cw-runtime"), NULL };
+	const char *env[] = { "INFERSCOPE_CUPTI_LIB=" CW_FAKE_CUPTI, NULL };
+	yajl_val t = cw_run(argv, env, &r);
+
+	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/cupti/status"), "version_mismatch");
+	cr_assert_eq(isc_trace_int(t, "trace_metadata/cupti/version", -1), 28);
+	const char *reason = isc_trace_str(t, "trace_metadata/cupti/reason");
+	cr_assert(reason && strstr(reason, "28") && strstr(reason, "13"), "reason: %s", reason);
+	cr_assert_eq(cw_api_count(t, "interposer"), (size_t)cw_out(&r, "calls"));
+	cr_assert_eq(isc_trace_count(t, "gpu_kernel", NULL), 0);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
 Test(timeline, cupti_off_by_configuration)
 {
 	struct isc_run r;
