@@ -60,6 +60,8 @@ static const struct isc_cfg_entry table[] = {
 	  "size of one CUPTI activity buffer" },
 	{ "INFERSCOPE_CUPTI_BUFFERS", ISC_CFG_INT, F(cupti_buffers), "64", 1, 4096,
 	  "CUPTI buffers held at once; beyond, CUPTI drops records and the trace counts them" },
+	{ "INFERSCOPE_CUPTI_CLOCK_CALLBACK", ISC_CFG_BOOL, F(cupti_clock_callback), "1", 0, 0,
+	  "0 leaves CUPTI on its own clock and shifts its timestamps by a calibrated offset" },
 	{ NULL, 0, 0, 0, NULL, 0, 0, NULL },
 };
 

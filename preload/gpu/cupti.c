@@ -340,7 +340,7 @@ static void start_locked(void)
 	if (isc_cupti.set_thread_id_type) {
 		isc_cupti.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	}
-	st.ts_callback = isc_cupti.register_timestamp &&
+	st.ts_callback = isc_config.cupti_clock_callback && isc_cupti.register_timestamp &&
 			 isc_cupti.register_timestamp(timestamp_callback) == CUPTI_SUCCESS;
 	if (!st.ts_callback && isc_cupti.get_timestamp) {
 		sample_pair(&st.c0, &st.o0);

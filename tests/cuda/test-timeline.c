@@ -121,6 +121,19 @@ Test(timeline, a_libcupti_of_another_major_is_not_decoded)
 	isc_run_free(&r);
 }
 
+Test(timeline, calibrated_cupti_clock_matches_the_truth)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("cw-runtime"), NULL };
+	const char *env[] = { truth_var(), "INFERSCOPE_CUPTI_CLOCK_CALLBACK=0", NULL };
+	yajl_val t = cw_run(argv, env, &r);
+
+	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/cupti/timestamp_source"), "calibrated");
+	cr_assert_eq(cw_check_truth(t, cw_path("truth.json")), 11, "within 1 us all the same");
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
 Test(timeline, cupti_off_by_configuration)
 {
 	struct isc_run r;
