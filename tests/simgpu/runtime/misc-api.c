@@ -78,10 +78,10 @@ SIM_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 }
 
 /* No driver library exists to hand entry points from: report every symbol missing. */
-SIM_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
-							unsigned int cudaVersion,
-							unsigned long long flags,
-							enum cudaDriverEntryPointQueryResult *status)
+SIM_EXPORT cudaError_t
+cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
+				 unsigned long long flags,
+				 enum cudaDriverEntryPointQueryResult *status)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaGetDriverEntryPointByVersion_v12050),

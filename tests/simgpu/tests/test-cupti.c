@@ -187,7 +187,7 @@ Test(cupti, default_timestamps_are_realtime)
 	offset = (int64_t)(rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
 	cr_assert_eq(got.n_kernels, 1);
 	cr_assert_lt(diff(got.kernels[0].start, (uint64_t)((int64_t)op_at(0).start_ns + offset)),
-		     1000000u, "kernel start is not on CLOCK_REALTIME");
+		     50000000u, "kernel start is not on CLOCK_REALTIME");
 }
 
 Test(cupti, external_correlation_maps_back_to_pushed_ids)
@@ -378,7 +378,8 @@ Test(cupti, the_timestamp_callback_sets_the_clock)
 	client_flush(false);
 	cr_assert_eq(got.n_kernels, 1);
 	cr_assert_lt(diff(got.kernels[0].start, op_at(0).start_ns), 2 * US);
-	cr_assert_lt(diff(got.apis[0].start, op_at(0).enqueue_ns), 1000 * US);
+	/* the same clock domain (a wrong one is off by hours or decades) */
+	cr_assert_lt(diff(got.apis[0].start, op_at(0).enqueue_ns), 50000 * US);
 }
 
 Test(cupti, hidden_launches_are_seen_by_cupti_only)

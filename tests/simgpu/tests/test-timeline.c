@@ -126,32 +126,43 @@ Test(timeline, device_synchronize_waits_for_the_modelled_end)
 
 Test(timeline, stream_synchronize_and_query)
 {
+	cudaStream_t busy;
 	cudaStream_t s;
 
-	kernel(0, "fifty_ms", 50000000);
+	kernel(0, "ten_s", 10000000000ull);	/* never waited for */
+	kernel(1, "twenty_ms", 20000000);
+	CU(cudaStreamCreate(&busy));
 	CU(cudaStreamCreate(&s));
-	launch(0, s);
-	cr_assert_eq(cudaStreamQuery(s), cudaErrorNotReady);
+	launch(0, busy);
+	cr_assert_eq(cudaStreamQuery(busy), cudaErrorNotReady);
+	launch(1, s);
 	CU(cudaStreamSynchronize(s));
-	cr_assert_geq(now_ns(), op_at(0).end_ns);
+	cr_assert_geq(now_ns(), op_at(1).end_ns);
 	CU(cudaStreamQuery(s));
 	cr_assert_eq(cudaGetLastError(), cudaSuccess, "NotReady is not an error");
 }
 
 Test(timeline, events_time_the_work_between_them)
 {
+	cudaStream_t busy;
 	cudaEvent_t start;
 	cudaEvent_t stop;
+	cudaEvent_t far;
 	float ms = 0;
 
 	kernel(0, "k", 50000000);
+	kernel(1, "ten_s", 10000000000ull);	/* never waited for */
+	CU(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking));
 	CU(cudaEventCreate(&start));
 	CU(cudaEventCreate(&stop));
+	CU(cudaEventCreate(&far));
 	CU(cudaEventRecord(start, NULL));
 	launch(0, NULL);
 	CU(cudaEventRecord(stop, NULL));
-	cr_assert_eq(cudaEventQuery(stop), cudaErrorNotReady);
-	cr_assert_eq(cudaEventElapsedTime(&ms, start, stop), cudaErrorNotReady);
+	launch(1, busy);
+	CU(cudaEventRecord(far, busy));
+	cr_assert_eq(cudaEventQuery(far), cudaErrorNotReady);
+	cr_assert_eq(cudaEventElapsedTime(&ms, start, far), cudaErrorNotReady);
 	CU(cudaEventSynchronize(stop));
 	cr_assert_geq(now_ns(), op_at(0).end_ns);
 	CU(cudaEventQuery(stop));
