@@ -228,7 +228,7 @@ static __attribute__((noinline)) struct isc_thread *slow_thread(void)
 	if (!hot.on || isc_tls_guard != 0) {
 		return NULL;
 	}
-	return isc_tls_self ? isc_tls_self : isc_host_attach();
+	return isc_tls_self ? isc_tls_self : isc_host_attach(true);
 }
 
 static inline struct isc_thread *counting_thread(void)

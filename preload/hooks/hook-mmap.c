@@ -46,7 +46,7 @@ static inline struct isc_thread *map_thread(void)
 		return NULL;
 	}
 	struct isc_thread *t = isc_tls_self;
-	return t ? t : isc_host_attach();
+	return t ? t : isc_host_attach(false);
 }
 
 static void note_map(void *p, size_t len, unsigned op)
@@ -57,7 +57,7 @@ static void note_map(void *p, size_t len, unsigned op)
 	}
 	t->malloc.mmaps++;
 	t->malloc.mapped_bytes += len;
-	if (len >= isc_host_map_threshold) {
+	if (len >= isc_host_map_threshold && isc_host_may_start_collector()) {
 		isc_host_record_memory(t, op, p, len, len);
 	}
 }
@@ -81,7 +81,7 @@ extern __typeof(mmap) mmap64 __attribute__((alias("mmap"), visibility("default")
 ISC_EXPORT int munmap(void *addr, size_t len)
 {
 	struct isc_thread *t = map_thread();
-	if (t && len >= isc_host_map_threshold) {
+	if (t && len >= isc_host_map_threshold && isc_host_may_start_collector()) {
 		isc_host_record_memory(t, ISC_MEM_MUNMAP, addr, len, len);
 	}
 	int r = real.munmap ? real.munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);
@@ -112,7 +112,8 @@ ISC_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
 		t->malloc.mremaps++;
 		t->malloc.mapped_bytes += new_len;
 		t->malloc.unmapped_bytes += old_len;
-		if (new_len >= isc_host_map_threshold || old_len >= isc_host_map_threshold) {
+		if ((new_len >= isc_host_map_threshold || old_len >= isc_host_map_threshold) &&
+		    isc_host_may_start_collector()) {
 			isc_host_record_memory(t, ISC_MEM_MREMAP, p, new_len, new_len);
 		}
 	}

@@ -179,6 +179,9 @@ bool isc_fd_is_nvidia(int fd)
 void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t bytes,
 		    int64_t ret, int err)
 {
+	if (isc_sys_table[c->sc].nr < 0 && !isc_host_may_start_collector()) {
+		return;	/* a lock wait may be inside an allocator: see host.h */
+	}
 	int saved = errno;
 	isc_tls_guard++;
 	uint64_t dur_ns = isc_sys_units_to_ns(dur);

@@ -5,6 +5,8 @@
  * recording, so that the first sampled event can already carry a stack.
  */
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "host.h"
 #include "lifecycle.h"
@@ -29,7 +31,19 @@ void *isc_host_next_v(const char *name, const char *version)
 	return p;
 }
 
-struct isc_thread *isc_host_attach(void)
+/* Never after the final flush (capture is off then), never in a vfork child (it
+ * shares our memory and must not start threads). */
+static void start_collector(void)
+{
+	if (isc_collector_running() || !isc_session.is_root ||
+	    !atomic_load_explicit(&isc_capture.on, memory_order_relaxed) ||
+	    syscall(SYS_getpid) != isc_session.pid) {
+		return;
+	}
+	isc_collector_start();
+}
+
+struct isc_thread *isc_host_attach(bool may_start)
 {
 	if (!isc_lifecycle_ready()) {
 		return NULL;
@@ -39,6 +53,9 @@ struct isc_thread *isc_host_attach(void)
 	struct isc_thread *t = isc_thread_attach();
 	if (t) {
 		t->numa_node = isc_numa_node_now() + 1;
+	}
+	if (may_start) {
+		start_collector();
 	}
 	isc_tls_guard--;
 	errno = saved;

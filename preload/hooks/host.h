@@ -27,6 +27,7 @@
 #include "buffer.h"
 #include "capture.h"
 #include "clock.h"
+#include "collector.h"
 #include "event.h"
 
 /* ---- family inits (lifecycle.c, families[]) ---- */
@@ -34,9 +35,15 @@ void isc_hooks_host_init(void);		/* stacks, NUMA, samplers: first */
 void isc_hooks_malloc_init(void);	/* malloc family and mappings */
 void isc_hooks_syscalls_init(void);	/* system calls and waits */
 
-/* Attaches the calling thread (guard raised) and notes its NUMA node; NULL when
- * the library is not recording or the thread slab is full. */
-struct isc_thread *isc_host_attach(void);
+/*
+ * Attaches the calling thread (guard raised) and notes its NUMA node; NULL when
+ * the library is not recording or the thread slab is full. With may_start, in the
+ * process the user started, it also starts the collector if it is not running yet:
+ * the CPU-time samples must cover the run from its start, not from the first event.
+ * Only hooks that run on the application's side of a call may pass true (see
+ * isc_host_may_start_collector()).
+ */
+struct isc_thread *isc_host_attach(bool may_start);
 
 /* Events the host hooks recorded on thread t (memory and system-call events): a
  * process with nothing else did no work of its own (isc_session_did_work). */
@@ -53,6 +60,19 @@ void isc_hooks_mmap_resolve(void);
 void isc_hooks_io_resolve(void);
 void isc_hooks_files_resolve(void);
 void isc_hooks_waits_resolve(void);
+
+/*
+ * The first event of a process takes the first chunk, which starts the collector
+ * thread, and pthread_create allocates. Hooks that run inside an allocator - lock
+ * waits (jemalloc's mutexes) and mappings (any allocator's mmap) - must not be that
+ * event, or the allocator is re-entered under its own lock: they record only once
+ * the collector runs, and count (exactly) meanwhile. The malloc family and I/O
+ * record from the application's side of the call and may start it.
+ */
+static inline bool isc_host_may_start_collector(void)
+{
+	return isc_collector_running();
+}
 
 /* ---- memory events (hook-malloc.c) ---- */
 void isc_host_record_memory(struct isc_thread *t, unsigned op, const void *ptr, uint64_t bytes,
@@ -147,7 +167,8 @@ static inline bool isc_sys_begin(struct isc_sys_call *c, unsigned sc)
 		return false;
 	}
 	struct isc_thread *t = isc_tls_self;
-	if (__builtin_expect(t == NULL, 0) && (t = isc_host_attach()) == NULL) {
+	if (__builtin_expect(t == NULL, 0) &&
+	    (t = isc_host_attach(isc_sys_table[sc].nr >= 0)) == NULL) {
 		return false;
 	}
 	c->t = t;
