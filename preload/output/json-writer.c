@@ -57,7 +57,7 @@ int isc_json_sink_file(void *ctx, const char *buf, size_t len)
 	return 0;
 }
 
-static void put(struct isc_json *j, const char *s, size_t n)
+static void put_slow(struct isc_json *j, const char *s, size_t n)
 {
 	while (n > 0) {
 		if (j->len == j->cap) {
@@ -70,6 +70,16 @@ static void put(struct isc_json *j, const char *s, size_t n)
 		s += k;
 		n -= k;
 	}
+}
+
+static inline void put(struct isc_json *j, const char *s, size_t n)
+{
+	if (__builtin_expect(n <= j->cap - j->len, 1)) {
+		memcpy(j->buf + j->len, s, n);
+		j->len += n;
+		return;
+	}
+	put_slow(j, s, n);
 }
 
 static inline void putc_(struct isc_json *j, char c)
@@ -133,13 +143,19 @@ void isc_json_end_array(struct isc_json *j) { close_(j, ']'); }
 
 static const char hexd[] = "0123456789abcdef";
 
+/* Bytes that cannot appear raw inside a JSON string (we also escape DEL). */
+static bool needs_escape(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\' || c == 0x7f;
+}
+
 /* Writes s escaped for a JSON string, without the quotes. */
 static void escape_run(struct isc_json *j, const char *s, size_t n)
 {
 	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {
+		if (!needs_escape(c)) {
 			run++;
 			continue;
 		}
@@ -215,26 +231,54 @@ void isc_json_string(struct isc_json *j, const char *s)
 	isc_json_string_n(j, s, strlen(s));
 }
 
-void isc_json_key(struct isc_json *j, const char *key)
+/* Keys are the writer's own ASCII literals: written as they are, no escaping (the
+ * trace writer writes a dozen per event). */
+void isc_json_key_n(struct isc_json *j, const char *key, size_t n)
 {
 	sep(j);
-	putc_(j, '"');
-	escape_run(j, key, strlen(key));
-	put(j, j->pretty ? "\": " : "\":", j->pretty ? 3 : 2);
+	if (n + 3 <= j->cap - j->len) {
+		char *b = j->buf + j->len;
+		b[0] = '"';
+		memcpy(b + 1, key, n);
+		b[n + 1] = '"';
+		b[n + 2] = ':';
+		j->len += n + 3;
+	} else {
+		putc_(j, '"');
+		put(j, key, n);
+		put(j, "\":", 2);
+	}
+	if (j->pretty) {
+		putc_(j, ' ');
+	}
 	j->after_key = true;
 }
+
+static const char digit_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
 
 size_t isc_fmt_uint(char *out, uint64_t v)
 {
 	char tmp[20];
-	size_t n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	for (size_t i = 0; i < n; i++) {
-		out[i] = tmp[n - 1 - i];
+	size_t i = sizeof(tmp);
+	/* two digits per division: number formatting is most of the trace writer's work */
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+		v /= 100;
+		tmp[--i] = digit_pairs[d + 1];
+		tmp[--i] = digit_pairs[d];
 	}
+	if (v >= 10) {
+		unsigned d = (unsigned)v * 2;
+		tmp[--i] = digit_pairs[d + 1];
+		tmp[--i] = digit_pairs[d];
+	} else {
+		tmp[--i] = (char)('0' + v);
+	}
+	size_t n = sizeof(tmp) - i;
+	memcpy(out, tmp + i, n);
 	return n;
 }
 

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define ISC_JSON_MAX_DEPTH 32
 
@@ -50,7 +51,13 @@ void isc_json_begin_object(struct isc_json *j);
 void isc_json_end_object(struct isc_json *j);
 void isc_json_begin_array(struct isc_json *j);
 void isc_json_end_array(struct isc_json *j);
-void isc_json_key(struct isc_json *j, const char *key);
+/* A key: a plain ASCII literal of the caller's, not escaped. Inline so that strlen
+ * of a literal folds to a constant. */
+void isc_json_key_n(struct isc_json *j, const char *key, size_t n);
+static inline void isc_json_key(struct isc_json *j, const char *key)
+{
+	isc_json_key_n(j, key, __builtin_strlen(key));
+}
 
 void isc_json_string(struct isc_json *j, const char *s);
 void isc_json_string_n(struct isc_json *j, const char *s, size_t n);

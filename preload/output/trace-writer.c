@@ -229,46 +229,53 @@ static void write_records(struct isc_enc *e, const struct isc_event *r, size_t n
 	res->records += n;
 }
 
-/* Heap sort by (parent, id): no malloc, O(n log n), and n is the number of scopes. */
-static bool scope_less(const struct isc_scope_rec *a, const struct isc_scope_rec *b)
+/*
+ * Sorts scopes by parent id (stable, so children keep their order): an LSD radix sort
+ * on 16-bit digits, skipping digits all keys share. Scope ids come from one counter,
+ * so two or three passes do. No malloc: the temporary array and counters are mmap'd.
+ */
+static bool sort_scopes(struct isc_scope_rec *v, size_t n)
 {
-	return a->parent < b->parent || (a->parent == b->parent && a->id < b->id);
+	struct isc_vec tmp;
+	uint64_t all_or = 0;
+	size_t *count = isc_map(65536 * sizeof(size_t));
+
+	isc_vec_init(&tmp, sizeof(*v));
+	if (count == NULL || !isc_vec_reserve(&tmp, n)) {
+		isc_unmap(count, 65536 * sizeof(size_t));
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		all_or |= v[i].parent;
+	}
+	struct isc_scope_rec *src = v, *dst = tmp.data;
+	for (unsigned shift = 0; shift < 64 && (all_or >> shift) != 0; shift += 16) {
+		memset(count, 0, 65536 * sizeof(size_t));
+		for (size_t i = 0; i < n; i++) {
+			count[(src[i].parent >> shift) & 0xffff]++;
+		}
+		size_t sum = 0;
+		for (size_t d = 0; d < 65536; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++) {
+			dst[count[(src[i].parent >> shift) & 0xffff]++] = src[i];
+		}
+		struct isc_scope_rec *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v) {
+		memcpy(v, src, n * sizeof(*v));
+	}
+	isc_unmap(count, 65536 * sizeof(size_t));
+	isc_vec_finish(&tmp);
+	return true;
 }
 
-static void sift(struct isc_scope_rec *v, size_t i, size_t n)
-{
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n) {
-			return;
-		}
-		if (c + 1 < n && scope_less(&v[c], &v[c + 1])) {
-			c++;
-		}
-		if (!scope_less(&v[i], &v[c])) {
-			return;
-		}
-		struct isc_scope_rec t = v[i];
-		v[i] = v[c];
-		v[c] = t;
-		i = c;
-	}
-}
-
-static void sort_scopes(struct isc_scope_rec *v, size_t n)
-{
-	for (size_t i = n / 2; i-- > 0;) {
-		sift(v, i, n);
-	}
-	for (size_t k = n; k-- > 1;) {
-		struct isc_scope_rec t = v[0];
-		v[0] = v[k];
-		v[k] = t;
-		sift(v, 0, k);
-	}
-}
-
-/* First index in the (parent, id)-sorted array whose parent is p. */
+/* First index in the parent-sorted array whose parent is p. */
 static size_t first_child(const struct isc_scope_rec *v, size_t n, uint64_t p)
 {
 	size_t lo = 0, hi = n;
@@ -294,7 +301,7 @@ static void write_scopes(struct isc_enc *e)
 	bool sorted = n > 0 && isc_vec_reserve(&by_parent, n);
 	if (sorted) {
 		memcpy(by_parent.data, v, n * sizeof(*v));
-		sort_scopes(by_parent.data, n);
+		sorted = sort_scopes(by_parent.data, n);
 	}
 	const struct isc_scope_rec *bp = by_parent.data;
 	isc_json_key(j, "relationships");
