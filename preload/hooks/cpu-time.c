@@ -14,9 +14,11 @@
  * even inside calls no hook sees. A sample is written only when the value changed
  * since the thread's last one: an idle thread costs nothing, and the value between
  * two samples is the earlier one. The threads sampled are the registered ones -
- * every thread that recorded or allocated anything.
+ * every thread that recorded or allocated anything. The final flush asks the
+ * collector for one last sample, so that a run shorter than a tick still has one.
  */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,6 +28,7 @@
 #include "config.h"
 #include "host.h"
 #include "intern.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "session.h"
 
@@ -42,6 +45,7 @@ static struct last cache[CACHE];
 static uint32_t id_cpu, id_wait, id_heap;
 static uint64_t ticks;
 static int64_t last_heap = INT64_MIN, peak_heap;
+static _Atomic int last_sample;	/* 0, 1: asked by the flush, 2: taken */
 
 /* A counter record in the collector's own chunk, on behalf of thread tid (0: the
  * process). Values in µs keep nanosecond resolution as doubles; bytes are integers. */
@@ -132,7 +136,8 @@ static int64_t live_heap(void)
 
 static void tick(uint64_t now)
 {
-	if (!isc_capturing(now)) {
+	bool last = atomic_load(&last_sample) == 1;
+	if (!last && !isc_capturing(now)) {
 		return;
 	}
 	uint32_t self = isc_collector_tid();
@@ -143,14 +148,39 @@ static void tick(uint64_t now)
 			sample_thread(t, now, waits);
 		}
 	}
-	if (!isc_host_malloc_on) {
-		return;
-	}
-	int64_t heap = live_heap();
+	int64_t heap = isc_host_malloc_on ? live_heap() : last_heap;
 	if (heap != last_heap) {
 		emit(0, id_heap, now, (double)heap, ISC_UNIT_BYTES);
 		last_heap = heap;
 		peak_heap = heap > peak_heap ? heap : peak_heap;
+	}
+	if (last) {
+		atomic_store(&last_sample, 2);
+	}
+}
+
+/* Was the capture window open until now (capture itself is already off)? */
+static bool window_open_at(uint64_t now)
+{
+	uint64_t w[64][2];
+	size_t n = isc_capture_windows(w, 64, now);
+	return n > 0 && w[n - 1][1] == now;
+}
+
+/* Final flush, on the flushing thread, before the collector stops: one more tick,
+ * taken by the collector (the only writer of the samplers' state). */
+static void on_flush(void)
+{
+	if (!isc_collector_running() || isc_collector_tid() == (uint32_t)gettid() ||
+	    !window_open_at(isc_now())) {
+		return;
+	}
+	atomic_store(&last_sample, 1);
+	uint64_t deadline = isc_now() + 100000000u;
+	while (atomic_load(&last_sample) == 1 && isc_now() < deadline) {
+		isc_collector_wake();
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
 	}
 }
 
@@ -175,5 +205,6 @@ void isc_cpu_time_init(void)
 	id_wait = isc_intern_cstr("wait_time");
 	id_heap = isc_intern_cstr("live_heap");
 	isc_collector_add_tick(tick);
+	isc_lifecycle_add_flush_hook(on_flush);
 	isc_session_add_metadata(heap_metadata);
 }
