@@ -44,9 +44,7 @@ struct isc_malloc_counters {
 	uint64_t calls;			/* allocations that returned memory */
 	uint64_t frees;			/* free() of a non-NULL pointer, realloc's release */
 	uint64_t failed;		/* allocations that returned NULL */
-	uint64_t bytes_requested;
-	uint64_t bytes_allocated;
-	uint64_t bytes_freed;
+	uint64_t bytes_freed;		/* (requested: alloc_bytes; allocated: live + freed) */
 	int64_t live;			/* allocated - freed by this thread (< 0 when it frees
 					 * what other threads allocated) */
 	int64_t peak;
