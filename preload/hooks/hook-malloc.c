@@ -511,6 +511,7 @@ static bool check_glibc_chunks(void)
 void isc_hooks_malloc_init(void)
 {
 	resolve();
+	isc_hooks_mmap_resolve();
 	isc_tls_guard++;
 	glibc_chunks = check_glibc_chunks();
 	isc_tls_guard--;

@@ -32,12 +32,22 @@ static struct {
 	mremap_fn mremap;
 } real;
 
-/* Called by the malloc family's init, from the constructor. */
+/* From the malloc family's init and from a constructor of its own, which runs even
+ * when INFERSCOPE_ENABLE=0 keeps the families from starting: a pass-through must
+ * still reach whatever mmap comes next (a sanitizer's, say), not the raw call. */
 void isc_hooks_mmap_resolve(void)
 {
+	if (real.mmap) {
+		return;
+	}
 	real.munmap = (munmap_fn)isc_host_next("munmap");
 	real.mremap = (mremap_fn)isc_host_next("mremap");
 	real.mmap = (mmap_fn)isc_host_next("mmap");
+}
+
+__attribute__((constructor)) static void resolve_at_load(void)
+{
+	isc_hooks_mmap_resolve();
 }
 
 static inline struct isc_thread *map_thread(void)
