@@ -19,6 +19,7 @@
 #include "collector.h"
 #include "config.h"
 #include "cuda-family.h"
+#include "host.h"
 #include "ids.h"
 #include "intern.h"
 #include "log.h"
@@ -39,6 +40,9 @@ static unsigned n_flush_fns;
 static const struct isc_family families[] = {
 	{ "cuda", isc_hooks_cuda_init },
 	{ "nvtx", isc_hooks_nvtx_init },
+	{ "host", isc_hooks_host_init },
+	{ "malloc", isc_hooks_malloc_init },
+	{ "syscalls", isc_hooks_syscalls_init },
 	{ NULL, NULL },
 };
 

@@ -50,6 +50,37 @@ enum isc_thread_state {
 	ISC_THREAD_GONE = 2,	/* the collector saw it gone; its chunk was released */
 };
 
+/* Host hooks, malloc family (hooks/hook-malloc.c): whole-run exact counters. Byte
+ * counts are the allocator's usable sizes, except bytes_requested. */
+struct isc_malloc_counters {
+	uint64_t calls;			/* allocations that returned memory */
+	uint64_t frees;			/* free() of a non-NULL pointer, realloc's release */
+	uint64_t failed;		/* allocations that returned NULL */
+	uint64_t bytes_freed;		/* (requested: alloc_bytes; allocated: live + freed) */
+	int64_t live;			/* allocated - freed by this thread (< 0 when it frees
+					 * what other threads allocated) */
+	int64_t peak;
+	int64_t countdown;		/* requested bytes until the next sample */
+	uint64_t rng;			/* xorshift state of the sampler, 0 = unseeded */
+	uint64_t sampled;		/* memory events recorded */
+	uint64_t mmaps, munmaps, mremaps;
+	uint64_t mapped_bytes, unmapped_bytes;
+};
+
+/* Host hooks, system calls and waits (hooks/hook-syscalls.c): one slot per call name,
+ * counted inside capture windows. Times are in the units of the hooks' duration
+ * clock (TSC cycles or ns, see hooks/host-clock.c), converted when written. */
+#define ISC_SYSCALL_SLOTS 48
+
+struct isc_syscall_agg {
+	uint64_t count;
+	uint64_t total;
+	uint64_t max;
+	uint64_t bytes;			/* bytes moved (positive results of I/O calls) */
+	uint32_t errors;
+	uint32_t events;		/* calls also recorded as events */
+};
+
 struct isc_thread {
 	/* Current chunk. Written by the owner only; the collector reads it (acquire) to
 	 * spill partial progress. The owner clears it (release) before a full chunk goes
@@ -73,6 +104,10 @@ struct isc_thread {
 	uint64_t alloc_bytes;
 
 	struct isc_cuda_thread cuda;
+	/* Host hooks (hooks/): reset by their own fork handler. */
+	struct isc_malloc_counters malloc;
+	struct isc_syscall_agg syscalls[ISC_SYSCALL_SLOTS];
+	int32_t numa_node;		/* 1 + node last seen by a host hook; 0 = unknown */
 };
 
 #endif /* ISC_THREAD_H */
