@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "interval.h"
 #include "model.h"
 #include "thresholds.h"
 
@@ -126,6 +127,7 @@ struct isc_analysis {
 	struct isc_named_ns examples[ISC_CAT__COUNT][ISC_EXAMPLES];
 	int64_t gpu_busy_ns;		/* union of all GPU work including copies */
 	int64_t host_busy_ns;		/* union of host computing, whatever the GPU does */
+	struct isc_ivec host_active;	/* cpu_preprocessing and framework_overhead time */
 	int64_t copy_overlap_ns;	/* copy time overlapping kernels */
 	int64_t copy_union_ns;		/* union of h2d and d2h copies */
 	struct isc_stream_idle *streams;

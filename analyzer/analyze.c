@@ -99,6 +99,7 @@ void isc_analysis_destroy(struct isc_analysis *a)
 	}
 	free(a->scopes);
 	free(a->sugg);
+	isc_ivec_free(&a->host_active);
 	free(a);
 }
 

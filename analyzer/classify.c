@@ -5,7 +5,9 @@
  * runtime, or waits):
  *   memory_bound  when m >= memory_bound_share and m >= g;
  *   gpu_bound     else when g >= gpu_bound_share;
- *   cpu_bound     else when h >= cpu_bound_share;
+ *   cpu_bound     else when h >= cpu_bound_share and the largest host-side category
+ *                 (cpu_preprocessing, framework_overhead, idle) is at least g and
+ *                 at least cpu_cause_share;
  *   balanced      otherwise; unknown (confidence 0) when there is nothing to judge.
  * The confidence grows with the margin past the deciding threshold and is lowered when
  * the GPU timeline is missing, events were dropped, the trace is incomplete or the window
@@ -137,6 +139,14 @@ static double penalties(struct isc_analysis *a)
 	return f;
 }
 
+static double host_max(const struct isc_analysis *a)
+{
+	int64_t m = a->cat_ns[ISC_CAT_CPU];
+	m = a->cat_ns[ISC_CAT_FRAMEWORK] > m ? a->cat_ns[ISC_CAT_FRAMEWORK] : m;
+	m = a->cat_ns[ISC_CAT_IDLE] > m ? a->cat_ns[ISC_CAT_IDLE] : m;
+	return isc_share(a, m);
+}
+
 static void decide(struct isc_analysis *a, double g, double m, double h, double *margin)
 {
 	struct isc_verdict *v = &a->verdict;
@@ -159,7 +169,10 @@ static void decide(struct isc_analysis *a, double g, double m, double h, double 
 		v->type = ISC_BOUND_GPU;
 		snprintf(v->cause, sizeof(v->cause), "gpu_compute");
 		*margin = g - tg;
-	} else if (h >= tc) {
+	} else if (h >= tc && host_max(a) >= g &&
+		   host_max(a) >= isc_thr(&a->th, ISC_THR_CPU_CAUSE_SHARE)) {
+		/* The GPU idles most of the time and one host-side cause outweighs its
+		 * compute; several smaller causes together are a balance, not a bound. */
 		v->type = ISC_BOUND_CPU;
 		snprintf(v->cause, sizeof(v->cause), "%s", host_cause(a));
 		*margin = h - tc;

@@ -168,7 +168,7 @@ static void names(struct isc_json *j, const struct isc_trace *t)
 		meta(j, "process_name", pid_of(t, (uint16_t)i), 0, buf);
 	}
 	for (size_t i = 0; i < t->n_threads; i++) {
-		const struct isc_thread *th = &t->threads[i];
+		const struct isc_thread_info *th = &t->threads[i];
 		if (th->name != 0) {
 			meta(j, "thread_name", pid_of(t, th->input), th->tid,
 			     isc_trace_str(t, th->name));

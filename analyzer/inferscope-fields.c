@@ -315,8 +315,8 @@ void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 	case ISC_T_MEMORY: {
 		const char *op = SEEN(e, K_OPERATION) ? e->ev_str[ES_OPERATION] : "";
 		bool is_free = strcmp(op, "free") == 0 || strcmp(op, "munmap") == 0;
-		out->sub = is_free ? ISC_MEM_FREE : (op[0] && strcmp(op, "numa_migration")
-						      ? ISC_MEM_ALLOC : ISC_MEM_OTHER);
+		out->sub = is_free ? ISC_MK_FREE : (op[0] && strcmp(op, "numa_migration")
+						      ? ISC_MK_ALLOC : ISC_MK_OTHER);
 		out->v.bytes = SEEN(e, K_BYTES) ? (uint64_t)e->iv[K_BYTES] : 0;
 		out->corr = SEEN(e, K_WEIGHT) ? (uint64_t)e->iv[K_WEIGHT] : out->v.bytes;
 		break;

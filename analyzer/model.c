@@ -111,7 +111,7 @@ static int grow_thread_slots(struct isc_trace *t)
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < t->n_threads; k++) {
-		const struct isc_thread *th = &t->threads[k];
+		const struct isc_thread_info *th = &t->threads[k];
 		size_t i = mix64((uint64_t)th->tid ^ ((uint64_t)th->input << 48)) & (cap - 1);
 		while (slots[i] != 0) {
 			i = (i + 1) & (cap - 1);
@@ -139,7 +139,7 @@ uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid)
 	}
 	if (t->n_threads == t->cap_threads) {
 		size_t cap = t->cap_threads ? t->cap_threads * 2 : 16;
-		struct isc_thread *v = realloc(t->threads, cap * sizeof(*v));
+		struct isc_thread_info *v = realloc(t->threads, cap * sizeof(*v));
 		if (v == NULL) {
 			return UINT32_MAX;
 		}
@@ -147,7 +147,7 @@ uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid)
 		t->cap_threads = cap;
 	}
 	uint32_t k = (uint32_t)t->n_threads++;
-	t->threads[k] = (struct isc_thread){ .tid = tid, .name = 0, .input = input };
+	t->threads[k] = (struct isc_thread_info){ .tid = tid, .name = 0, .input = input };
 	t->thread_slots[i] = k + 1;
 	if (t->n_threads * 2 > t->thread_slot_mask + 1 && grow_thread_slots(t) < 0) {
 		return UINT32_MAX;
@@ -402,35 +402,35 @@ enum isc_api_class isc_api_classify(const char *n)
 	if (strstr(n, "LaunchKernel") || strstr(n, "LaunchCooperativeKernel") ||
 	    starts(n, "cudaGraphLaunch") || starts(n, "cuGraphLaunch") || starts(n, "cuLaunch") ||
 	    starts(n, "__cudaLaunch")) {
-		return ISC_API_LAUNCH;
+		return ISC_AC_LAUNCH;
 	}
 	if (starts(n, "cudaMemcpy") || starts(n, "cuMemcpy")) {
-		return ISC_API_MEMCPY;
+		return ISC_AC_MEMCPY;
 	}
 	if (starts(n, "cudaMemset") || starts(n, "cuMemset") || starts(n, "cuMemsetD")) {
-		return ISC_API_MEMSET;
+		return ISC_AC_MEMSET;
 	}
 	if (strstr(n, "Synchronize") || starts(n, "cudaStreamWaitEvent") ||
 	    starts(n, "cuStreamWaitEvent")) {
-		return ISC_API_SYNC;
+		return ISC_AC_SYNC;
 	}
 	if (starts(n, "cudaMallocHost") || starts(n, "cudaHostAlloc") ||
 	    starts(n, "cudaHostRegister") || starts(n, "cudaFreeHost") ||
 	    starts(n, "cuMemAllocHost") || starts(n, "cuMemHostAlloc") ||
 	    starts(n, "cuMemFreeHost")) {
-		return ISC_API_HOST_ALLOC;
+		return ISC_AC_HOST_ALLOC;
 	}
 	if (starts(n, "cudaMalloc") || starts(n, "cuMemAlloc") || starts(n, "cuMemCreate")) {
-		return ISC_API_MALLOC;
+		return ISC_AC_MALLOC;
 	}
 	if (starts(n, "cudaFree") || starts(n, "cuMemFree") || starts(n, "cuMemRelease")) {
-		return ISC_API_FREE;
+		return ISC_AC_FREE;
 	}
 	if (strstr(n, "Query") || strstr(n, "GetAttribute") || strstr(n, "IsCapturing") ||
 	    strstr(n, "GetDevice") || strstr(n, "GetLastError")) {
-		return ISC_API_QUERY;
+		return ISC_AC_QUERY;
 	}
-	return ISC_API_OTHER;
+	return ISC_AC_OTHER;
 }
 
 enum isc_counter_kind isc_counter_kind(const char *name)

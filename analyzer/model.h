@@ -51,8 +51,8 @@ enum isc_syscall_cat {
 };
 
 enum isc_api_class {
-	ISC_API_OTHER, ISC_API_LAUNCH, ISC_API_MEMCPY, ISC_API_MEMSET, ISC_API_SYNC,
-	ISC_API_MALLOC, ISC_API_FREE, ISC_API_HOST_ALLOC, ISC_API_QUERY,
+	ISC_AC_OTHER, ISC_AC_LAUNCH, ISC_AC_MEMCPY, ISC_AC_MEMSET, ISC_AC_SYNC,
+	ISC_AC_MALLOC, ISC_AC_FREE, ISC_AC_HOST_ALLOC, ISC_AC_QUERY,
 };
 
 enum isc_counter_kind {
@@ -60,7 +60,7 @@ enum isc_counter_kind {
 	ISC_CTR_DEVICE_MEMORY,
 };
 
-enum isc_mem_op { ISC_MEM_OTHER, ISC_MEM_ALLOC, ISC_MEM_FREE };
+enum isc_alloc_kind { ISC_MK_OTHER, ISC_MK_ALLOC, ISC_MK_FREE };
 
 enum isc_scope_src { ISC_SRC_API_, ISC_SRC_PYTHON_, ISC_SRC_NVTX_, ISC_SRC_KINETO };
 
@@ -88,7 +88,7 @@ struct isc_ev {
 
 _Static_assert(sizeof(struct isc_ev) == 64, "events are 64 bytes");
 
-struct isc_thread {
+struct isc_thread_info {
 	int64_t tid;
 	uint32_t name;		/* string id, 0 when unknown */
 	uint16_t input;
@@ -157,7 +157,7 @@ struct isc_trace {
 	struct isc_strtab *str;
 	struct isc_input *inputs;
 	size_t n_inputs, cap_inputs;
-	struct isc_thread *threads;
+	struct isc_thread_info *threads;
 	size_t n_threads, cap_threads;
 	uint32_t *thread_slots;		/* open addressing: thread index + 1 */
 	size_t thread_slot_mask;

@@ -56,13 +56,13 @@ static int list_of(const struct isc_ev *e)
 	case ISC_T_H2D:
 	case ISC_T_D2H: return ISC_RL_COPY;
 	case ISC_T_KERNEL: return ISC_RL_KERNEL;
-	case ISC_T_MEMORY: return e->sub == ISC_MEM_ALLOC ? ISC_RL_HOST_ALLOC : -1;
+	case ISC_T_MEMORY: return e->sub == ISC_MK_ALLOC ? ISC_RL_HOST_ALLOC : -1;
 	case ISC_T_CUDA_API:
 		switch (e->sub) {
-		case ISC_API_MEMCPY: return ISC_RL_MEMCPY_API;
-		case ISC_API_SYNC: return ISC_RL_SYNC_API;
-		case ISC_API_MALLOC:
-		case ISC_API_FREE: return ISC_RL_ALLOC_API;
+		case ISC_AC_MEMCPY: return ISC_RL_MEMCPY_API;
+		case ISC_AC_SYNC: return ISC_RL_SYNC_API;
+		case ISC_AC_MALLOC:
+		case ISC_AC_FREE: return ISC_RL_ALLOC_API;
 		default: return -1;
 		}
 	default: return -1;
@@ -89,10 +89,10 @@ static bool submits_work(const struct isc_trace *t, const struct isc_ev *e)
 	if (e->type != ISC_T_CUDA_API) {
 		return false;
 	}
-	if (e->sub == ISC_API_LAUNCH) {
+	if (e->sub == ISC_AC_LAUNCH) {
 		return true;
 	}
-	return (e->sub == ISC_API_MEMCPY || e->sub == ISC_API_MEMSET) &&
+	return (e->sub == ISC_AC_MEMCPY || e->sub == ISC_AC_MEMSET) &&
 	       strstr(isc_trace_str(t, e->name), "Async") != NULL;
 }
 

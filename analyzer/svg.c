@@ -175,7 +175,7 @@ static void labels(struct timeline *tl)
 		if (l->gpu) {
 			fprintf(tl->f, "GPU %d stream %d", l->device, l->stream);
 		} else if (l->thread < tl->t->n_threads) {
-			const struct isc_thread *th = &tl->t->threads[l->thread];
+			const struct isc_thread_info *th = &tl->t->threads[l->thread];
 			if (th->name != 0) {
 				isc_html_text(tl->f, isc_trace_str(tl->t, th->name));
 			} else {

@@ -13,6 +13,9 @@ static const struct isc_thr_def defs[ISC_THR__COUNT] = {
 	[ISC_THR_CPU_BOUND_SHARE] = { "verdict.cpu_bound_share", 0.60, 0, 1,
 		"share of the window with neither kernels nor copies on the GPU at or above which "
 		"the trace is cpu_bound" },
+	[ISC_THR_CPU_CAUSE_SHARE] = { "verdict.cpu_cause_share", 0.40, 0, 1,
+		"and cpu_bound needs one host-side category (cpu_preprocessing, "
+		"framework_overhead or idle) of at least this share and of gpu_compute's" },
 	[ISC_THR_MEMORY_BOUND_SHARE] = { "verdict.memory_bound_share", 0.30, 0, 1,
 		"h2d_copy + d2h_copy share at or above which (and above gpu_compute) the trace is "
 		"memory_bound" },

@@ -13,6 +13,7 @@
 enum isc_thr {
 	ISC_THR_GPU_BOUND_SHARE,	/* gpu_compute share that makes a trace gpu_bound */
 	ISC_THR_CPU_BOUND_SHARE,	/* host-side share (GPU not busy) that makes it cpu_bound */
+	ISC_THR_CPU_CAUSE_SHARE,	/* cpu_bound: the largest host-side cause at least this */
 	ISC_THR_MEMORY_BOUND_SHARE,	/* copy share that makes it memory_bound */
 	ISC_THR_OVERLAP_BUSY_SHARE,	/* host and GPU both this busy: balanced (pipelined) */
 	ISC_THR_KERNEL_WAIT_US,		/* HTA: gaps shorter than this are kernel wait */

@@ -28,7 +28,7 @@ static bool is_gpu_op(unsigned type)
 static bool is_launch_call(const struct isc_trace *t, const struct isc_ev *api)
 {
 	const char *n = isc_trace_str(t, api->name);
-	return api->sub == ISC_API_LAUNCH || isc_api_classify(n) == ISC_API_LAUNCH ||
+	return api->sub == ISC_AC_LAUNCH || isc_api_classify(n) == ISC_AC_LAUNCH ||
 	       strncmp(n, "cudaMemcpyAsync", 15) == 0 || strncmp(n, "cudaMemsetAsync", 15) == 0;
 }
 

@@ -6,8 +6,9 @@
  * A thread computes inside its scopes (annotations, NVTX ranges, framework operators)
  * except while it is blocked in a wait it told us about (I/O, locks, sleeps). Where the
  * trace has CPU-time samples for a thread they decide instead: between two samples the
- * thread computes when its on-CPU time grew by at least the busy utilisation, in scopes
- * or not; waits are still taken out.
+ * thread computes when its on-CPU time, plus the time it waited for a CPU (run-queue
+ * wait: it wanted to run, the machine was busy), grew by at least the busy utilisation,
+ * in scopes or not; waits are still taken out.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,11 +16,16 @@
 
 #include "timeline.h"
 
+struct samples {
+	int64_t *t;
+	double *v;
+	size_t n, cap;
+};
+
 struct thr {
 	struct isc_ivec busy, waits, sampled;
-	int64_t *st;
-	double *sv;
-	size_t ns, cap;
+	struct samples cpu, rq;	/* cumulative on-CPU and run-queue time, us */
+	bool feeds;		/* the thread calls CUDA: it feeds the GPU */
 };
 
 static bool is_wait(const struct isc_ev *e)
@@ -29,25 +35,51 @@ static bool is_wait(const struct isc_ev *e)
 		e->sub == ISC_SYS_SLEEP || e->sub == ISC_SYS_FS);
 }
 
-static int add_sample(struct thr *th, int64_t ts, double v)
+static int add_sample(struct samples *s, int64_t ts, double v)
 {
-	if (th->ns == th->cap) {
-		size_t cap = th->cap ? th->cap * 2 : 64;
-		int64_t *st = realloc(th->st, cap * sizeof(*st));
-		if (st == NULL) {
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		int64_t *t = realloc(s->t, cap * sizeof(*t));
+		if (t == NULL) {
 			return -ENOMEM;
 		}
-		th->st = st;
-		double *sv = realloc(th->sv, cap * sizeof(*sv));
-		if (sv == NULL) {
+		s->t = t;
+		double *vv = realloc(s->v, cap * sizeof(*vv));
+		if (vv == NULL) {
 			return -ENOMEM;
 		}
-		th->sv = sv;
-		th->cap = cap;
+		s->v = vv;
+		s->cap = cap;
 	}
-	th->st[th->ns] = ts;
-	th->sv[th->ns++] = v;
+	s->t[s->n] = ts;
+	s->v[s->n++] = v;
 	return 0;
+}
+
+/* A cumulative counter at time t: linear between samples, flat outside them. */
+static double at(const struct samples *s, int64_t t)
+{
+	if (s->n == 0) {
+		return 0;
+	}
+	if (t <= s->t[0]) {
+		return s->v[0];
+	}
+	if (t >= s->t[s->n - 1]) {
+		return s->v[s->n - 1];
+	}
+	size_t lo = 0, hi = s->n - 1;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->t[mid] <= t) {
+			lo = mid;
+		} else {
+			hi = mid;
+		}
+	}
+	int64_t dt = s->t[hi] - s->t[lo];
+	double f = dt > 0 ? (double)(t - s->t[lo]) / (double)dt : 1.0;
+	return s->v[lo] + f * (s->v[hi] - s->v[lo]);
 }
 
 static int gather(const struct isc_trace *t, const struct isc_analysis *a, struct thr *th)
@@ -66,7 +98,9 @@ static int gather(const struct isc_trace *t, const struct isc_analysis *a, struc
 		} else if (is_wait(e)) {
 			r = isc_ivec_add_merge(&x->waits, s, en);
 		} else if (e->type == ISC_T_COUNTER && e->sub == ISC_CTR_CPU_TIME) {
-			r = add_sample(x, e->ts, e->v.value);
+			r = add_sample(&x->cpu, e->ts, e->v.value);
+		} else if (e->type == ISC_T_COUNTER && e->sub == ISC_CTR_WAIT_TIME) {
+			r = add_sample(&x->rq, e->ts, e->v.value);
 		}
 		if (r < 0) {
 			return r;
@@ -80,15 +114,17 @@ static int from_samples(struct thr *x, const struct isc_analysis *a)
 {
 	double util = isc_thr(&a->th, ISC_THR_CPU_BUSY_UTIL);
 	const int64_t ws = a->window.start, we = a->window.end;
-	for (size_t i = 0; i + 1 < x->ns; i++) {
-		int64_t dt = x->st[i + 1] - x->st[i];
-		double used_ns = (x->sv[i + 1] - x->sv[i]) * 1000.0;
-		if (dt > 0 && used_ns >= util * (double)dt &&
-		    isc_ivec_add(&x->sampled, x->st[i], x->st[i + 1], ws, we) < 0) {
+	const struct samples *s = &x->cpu;
+	for (size_t i = 0; i + 1 < s->n; i++) {
+		int64_t dt = s->t[i + 1] - s->t[i];
+		double wanted = (s->v[i + 1] - s->v[i]) + (at(&x->rq, s->t[i + 1]) -
+							   at(&x->rq, s->t[i]));
+		if (dt > 0 && wanted * 1000.0 >= util * (double)dt &&
+		    isc_ivec_add(&x->sampled, s->t[i], s->t[i + 1], ws, we) < 0) {
 			return -ENOMEM;
 		}
 	}
-	int64_t lo = x->st[0], hi = x->st[x->ns - 1];
+	int64_t lo = s->t[0], hi = s->t[s->n - 1];
 	for (size_t i = 0; i < x->busy.n; i++) {
 		if (isc_ivec_add(&x->sampled, x->busy.v[i].s, x->busy.v[i].e, INT64_MIN, lo) < 0 ||
 		    isc_ivec_add(&x->sampled, x->busy.v[i].s, x->busy.v[i].e, hi, INT64_MAX) < 0) {
@@ -113,7 +149,7 @@ int isc_host_busy(const struct isc_trace *t, struct isc_analysis *a, struct isc_
 	int r = gather(t, a, th);
 	for (size_t k = 0; k < t->n_threads && r == 0; k++) {
 		struct thr *x = &th[k];
-		if (x->ns >= 2) {
+		if (x->cpu.n >= 2) {
 			a->cpu_samples = true;
 			a->sampled_threads++;
 			r = from_samples(x, a);
@@ -126,8 +162,10 @@ int isc_host_busy(const struct isc_trace *t, struct isc_analysis *a, struct isc_
 		isc_ivec_free(&th[k].busy);
 		isc_ivec_free(&th[k].waits);
 		isc_ivec_free(&th[k].sampled);
-		free(th[k].st);
-		free(th[k].sv);
+		free(th[k].cpu.t);
+		free(th[k].cpu.v);
+		free(th[k].rq.t);
+		free(th[k].rq.v);
 	}
 	free(th);
 	return r;
@@ -257,6 +295,27 @@ int isc_scope_times(const struct isc_trace *t, struct isc_analysis *a,
 	return r;
 }
 
+/*
+ * Which threads' waits can explain GPU idle time: the threads that call CUDA (they feed
+ * the GPU), or every thread when none does. A helper thread parked on a condition
+ * variable while the feeding thread works is not what the GPU waits for.
+ */
+static bool *feeding_threads(const struct isc_trace *t)
+{
+	bool *feeds = calloc(t->n_threads + 1, sizeof(*feeds));
+	bool any = false;
+	for (size_t i = 0; feeds != NULL && i < t->n; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		if (e->type == ISC_T_CUDA_API && e->thread < t->n_threads) {
+			feeds[e->thread] = any = true;
+		}
+	}
+	for (size_t k = 0; feeds != NULL && !any && k < t->n_threads; k++) {
+		feeds[k] = true;
+	}
+	return feeds;
+}
+
 int isc_wait_times(const struct isc_trace *t, struct isc_analysis *a,
 		   const struct isc_ivec *idle)
 {
@@ -267,10 +326,11 @@ int isc_wait_times(const struct isc_trace *t, struct isc_analysis *a,
 	}
 	const int64_t ws = a->window.start, we = a->window.end;
 	int64_t *any = calloc(ns, sizeof(*any));
-	for (size_t i = 0; any != NULL && i < t->n; i++) {
+	bool *feeds = feeding_threads(t);
+	for (size_t i = 0; any != NULL && feeds != NULL && i < t->n; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		int64_t s = e->ts > ws ? e->ts : ws, en = e->ts + e->dur < we ? e->ts + e->dur : we;
-		if (!is_wait(e) || en <= s) {
+		if (!is_wait(e) || en <= s || e->thread >= t->n_threads || !feeds[e->thread]) {
 			continue;
 		}
 		int64_t o = isc_ivec_overlap(idle, s, en);
@@ -286,7 +346,8 @@ int isc_wait_times(const struct isc_trace *t, struct isc_analysis *a,
 	if (any != NULL) {
 		isc_top_names(any, ns, a->examples[ISC_CAT_IDLE], ISC_EXAMPLES);
 	}
-	int r = any == NULL ? -ENOMEM : 0;
+	int r = any == NULL || feeds == NULL ? -ENOMEM : 0;
+	free(feeds);
 	free(any);
 	free(on_idle);
 	return r;

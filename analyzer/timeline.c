@@ -218,6 +218,10 @@ static int sweep(struct isc_analysis *a, struct isc_lanes *l)
 		if (c == ISC_CAT_CPU && isc_ivec_add_merge(&l->cpu, tnow, next) < 0) {
 			return -ENOMEM;
 		}
+		if ((c == ISC_CAT_CPU || c == ISC_CAT_FRAMEWORK) &&
+		    isc_ivec_add_merge(&a->host_active, tnow, next) < 0) {
+			return -ENOMEM;
+		}
 		if (c == ISC_CAT_IDLE && isc_ivec_add_merge(&l->idle, tnow, next) < 0) {
 			return -ENOMEM;
 		}

@@ -18,6 +18,8 @@
 #include "clock.h"
 #include "collector.h"
 #include "config.h"
+#include "cuda-family.h"
+#include "host.h"
 #include "ids.h"
 #include "intern.h"
 #include "log.h"
@@ -36,6 +38,11 @@ static unsigned n_flush_fns;
 
 /* Families of hooks, initialised in this order. */
 static const struct isc_family families[] = {
+	{ "cuda", isc_hooks_cuda_init },
+	{ "nvtx", isc_hooks_nvtx_init },
+	{ "host", isc_hooks_host_init },
+	{ "malloc", isc_hooks_malloc_init },
+	{ "syscalls", isc_hooks_syscalls_init },
 	{ NULL, NULL },
 };
 

@@ -16,6 +16,7 @@
 #include "collector.h"
 #include "clock.h"
 #include "config.h"
+#include "host.h"
 #include "intern.h"
 #include "isc-config.h"
 #include "log.h"
@@ -192,7 +193,10 @@ bool isc_session_did_work(void)
 {
 	uint32_t collector = isc_collector_tid();
 	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
-		if (t->tid != collector && t->recorded > 0) {
+		/* host-level events alone (system calls, allocations) are what every shell
+		 * and wrapper script does: they do not make a descendant, or an image that
+		 * exec replaces, worth a file of its own */
+		if (t->tid != collector && t->recorded > isc_host_events(t)) {
 			return true;
 		}
 	}
@@ -578,6 +582,7 @@ static int write_trace_file(const char *path, const char *end_reason, const char
 		.trailer_meta = tmeta.data, .trailer_meta_len = tmeta.len,
 		.trailer_sysinfo = tsys.data, .trailer_sysinfo_len = tsys.len,
 		.extra = extra.data, .n_extra = extra.len, .snapshot_reason = snapshot,
+		.resolve = isc_stacks_resolve,	/* stack frames, symbolised while we can */
 	};
 	isc_fmt(tmp, sizeof(tmp), "%s.tmp-%d", path, s->pid);
 	int in = open(s->spill.path, O_RDONLY | O_CLOEXEC);

@@ -50,7 +50,8 @@ void isc_session_reset_after_fork(void);
 void isc_session_after_failed_exec(void);
 
 /* True when the process recorded something worth a file (descendants without
- * events - a shell that only forked and exec'd - write nothing). */
+ * events - a shell that only forked and exec'd - write nothing; neither do those
+ * with host-level events only: system calls and allocations). */
 bool isc_session_did_work(void);
 
 /*

@@ -21,7 +21,7 @@ static bool device_steady(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		ns += e->dur;
 		/* cudaFree waits for the device; only the part with the GPU idle is lost. */
 		idle += e->dur - isc_ivec_overlap(ops, e->ts, e->ts + e->dur);
-		top = e->sub == ISC_API_MALLOC || top == 0 ? e->name : top;
+		top = e->sub == ISC_AC_MALLOC || top == 0 ? e->name : top;
 	}
 	if (n < isc_thr(&a->th, ISC_THR_ALLOC_MIN_COUNT)) {
 		return false;

@@ -32,10 +32,53 @@ struct isc_scope_frame {
 	uint32_t recorded;	/* 0 when the push fell outside the capture window */
 };
 
+#define ISC_CUDA_FN_MAX 192	/* intercepted CUDA functions (hooks/cuda-fns.h) */
+
+/* The CUDA hooks' exact per-function counters and per-thread state. */
+struct isc_cuda_thread {
+	uint32_t depth;			/* intercepted calls in progress (inner ones forward only) */
+	int32_t device;			/* set by cudaSetDevice on this thread; CUDA's default 0 */
+	struct {
+		uint64_t count;
+		uint64_t ns;
+	} calls[ISC_CUDA_FN_MAX];
+};
+
 enum isc_thread_state {
 	ISC_THREAD_LIVE = 0,
 	ISC_THREAD_EXITING = 1,	/* its TLS destructor ran; it may still record a little */
 	ISC_THREAD_GONE = 2,	/* the collector saw it gone; its chunk was released */
+};
+
+/* Host hooks, malloc family (hooks/hook-malloc.c): whole-run exact counters. Byte
+ * counts are the allocator's usable sizes, except bytes_requested. */
+struct isc_malloc_counters {
+	uint64_t calls;			/* allocations that returned memory */
+	uint64_t frees;			/* free() of a non-NULL pointer, realloc's release */
+	uint64_t failed;		/* allocations that returned NULL */
+	uint64_t bytes_freed;		/* (requested: alloc_bytes; allocated: live + freed) */
+	int64_t live;			/* allocated - freed by this thread (< 0 when it frees
+					 * what other threads allocated) */
+	int64_t peak;
+	int64_t countdown;		/* requested bytes until the next sample */
+	uint64_t rng;			/* xorshift state of the sampler, 0 = unseeded */
+	uint64_t sampled;		/* memory events recorded */
+	uint64_t mmaps, munmaps, mremaps;
+	uint64_t mapped_bytes, unmapped_bytes;
+};
+
+/* Host hooks, system calls and waits (hooks/hook-syscalls.c): one slot per call name,
+ * counted inside capture windows. Times are in the units of the hooks' duration
+ * clock (TSC cycles or ns, see hooks/host-clock.c), converted when written. */
+#define ISC_SYSCALL_SLOTS 48
+
+struct isc_syscall_agg {
+	uint64_t count;
+	uint64_t total;
+	uint64_t max;
+	uint64_t bytes;			/* bytes moved (positive results of I/O calls) */
+	uint32_t errors;
+	uint32_t events;		/* calls also recorded as events */
 };
 
 struct isc_thread {
@@ -59,6 +102,12 @@ struct isc_thread {
 	/* Bytes this thread allocated so far (the malloc hooks keep it exact); scopes
 	 * report the difference between their open and close. */
 	uint64_t alloc_bytes;
+
+	struct isc_cuda_thread cuda;
+	/* Host hooks (hooks/): reset by their own fork handler. */
+	struct isc_malloc_counters malloc;
+	struct isc_syscall_agg syscalls[ISC_SYSCALL_SLOTS];
+	int32_t numa_node;		/* 1 + node last seen by a host hook; 0 = unknown */
 };
 
 #endif /* ISC_THREAD_H */

@@ -15,4 +15,8 @@ for t in scenarios/*.json kineto/simple_add_a100.pt.trace.json.gz; do
 	name=$(basename "$t"); name=${name%%.*}
 	"$analyze" "$t" | normalise > "$here/golden/$name.md"
 done
+for t in workloads/*.json.gz; do
+	name=$(basename "$t" .json.gz)
+	"$analyze" "$t" | normalise > "$here/golden/wl-$name.md"
+done
 echo "regen.sh: goldens written to $here/golden"

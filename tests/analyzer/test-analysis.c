@@ -72,10 +72,12 @@ Test(analysis, kineto_matches_hta)
 	isc_trace_destroy(t);
 }
 
-Test(analysis, scenarios_get_their_verdict_and_top_suggestion)
+/* Checks every line "NAME VERDICT TOP" of DIR/expected.txt on DIR/NAME.SUFFIX. */
+static int check_expected(const char *dir, const char *suffix)
 {
-	size_t n;
-	char *text = slurp(data_path("scenarios/expected.txt"), &n);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/expected.txt", dir);
+	char *text = slurp(data_path(path), NULL);
 	cr_assert_not_null(text);
 	int checked = 0;
 	for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
@@ -84,7 +86,7 @@ Test(analysis, scenarios_get_their_verdict_and_top_suggestion)
 			continue;
 		}
 		char rel[128];
-		snprintf(rel, sizeof(rel), "scenarios/%s.json", name);
+		snprintf(rel, sizeof(rel), "%s/%s%s", dir, name, suffix);
 		struct isc_trace *t = load(rel);
 		struct isc_analysis *a = analyse(t, NULL);
 		cr_assert_str_eq(isc_bound_name(a->verdict.type), verdict, "%s", name);
@@ -99,8 +101,19 @@ Test(analysis, scenarios_get_their_verdict_and_top_suggestion)
 		isc_trace_destroy(t);
 		checked++;
 	}
-	cr_assert_eq(checked, 10);
 	free(text);
+	return checked;
+}
+
+Test(analysis, scenarios_get_their_verdict_and_top_suggestion)
+{
+	cr_assert_eq(check_expected("scenarios", ".json"), 10);
+}
+
+/* The workloads' README table, on traces the preload recorded on the simulated GPU. */
+Test(analysis, recorded_workloads_get_their_readme_verdicts)
+{
+	cr_assert_eq(check_expected("workloads", ".json.gz"), 8);
 }
 
 Test(analysis, missing_gpu_timeline_lowers_confidence)

@@ -68,6 +68,15 @@ Test(cli, golden_reports)
 		golden(in, names[i]);
 	}
 	golden("kineto/simple_add_a100.pt.trace.json.gz", "simple_add_a100");
+	static const char *const wl[] = { "alloc-churn", "balanced", "copy-pageable",
+					  "cpu-preprocess", "gpu-bound", "io-wait", "launch-bound",
+					  "sync-every-kernel" };
+	for (size_t i = 0; i < sizeof(wl) / sizeof(wl[0]); i++) {
+		char in[256], name[64];
+		snprintf(in, sizeof(in), "workloads/%s.json.gz", wl[i]);
+		snprintf(name, sizeof(name), "wl-%s", wl[i]);
+		golden(in, name);
+	}
 }
 
 Test(cli, exit_codes)

@@ -6,6 +6,7 @@
  * nothing to judge the GPU by and the test says so and skips.
  */
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ struct expect {
 	const char *workload;
 	const char *verdict;
 	const char *top[2];	/* either is right */
+	const char *loaded;	/* verdict also right when other jobs load the machine */
 };
 
 static const struct expect table[] = {
@@ -25,13 +27,18 @@ static const struct expect table[] = {
 	{ "gpu-bound", "gpu_bound", { "gpu.dominant-kernels", "gpu.low-occupancy" } },
 	{ "copy-pageable", "memory_bound", { "copy.pageable", NULL } },
 	{ "launch-bound", "cpu_bound", { "launch.tiny-kernels", NULL } },
-	{ "sync-every-kernel", "balanced", { "sync.excessive", NULL } },
+	/* 50 us kernels, each followed by cudaDeviceSynchronize: on a loaded machine the
+	 * host comes back from every synchronisation late, that time is framework
+	 * overhead with the GPU idle, and the balance tips to cpu_bound. */
+	{ "sync-every-kernel", "balanced", { "sync.excessive", NULL }, "cpu_bound" },
 	{ "alloc-churn", "cpu_bound", { "alloc.device-steady-state", NULL } },
 	{ "io-wait", "cpu_bound", { "host.io-wait", NULL } },
 	{ "balanced", "balanced", { "pipeline.overlapped", NULL } },
 };
 
-static char *trace_of(const char *workload, char *dir)
+/* Runs the workload under the preload in dir. Its traces: trace.json for the process
+ * started (here `timeout`), trace.PID.json for descendants, merged by the reader. */
+static void run_workload(const char *workload, char *dir)
 {
 	const char *bin = getenv("ISC_WORKLOADS"), *preload = getenv("ISC_PRELOAD");
 	cr_assert(bin != NULL && preload != NULL);
@@ -40,10 +47,23 @@ static char *trace_of(const char *workload, char *dir)
 	snprintf(cmd, sizeof(cmd), "cd %s && INFERSCOPE_OUTPUT=trace.json LD_PRELOAD=%s "
 		 "timeout 120 %s/wl-%s", dir, preload, bin, workload);
 	cr_assert_eq(run(cmd, NULL, NULL), 0, "%s did not run", workload);
-	static char path[4200];
-	snprintf(path, sizeof(path), "%s/trace.json", dir);
-	cr_assert_eq(access(path, R_OK), 0, "%s wrote no trace", workload);
-	return path;
+}
+
+static struct isc_trace *load_dir(const char *workload, const char *dir)
+{
+	glob_t g;
+	char pattern[4200];
+	snprintf(pattern, sizeof(pattern), "%s/trace*.json", dir);
+	cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "%s wrote no trace", workload);
+	struct isc_trace *t = isc_trace_create();
+	for (size_t k = 0; k < g.gl_pathc; k++) {
+		struct isc_diag d;
+		cr_assert_eq(isc_read_file(t, g.gl_pathv[k], NULL, &d), 0, "%s: %s", workload,
+			     d.msg);
+	}
+	globfree(&g);
+	cr_assert_eq(isc_trace_finalize(t), 0);
+	return t;
 }
 
 Test(workloads, verdict_and_top_suggestion, .timeout = 600)
@@ -51,16 +71,14 @@ Test(workloads, verdict_and_top_suggestion, .timeout = 600)
 	int judged = 0;
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		char dir[] = "/tmp/isc-wl-XXXXXX";
-		const char *path = trace_of(table[i].workload, dir);
-		struct isc_trace *t = isc_trace_create();
-		struct isc_diag d;
-		cr_assert_eq(isc_read_file(t, path, NULL, &d), 0, "%s: %s", table[i].workload,
-			     d.msg);
-		cr_assert_eq(isc_trace_finalize(t), 0);
+		run_workload(table[i].workload, dir);
+		struct isc_trace *t = load_dir(table[i].workload, dir);
 		struct isc_analysis *a = analyse(t, NULL);
 		if (a->gpu_timeline) {
-			cr_expect_str_eq(isc_bound_name(a->verdict.type), table[i].verdict, "%s",
-					 table[i].workload);
+			const char *v = isc_bound_name(a->verdict.type);
+			cr_expect(strcmp(v, table[i].verdict) == 0 ||
+				  (table[i].loaded && strcmp(v, table[i].loaded) == 0),
+				  "%s: verdict %s (%s)", table[i].workload, v, a->verdict.cause);
 			cr_expect_gt(a->n_sugg, 0, "%s", table[i].workload);
 			if (a->n_sugg > 0) {
 				const char *got = a->sugg[0].rule_id;

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NUMA: the node a thread runs on, and the pages the kernel migrated between nodes
+ * while the process ran.
+ *
+ * A thread's node comes from getcpu() (vDSO on x86-64, tens of nanoseconds), read
+ * on the slow paths only: when a host hook attaches the thread and on every
+ * recorded memory or system-call event. Page migrations (automatic NUMA balancing)
+ * are counted by the kernel per task in /proc/<pid>/task/<tid>/sched
+ * (numa_pages_migrated, with CONFIG_NUMA_BALANCING) and system-wide in /proc/vmstat;
+ * both are read at start and at the final flush, and the difference becomes one
+ * `numa_migration` memory_event plus `trace_metadata.numa`. Where the kernel shows
+ * neither, both are left out.
+ */
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "session.h"
+
+struct migrations {
+	bool have_task, have_system;
+	uint64_t task;		/* sum over the process's live threads */
+	uint64_t system;
+};
+
+static struct migrations at_start, at_end;
+static bool have_end;
+static uint64_t start_ns, end_ns;
+static int start_node = -1;
+
+int isc_numa_node_now(void)
+{
+	unsigned cpu, node;
+	return getcpu(&cpu, &node) == 0 ? (int)node : -1;
+}
+
+/* The number after "key" and a ':' or ' ' in a procfs text; false when absent. */
+static bool find_value(const char *path, const char *key, uint64_t *out)
+{
+	char buf[8192];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return false;
+	}
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		return false;
+	}
+	buf[n] = '\0';
+	size_t klen = strlen(key);
+	for (char *p = strstr(buf, key); p; p = strstr(p + 1, key)) {
+		if ((p == buf || p[-1] == '\n') && (p[klen] == ' ' || p[klen] == ':')) {
+			p += klen;
+			while (*p == ' ' || *p == ':' || *p == '\t') {
+				p++;
+			}
+			*out = strtoull(p, NULL, 10);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void read_migrations(struct migrations *m, bool all_threads)
+{
+	char path[64];
+	uint64_t v;
+	memset(m, 0, sizeof(*m));
+	m->have_system = find_value("/proc/vmstat", "numa_pages_migrated", &m->system);
+	if (!all_threads) {
+		m->have_task = find_value("/proc/self/sched", "numa_pages_migrated", &m->task);
+		return;
+	}
+	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
+		isc_fmt(path, sizeof(path), "/proc/self/task/%u/sched", t->tid);
+		if (find_value(path, "numa_pages_migrated", &v)) {
+			m->have_task = true;
+			m->task += v;
+		}
+	}
+}
+
+/* Final flush (guard raised): one event, in the traces that will be written. It
+ * counts as a memory event of the thread (sampled_events), so that it never makes
+ * a process look busier than it was (isc_host_events). */
+static void on_flush(void)
+{
+	end_ns = isc_now();
+	read_migrations(&at_end, true);
+	have_end = true;
+	if (!at_start.have_task || !at_end.have_task ||
+	    !(isc_session.is_root || isc_session_did_work())) {
+		return;
+	}
+	struct isc_thread *t = isc_thread_self();
+	struct isc_event *e = t ? isc_event_reserve(ISC_EV_MEMORY, 1) : NULL;
+	if (e == NULL) {
+		return;
+	}
+	memset(e, 0, sizeof(*e));
+	e->ts = start_ns;
+	e->dur = end_ns - start_ns;
+	e->tid = t->tid;
+	e->kind = ISC_EV_MEMORY;
+	e->u.memory.op = ISC_MEM_NUMA_MIGRATION;
+	e->u.memory.bytes = at_end.task > at_start.task ? at_end.task - at_start.task : 0;
+	e->u.memory.numa_node = (int16_t)isc_numa_node_now();
+	isc_event_commit(1);
+	t->malloc.sampled++;
+}
+
+static void numa_metadata(struct isc_json *j)
+{
+	struct migrations now = at_end;
+	if (!have_end) {
+		read_migrations(&now, true);	/* a snapshot */
+	}
+	if (!at_start.have_task && !at_start.have_system) {
+		return;
+	}
+	isc_json_key(j, "numa");
+	isc_json_begin_object(j);
+	if (at_start.have_task && now.have_task) {
+		isc_json_kv_uint(j, "pages_migrated_start", at_start.task);
+		isc_json_kv_uint(j, "pages_migrated_end", now.task);
+	}
+	if (at_start.have_system && now.have_system) {
+		isc_json_kv_uint(j, "system_pages_migrated",
+				 now.system > at_start.system ? now.system - at_start.system : 0);
+	}
+	if (start_node >= 0) {
+		isc_json_kv_int(j, "node_at_start", start_node);
+	}
+	isc_json_end_object(j);
+}
+
+void isc_numa_init(void)
+{
+	start_ns = isc_now();
+	read_migrations(&at_start, false);
+	start_node = isc_numa_node_now();
+	isc_lifecycle_add_flush_hook(on_flush);
+	isc_session_add_metadata(numa_metadata);
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* System calls and waits: slow calls become events, every call is aggregated,
+ * errno stays the program's, locks are timed only when contended. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "host-test.h"
+
+TestSuite(syscalls, .init = host_setup, .fini = host_teardown, .timeout = 60);
+
+Test(syscalls, slow_calls_are_events)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-syscalls"), "slow", NULL };
+	yajl_val t = host_trace(argv, NULL, &r);
+	yajl_val ns = isc_trace_find(t, "cpu_syscall", "nanosleep", 0);
+	cr_assert_not_null(ns, "a 20 ms nanosleep is above the 10 us threshold");
+	cr_assert_eq(isc_trace_int(ns, "metadata/syscall_number", -2), 35);
+	cr_assert_str_eq(isc_trace_str(ns, "metadata/category"), "sleep");
+	cr_assert_geq(isc_trace_num(ns, "duration_us", 0), 19900, "it slept at least 20 ms");
+	cr_assert_null(isc_trace_get(ns, "metadata/fd"), "nanosleep has no fd");
+	yajl_val poll = isc_trace_find(t, "cpu_syscall", "poll", 0);
+	cr_assert_not_null(poll);
+	cr_assert_str_eq(isc_trace_str(poll, "metadata/category"), "wait");
+	cr_assert_eq(isc_trace_int(poll, "metadata/return_value", -1), 0, "it timed out");
+	/* the blocking read of the pipe: fd, what it is, bytes asked, result */
+	cr_assert_geq(host_count_meta(t, "cpu_syscall", "target", "pipe"), 1);
+	yajl_val rd = NULL;
+	for (size_t i = 0; (rd = isc_trace_find(t, "cpu_syscall", "read", i)); i++) {
+		const char *target = isc_trace_str(rd, "metadata/target");
+		if (target && strcmp(target, "pipe") == 0) {
+			break;
+		}
+	}
+	cr_assert_not_null(rd);
+	cr_assert_eq(isc_trace_int(rd, "metadata/bytes", 0), 1);
+	cr_assert_eq(isc_trace_int(rd, "metadata/return_value", 0), 1);
+	cr_assert_str_eq(isc_trace_str(rd, "metadata/category"), "io");
+	cr_assert_geq(isc_trace_int(rd, "metadata/fd", -1), 3);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+Test(syscalls, every_call_is_aggregated)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-syscalls"), "count", "5000", NULL };
+	yajl_val t = host_trace(argv, NULL, &r);
+	cr_assert_geq(host_agg_sum(t, "syscalls/read/count"), 5000);
+	cr_assert_geq(host_agg_sum(t, "syscalls/read/bytes"), 5000);
+	long long events = host_agg_sum(t, "syscalls/read/events");
+	cr_assert_eq((size_t)events, isc_trace_count(t, "cpu_syscall", "read"),
+		     "the aggregate knows how many calls became events");
+	cr_assert_lt(events, 2500, "most one-byte reads of /dev/zero are fast");
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+Test(syscalls, threshold_zero_records_every_call)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-syscalls"), "count", "3000", NULL };
+	const char *env[] = { "INFERSCOPE_SYSCALL_THRESHOLD=0", NULL };
+	yajl_val t = host_trace(argv, env, &r);
+	size_t reads = isc_trace_count(t, "cpu_syscall", "read");
+	cr_assert_geq(reads, 3000);
+	cr_assert_eq(host_agg_sum(t, "syscalls/read/count"), (long long)reads);
+	cr_assert_eq(host_agg_sum(t, "syscalls/read/events"), (long long)reads);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+Test(syscalls, files_and_descriptors)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-syscalls"), "io", host_dir, NULL };
+	const char *env[] = { "INFERSCOPE_SYSCALL_THRESHOLD=0", NULL };
+	yajl_val t = host_trace(argv, env, &r);
+	cr_assert(strstr(r.out, "io done, pread 8"), "%s", r.out);
+	static const char *const names[] = { "open", "openat", "write", "fsync", "pread", "close",
+					     "read", NULL };
+	for (int i = 0; names[i]; i++) {
+		cr_expect_geq(isc_trace_count(t, "cpu_syscall", names[i]), 1, "no %s", names[i]);
+	}
+	yajl_val fs = isc_trace_find(t, "cpu_syscall", "fsync", 0);
+	cr_assert_str_eq(isc_trace_str(fs, "metadata/category"), "fs");
+	cr_assert_str_eq(isc_trace_str(fs, "metadata/target"), "file");
+	yajl_val pr = isc_trace_find(t, "cpu_syscall", "pread", 0);
+	cr_assert_eq(isc_trace_int(pr, "metadata/bytes", 0), 64);
+	cr_assert_eq(isc_trace_int(pr, "metadata/return_value", 0), 8);
+	cr_assert_str_eq(isc_trace_str(pr, "metadata/target"), "file");
+	cr_assert_eq(isc_trace_int(pr, "metadata/syscall_number", -1), 17);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+Test(syscalls, errno_is_the_programs)
+{
+	struct isc_run plain, traced;
+	const char *argv[] = { isc_test_workload("wl-syscalls"), "errors", NULL };
+	const char *env[] = { "INFERSCOPE_SYSCALL_THRESHOLD=0", NULL };
+	cr_assert_eq(isc_test_run(argv, NULL, false, host_dir, &plain), 0);
+	cr_assert_eq(isc_test_run(argv, env, true, host_dir, &traced), 0);
+	cr_assert_str_eq(plain.out, traced.out);
+	cr_assert_eq(plain.status, traced.status);
+	cr_assert(strstr(traced.out, "read(-1): -1 Bad file descriptor"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "errno kept 1"), "%s", traced.out);
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/trace.json", host_dir);
+	yajl_val t = isc_test_load_json(path);
+	cr_assert_not_null(t);
+	yajl_val rd = isc_trace_find(t, "cpu_syscall", "read", 0);
+	cr_assert_eq(isc_trace_int(rd, "metadata/errno", 0), 9, "EBADF");
+	cr_assert_eq(isc_trace_int(rd, "metadata/return_value", 0), -1);
+	yajl_val op = isc_trace_find(t, "cpu_syscall", "open", 0);
+	cr_assert_eq(isc_trace_int(op, "metadata/errno", 0), 2, "ENOENT");
+	cr_assert_geq(host_agg_sum(t, "syscalls/close/errors"), 1);
+	yajl_tree_free(t);
+	isc_run_free(&plain);
+	isc_run_free(&traced);
+}
+
+Test(syscalls, contended_waits_are_events)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-syscalls"), "waits", NULL };
+	yajl_val t = host_trace(argv, NULL, &r);
+	static const char *const names[] = { "pthread_mutex_lock", "pthread_cond_wait", "sem_wait",
+					     NULL };
+	for (int i = 0; names[i]; i++) {
+		yajl_val e = isc_trace_find(t, "cpu_syscall", names[i], 0);
+		cr_assert_not_null(e, "no %s event", names[i]);
+		cr_assert_eq(isc_trace_int(e, "metadata/syscall_number", 0), -1, "futex-based");
+		cr_assert_str_eq(isc_trace_str(e, "metadata/category"), "wait");
+		cr_assert_eq(isc_trace_int(e, "metadata/return_value", -1), 0);
+		cr_assert_geq(isc_trace_num(e, "duration_us", 0), 1000, "%s waited", names[i]);
+	}
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+Test(syscalls, uncontended_locks_cost_nothing)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-syscalls"), "uncontended", NULL };
+	const char *env[] = { "INFERSCOPE_SYSCALL_THRESHOLD=0", NULL };
+	yajl_val t = host_trace(argv, env, &r);
+	cr_assert_eq(isc_trace_count(t, "cpu_syscall", "pthread_mutex_lock"), 0);
+	cr_assert_eq(host_agg_sum(t, "syscalls/pthread_mutex_lock/count"), 0);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+Test(syscalls, off_means_off)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-syscalls"), "slow", NULL };
+	const char *env[] = { "INFERSCOPE_SYSCALLS=0", NULL };
+	yajl_val t = host_trace(argv, env, &r);
+	cr_assert_eq(isc_trace_count(t, "cpu_syscall", NULL), 0);
+	cr_assert_null(isc_trace_get(t, "trace_metadata/aggregates/threads/0/syscalls"));
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
