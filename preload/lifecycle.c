@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "collector.h"
 #include "config.h"
+#include "cuda-family.h"
 #include "host.h"
 #include "ids.h"
 #include "intern.h"
@@ -40,6 +41,8 @@ static const struct isc_family families[] = {
 	{ "host", isc_hooks_host_init },
 	{ "malloc", isc_hooks_malloc_init },
 	{ "syscalls", isc_hooks_syscalls_init },
+	{ "cuda", isc_hooks_cuda_init },
+	{ "nvtx", isc_hooks_nvtx_init },
 	{ NULL, NULL },
 };
 

@@ -56,6 +56,12 @@ static const struct isc_cfg_entry table[] = {
 	  "path of the libcupti to load (default: the one matching the loaded CUDA runtime)" },
 	{ "INFERSCOPE_NVTX", ISC_CFG_BOOL, F(nvtx), "1", 0, 0,
 	  "0 stops InferScope from taking NVTX ranges through NVTX_INJECTION64_PATH" },
+	{ "INFERSCOPE_CUPTI_BUFFER_SIZE", ISC_CFG_SIZE, F(cupti_buffer_size), "4M", 1024, 1ll << 30,
+	  "size of one CUPTI activity buffer" },
+	{ "INFERSCOPE_CUPTI_BUFFERS", ISC_CFG_INT, F(cupti_buffers), "64", 1, 4096,
+	  "CUPTI buffers held at once; beyond, CUPTI drops records and the trace counts them" },
+	{ "INFERSCOPE_CUPTI_CLOCK_CALLBACK", ISC_CFG_BOOL, F(cupti_clock_callback), "1", 0, 0,
+	  "0 leaves CUPTI on its own clock and shifts its timestamps by a calibrated offset" },
 	{ NULL, 0, 0, 0, NULL, 0, 0, NULL },
 };
 

@@ -40,6 +40,9 @@ struct isc_config {
 	bool cupti;
 	char cupti_lib[PATH_MAX];
 	bool nvtx;
+	uint64_t cupti_buffer_size;	/* bytes of one CUPTI activity buffer */
+	int cupti_buffers;		/* buffers CUPTI may hold at once; then it drops records */
+	bool cupti_clock_callback;	/* CUPTI reads our clock; else a calibrated offset */
 };
 
 enum isc_cfg_type {

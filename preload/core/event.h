@@ -118,21 +118,21 @@ enum isc_counter_unit {
  * or the process's NUMA page migrations. name = 0 (the encoder names it after op);
  * `frames` return addresses follow in ISC_EV_STACK records. */
 enum isc_mem_op {
-	ISC_MEM_MALLOC = 0,
-	ISC_MEM_CALLOC,
-	ISC_MEM_REALLOC,
-	ISC_MEM_REALLOCARRAY,
-	ISC_MEM_FREE,
-	ISC_MEM_POSIX_MEMALIGN,
-	ISC_MEM_ALIGNED_ALLOC,
-	ISC_MEM_MEMALIGN,
-	ISC_MEM_VALLOC,
-	ISC_MEM_PVALLOC,
-	ISC_MEM_MMAP,
-	ISC_MEM_MUNMAP,
-	ISC_MEM_MREMAP,
-	ISC_MEM_NUMA_MIGRATION,
-	ISC_MEM__COUNT
+	ISC_MEMOP_MALLOC = 0,
+	ISC_MEMOP_CALLOC,
+	ISC_MEMOP_REALLOC,
+	ISC_MEMOP_REALLOCARRAY,
+	ISC_MEMOP_FREE,
+	ISC_MEMOP_POSIX_MEMALIGN,
+	ISC_MEMOP_ALIGNED_ALLOC,
+	ISC_MEMOP_MEMALIGN,
+	ISC_MEMOP_VALLOC,
+	ISC_MEMOP_PVALLOC,
+	ISC_MEMOP_MMAP,
+	ISC_MEMOP_MUNMAP,
+	ISC_MEMOP_MREMAP,
+	ISC_MEMOP_NUMA_MIGRATION,
+	ISC_MEMOP__COUNT
 };
 
 struct isc_memory_payload {
@@ -193,6 +193,120 @@ static inline unsigned isc_stack_records(unsigned frames)
 {
 	return (frames + ISC_STACK_PER_RECORD - 1) / ISC_STACK_PER_RECORD;
 }
+/*
+ * CUDA and GPU records (hooks/hook-cuda-*.c, gpu/cupti*.c; encoded by encode-cuda.c).
+ * Directions and memory kinds are our own codes, so the writer needs no CUDA header.
+ */
+enum isc_copy_dir {
+	ISC_DIR_NONE = 0,
+	ISC_DIR_H2D = 1,
+	ISC_DIR_D2H = 2,
+	ISC_DIR_D2D = 3,
+	ISC_DIR_H2H = 4,
+	ISC_DIR_DEFAULT = 5,	/* cudaMemcpyDefault: the runtime infers it */
+	ISC_DIR_P2P = 6,	/* between two devices */
+};
+
+enum isc_mem_kind {
+	ISC_MEM_UNKNOWN = 0,
+	ISC_MEM_PAGEABLE = 1,
+	ISC_MEM_PINNED = 2,
+	ISC_MEM_DEVICE = 3,
+	ISC_MEM_MANAGED = 4,
+	ISC_MEM_ARRAY = 5,
+};
+
+/* cuda_api aux: device + 1 in bits 0-7 (0 = unknown), then these fields. */
+enum {
+	ISC_API_DIR_SHIFT = 8,		/* enum isc_copy_dir, 3 bits */
+	ISC_API_HOSTMEM_SHIFT = 11,	/* enum isc_mem_kind of the host side, 3 bits */
+	ISC_API_HAS_BYTES = 1u << 14,
+	ISC_API_HAS_PTR = 1u << 15,
+	ISC_API_LAUNCH = 1u << 16,	/* an ISC_EV_EXT with struct isc_launch_payload follows */
+};
+
+#define ISC_STREAM_NONE 0xffffffffu	/* the call names no stream */
+#define ISC_CUPTI_CORR_BASE (1ull << 48)	/* ids of calls only CUPTI saw: base + CUPTI's id */
+
+/* cuda_api: name = function (or CUPTI callback) name; flags BLOCKED, CUPTI, ASYNC. */
+struct isc_cuda_api_payload {
+	uint64_t correlation_id;
+	uint64_t bytes;		/* copy, memset or allocation size (ISC_API_HAS_BYTES) */
+	uint64_t ptr;		/* pointer allocated or freed (ISC_API_HAS_PTR) */
+	uint32_t stream_id;	/* ISC_STREAM_NONE when the call has no stream */
+	int32_t result;		/* cudaError_t */
+};
+
+/* The EXT record after a launch's cuda_api record. */
+struct isc_launch_payload {
+	uint32_t kernel;	/* string id of the kernel name, 0 when unknown */
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t shared_bytes;	/* dynamic shared memory */
+};
+
+#define ISC_OCCUPANCY_UNKNOWN 0xffffu
+
+/* gpu_kernel: name = kernel name; aux = device id; followed by one ISC_EV_EXT
+ * (struct isc_kernel_ext_payload). */
+struct isc_gpu_kernel_payload {
+	uint64_t correlation_id;
+	uint64_t graph_node_id;	/* 0 when not launched from a graph */
+	uint32_t stream_id;
+	uint32_t context_id;
+	uint32_t graph_id;
+	uint16_t registers;	/* per thread */
+	uint16_t occupancy;	/* theoretical, in 1/10000; ISC_OCCUPANCY_UNKNOWN */
+};
+
+struct isc_kernel_ext_payload {
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t static_shared;
+	uint32_t dynamic_shared;
+};
+
+/* h2d_copy & co.: aux = device id; flags ISC_EVF_ASYNC. */
+struct isc_gpu_memcpy_payload {
+	uint64_t correlation_id;
+	uint64_t bytes;
+	uint32_t stream_id;
+	uint32_t graph_id;
+	uint8_t dir;		/* enum isc_copy_dir */
+	uint8_t src_kind;	/* enum isc_mem_kind */
+	uint8_t dst_kind;
+	uint8_t reserved;
+	uint16_t src_device;	/* ISC_DIR_P2P only */
+	uint16_t dst_device;
+};
+
+/* gpu_memset: aux = device id. */
+struct isc_gpu_memset_payload {
+	uint64_t correlation_id;
+	uint64_t bytes;
+	uint32_t stream_id;
+	uint32_t value;
+	uint32_t graph_id;
+	uint32_t mem_kind;	/* enum isc_mem_kind */
+};
+
+enum isc_sync_type {
+	ISC_SYNC_UNKNOWN = 0,
+	ISC_SYNC_EVENT = 1,
+	ISC_SYNC_STREAM_WAIT_EVENT = 2,
+	ISC_SYNC_STREAM = 3,
+	ISC_SYNC_CONTEXT = 4,
+};
+
+/* gpu_sync: aux = device id + 1 (0 = unknown). */
+struct isc_gpu_sync_payload {
+	uint64_t correlation_id;
+	uint32_t stream_id;	/* ISC_STREAM_NONE when not about a stream */
+	uint32_t sync_type;	/* enum isc_sync_type */
+	uint32_t event_id;
+	uint32_t context_id;
+	uint64_t reserved;
+};
 
 /* The common header; the payload union follows at offset 32. */
 struct isc_event {
@@ -210,6 +324,13 @@ struct isc_event {
 		struct isc_counter_payload counter;
 		struct isc_memory_payload memory;
 		struct isc_syscall_payload syscall;
+		struct isc_cuda_api_payload cuda_api;
+		struct isc_launch_payload launch;
+		struct isc_gpu_kernel_payload gpu_kernel;
+		struct isc_kernel_ext_payload gpu_kernel_ext;
+		struct isc_gpu_memcpy_payload gpu_copy;
+		struct isc_gpu_memset_payload gpu_memset;
+		struct isc_gpu_sync_payload gpu_sync;
 		uint64_t raw[4];
 		unsigned char bytes[32];
 	} u;

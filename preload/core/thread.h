@@ -32,6 +32,18 @@ struct isc_scope_frame {
 	uint32_t recorded;	/* 0 when the push fell outside the capture window */
 };
 
+#define ISC_CUDA_FN_MAX 192	/* intercepted CUDA functions (hooks/cuda-fns.h) */
+
+/* The CUDA hooks' exact per-function counters and per-thread state. */
+struct isc_cuda_thread {
+	uint32_t depth;			/* intercepted calls in progress (inner ones forward only) */
+	int32_t device;			/* set by cudaSetDevice on this thread; CUDA's default 0 */
+	struct {
+		uint64_t count;
+		uint64_t ns;
+	} calls[ISC_CUDA_FN_MAX];
+};
+
 enum isc_thread_state {
 	ISC_THREAD_LIVE = 0,
 	ISC_THREAD_EXITING = 1,	/* its TLS destructor ran; it may still record a little */
@@ -95,6 +107,7 @@ struct isc_thread {
 	struct isc_malloc_counters malloc;
 	struct isc_syscall_agg syscalls[ISC_SYSCALL_SLOTS];
 	int32_t numa_node;		/* 1 + node last seen by a host hook; 0 = unknown */
+	struct isc_cuda_thread cuda;
 };
 
 #endif /* ISC_THREAD_H */

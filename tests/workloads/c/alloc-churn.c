@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scenario: cudaMalloc/cudaFree every iteration.
+ * Verdict: cpu_bound (the host spends its time in the allocator while the GPU
+ * idles; cudaFree also synchronises the device). Top suggestion: device
+ * allocation in the steady state: reuse buffers (a caching allocator) or use
+ * stream-ordered cudaMallocAsync pools.
+ *
+ * 1,000 iterations of cudaMalloc(256 MiB), a pinned 1 MiB upload, a 100 µs kernel
+ * and cudaFree.
+ */
+#include "workload.h"
+
+static const char compute;
+
+int main(void)
+{
+	void *host = NULL;
+	struct wl w;
+	int i;
+
+	wl_start(&w, "alloc_churn");
+	wl_kernel(&compute, "conv2d_fwd", 100000);
+	WL_CUDA(&w, cudaMallocHost(&host, 1 << 20));
+	for (i = 0; i < 1000 && w.gpu; i++) {
+		void *dev = NULL;
+
+		inferscope_range_push("iteration");
+		WL_CUDA(&w, cudaMalloc(&dev, 256u << 20));
+		WL_CUDA(&w, cudaMemcpyAsync(dev, host, 1 << 20, cudaMemcpyHostToDevice, NULL));
+		wl_launch(&w, &compute, 264, 256, NULL);
+		WL_CUDA(&w, cudaFree(dev));
+		inferscope_range_pop();
+	}
+	return wl_finish(&w);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scenario: GPU-compute bound.
+ * Verdict: gpu_bound. Top suggestion: the GPU is busy almost all the time and
+ * gemm_bf16_large takes most of it: optimise the dominant kernels (tensor-core
+ * precision, fusion, a better GEMM configuration); host-side changes gain nothing.
+ *
+ * 60 steps, each a pinned 1 MiB upload, four kernels (5.8 ms) queued back to back
+ * and a download, with one stream synchronisation per step. GPU busy ~95 %.
+ */
+#include "workload.h"
+
+static const char gemm;
+static const char attention;
+static const char layernorm;
+
+int main(void)
+{
+	cudaStream_t stream = NULL;
+	void *host = NULL;
+	void *dev = NULL;
+	struct wl w;
+	int step;
+
+	wl_start(&w, "gpu_bound");
+	wl_kernel(&gemm, "gemm_bf16_large", 2000000);
+	wl_kernel(&attention, "flash_attention_fwd", 1500000);
+	wl_kernel(&layernorm, "layernorm_fwd", 300000);
+	WL_CUDA(&w, cudaStreamCreate(&stream));
+	WL_CUDA(&w, cudaMallocHost(&host, 1 << 20));
+	WL_CUDA(&w, cudaMalloc(&dev, 64 << 20));
+	for (step = 0; step < 60 && w.gpu; step++) {
+		inferscope_range_push("step");
+		WL_CUDA(&w, cudaMemcpyAsync(dev, host, 1 << 20, cudaMemcpyHostToDevice, stream));
+		wl_launch(&w, &gemm, 528, 256, stream);
+		wl_launch(&w, &attention, 264, 128, stream);
+		wl_launch(&w, &gemm, 528, 256, stream);
+		wl_launch(&w, &layernorm, 132, 1024, stream);
+		WL_CUDA(&w, cudaMemcpyAsync(host, dev, 1 << 20, cudaMemcpyDeviceToHost, stream));
+		WL_CUDA(&w, cudaStreamSynchronize(stream));
+		inferscope_range_pop();
+	}
+	return wl_finish(&w);
+}
