@@ -38,11 +38,11 @@ static unsigned n_flush_fns;
 
 /* Families of hooks, initialised in this order. */
 static const struct isc_family families[] = {
+	{ "cuda", isc_hooks_cuda_init },
+	{ "nvtx", isc_hooks_nvtx_init },
 	{ "host", isc_hooks_host_init },
 	{ "malloc", isc_hooks_malloc_init },
 	{ "syscalls", isc_hooks_syscalls_init },
-	{ "cuda", isc_hooks_cuda_init },
-	{ "nvtx", isc_hooks_nvtx_init },
 	{ NULL, NULL },
 };
 

@@ -50,7 +50,9 @@ run() { # name, then the command; the trace goes to $out/name.json
 }
 
 say "compile CUDA workloads"
-nvcc -O2 -o "$out/copies-and-kernels" "$top/scripts/gpu-check/copies-and-kernels.cu" || status=1
+# the runtime as a shared library, so the interposer sees the calls; gemm keeps nvcc's
+# default static runtime, which only CUPTI sees (as with cuBLAS's own runtime)
+nvcc -O2 -cudart shared -o "$out/copies-and-kernels" "$top/scripts/gpu-check/copies-and-kernels.cu" || status=1
 nvcc -O2 -o "$out/gemm" "$top/scripts/gpu-check/gemm.cu" -lcublas || status=1
 
 run copies "$out/copies-and-kernels" 2000

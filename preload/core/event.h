@@ -114,85 +114,6 @@ enum isc_counter_unit {
 	ISC_UNIT_COUNT = 2,
 };
 
-/* Memory (ISC_EV_MEMORY): a sampled or large host allocation, a release, a mapping,
- * or the process's NUMA page migrations. name = 0 (the encoder names it after op);
- * `frames` return addresses follow in ISC_EV_STACK records. */
-enum isc_mem_op {
-	ISC_MEMOP_MALLOC = 0,
-	ISC_MEMOP_CALLOC,
-	ISC_MEMOP_REALLOC,
-	ISC_MEMOP_REALLOCARRAY,
-	ISC_MEMOP_FREE,
-	ISC_MEMOP_POSIX_MEMALIGN,
-	ISC_MEMOP_ALIGNED_ALLOC,
-	ISC_MEMOP_MEMALIGN,
-	ISC_MEMOP_VALLOC,
-	ISC_MEMOP_PVALLOC,
-	ISC_MEMOP_MMAP,
-	ISC_MEMOP_MUNMAP,
-	ISC_MEMOP_MREMAP,
-	ISC_MEMOP_NUMA_MIGRATION,
-	ISC_MEMOP__COUNT
-};
-
-struct isc_memory_payload {
-	uint64_t ptr;		/* address returned (or released) */
-	uint64_t bytes;		/* size requested (free: usable size); numa_migration: pages */
-	uint64_t weight;	/* bytes this sample stands for */
-	uint16_t op;		/* enum isc_mem_op */
-	int16_t numa_node;	/* node of the thread's CPU, -1 unknown */
-	uint16_t frames;	/* stack frames that follow */
-	uint16_t reserved;
-};
-
-/* System calls and waits (ISC_EV_SYSCALL): name = the call's name. */
-enum isc_sys_category {
-	ISC_SYSCAT_IO = 0,
-	ISC_SYSCAT_NET,
-	ISC_SYSCAT_WAIT,
-	ISC_SYSCAT_SLEEP,
-	ISC_SYSCAT_DRIVER,
-	ISC_SYSCAT_FS,
-};
-
-enum isc_fd_target {
-	ISC_FD_UNKNOWN = 0,	/* not classified (no fd, or the fd is gone) */
-	ISC_FD_FILE,
-	ISC_FD_SOCKET,
-	ISC_FD_PIPE,
-	ISC_FD_TTY,
-	ISC_FD_NVIDIA,		/* /dev/nvidia*: time in the GPU driver */
-	ISC_FD_OTHER,
-};
-
-struct isc_syscall_payload {
-	int64_t ret;		/* raw result */
-	uint64_t bytes;		/* bytes requested, 0 when the call moves none */
-	int32_t fd;		/* -1 when the call has none */
-	int32_t err;		/* errno, valid with ISC_EVF_ERRNO */
-	int16_t nr;		/* x86-64 syscall number, -1 for futex-based waits */
-	uint8_t category;	/* enum isc_sys_category */
-	uint8_t target;		/* enum isc_fd_target */
-	uint16_t frames;	/* stack frames that follow */
-	uint16_t reserved;
-};
-
-/*
- * Stack frames (ISC_EV_STACK continuation): 7 return addresses per record, innermost
- * first, in the words at byte offsets 0, 8, 24, 32, 40, 48 and 56 - everything but
- * the tid/kind/flags word, which stays readable as with ISC_EV_TEXT.
- */
-#define ISC_STACK_PER_RECORD 7
-
-static inline unsigned isc_stack_offset(unsigned i)
-{
-	return i < 2 ? i * 8 : 8 + i * 8;
-}
-
-static inline unsigned isc_stack_records(unsigned frames)
-{
-	return (frames + ISC_STACK_PER_RECORD - 1) / ISC_STACK_PER_RECORD;
-}
 /*
  * CUDA and GPU records (hooks/hook-cuda-*.c, gpu/cupti*.c; encoded by encode-cuda.c).
  * Directions and memory kinds are our own codes, so the writer needs no CUDA header.
@@ -307,6 +228,85 @@ struct isc_gpu_sync_payload {
 	uint32_t context_id;
 	uint64_t reserved;
 };
+/* Memory (ISC_EV_MEMORY): a sampled or large host allocation, a release, a mapping,
+ * or the process's NUMA page migrations. name = 0 (the encoder names it after op);
+ * `frames` return addresses follow in ISC_EV_STACK records. */
+enum isc_mem_op {
+	ISC_MEM_MALLOC = 0,
+	ISC_MEM_CALLOC,
+	ISC_MEM_REALLOC,
+	ISC_MEM_REALLOCARRAY,
+	ISC_MEM_FREE,
+	ISC_MEM_POSIX_MEMALIGN,
+	ISC_MEM_ALIGNED_ALLOC,
+	ISC_MEM_MEMALIGN,
+	ISC_MEM_VALLOC,
+	ISC_MEM_PVALLOC,
+	ISC_MEM_MMAP,
+	ISC_MEM_MUNMAP,
+	ISC_MEM_MREMAP,
+	ISC_MEM_NUMA_MIGRATION,
+	ISC_MEM__COUNT
+};
+
+struct isc_memory_payload {
+	uint64_t ptr;		/* address returned (or released) */
+	uint64_t bytes;		/* size requested (free: usable size); numa_migration: pages */
+	uint64_t weight;	/* bytes this sample stands for */
+	uint16_t op;		/* enum isc_mem_op */
+	int16_t numa_node;	/* node of the thread's CPU, -1 unknown */
+	uint16_t frames;	/* stack frames that follow */
+	uint16_t reserved;
+};
+
+/* System calls and waits (ISC_EV_SYSCALL): name = the call's name. */
+enum isc_sys_category {
+	ISC_SYSCAT_IO = 0,
+	ISC_SYSCAT_NET,
+	ISC_SYSCAT_WAIT,
+	ISC_SYSCAT_SLEEP,
+	ISC_SYSCAT_DRIVER,
+	ISC_SYSCAT_FS,
+};
+
+enum isc_fd_target {
+	ISC_FD_UNKNOWN = 0,	/* not classified (no fd, or the fd is gone) */
+	ISC_FD_FILE,
+	ISC_FD_SOCKET,
+	ISC_FD_PIPE,
+	ISC_FD_TTY,
+	ISC_FD_NVIDIA,		/* /dev/nvidia*: time in the GPU driver */
+	ISC_FD_OTHER,
+};
+
+struct isc_syscall_payload {
+	int64_t ret;		/* raw result */
+	uint64_t bytes;		/* bytes requested, 0 when the call moves none */
+	int32_t fd;		/* -1 when the call has none */
+	int32_t err;		/* errno, valid with ISC_EVF_ERRNO */
+	int16_t nr;		/* x86-64 syscall number, -1 for futex-based waits */
+	uint8_t category;	/* enum isc_sys_category */
+	uint8_t target;		/* enum isc_fd_target */
+	uint16_t frames;	/* stack frames that follow */
+	uint16_t reserved;
+};
+
+/*
+ * Stack frames (ISC_EV_STACK continuation): 7 return addresses per record, innermost
+ * first, in the words at byte offsets 0, 8, 24, 32, 40, 48 and 56 - everything but
+ * the tid/kind/flags word, which stays readable as with ISC_EV_TEXT.
+ */
+#define ISC_STACK_PER_RECORD 7
+
+static inline unsigned isc_stack_offset(unsigned i)
+{
+	return i < 2 ? i * 8 : 8 + i * 8;
+}
+
+static inline unsigned isc_stack_records(unsigned frames)
+{
+	return (frames + ISC_STACK_PER_RECORD - 1) / ISC_STACK_PER_RECORD;
+}
 
 /* The common header; the payload union follows at offset 32. */
 struct isc_event {
@@ -322,8 +322,6 @@ struct isc_event {
 		struct isc_instant_payload instant;
 		struct isc_kv_payload kv;
 		struct isc_counter_payload counter;
-		struct isc_memory_payload memory;
-		struct isc_syscall_payload syscall;
 		struct isc_cuda_api_payload cuda_api;
 		struct isc_launch_payload launch;
 		struct isc_gpu_kernel_payload gpu_kernel;
@@ -331,6 +329,8 @@ struct isc_event {
 		struct isc_gpu_memcpy_payload gpu_copy;
 		struct isc_gpu_memset_payload gpu_memset;
 		struct isc_gpu_sync_payload gpu_sync;
+		struct isc_memory_payload memory;
+		struct isc_syscall_payload syscall;
 		uint64_t raw[4];
 		unsigned char bytes[32];
 	} u;

@@ -103,11 +103,11 @@ struct isc_thread {
 	 * report the difference between their open and close. */
 	uint64_t alloc_bytes;
 
+	struct isc_cuda_thread cuda;
 	/* Host hooks (hooks/): reset by their own fork handler. */
 	struct isc_malloc_counters malloc;
 	struct isc_syscall_agg syscalls[ISC_SYSCALL_SLOTS];
 	int32_t numa_node;		/* 1 + node last seen by a host hook; 0 = unknown */
-	struct isc_cuda_thread cuda;
 };
 
 #endif /* ISC_THREAD_H */

@@ -201,6 +201,31 @@ static bool in_window(uint64_t ts)
 	return false;
 }
 
+/*
+ * Whether a call only CUPTI saw made the host wait, from its name: the synchronise
+ * calls, and copies and memsets without "Async" (synchronous with respect to the host
+ * in CUDA's "API synchronization behavior", device-to-device aside, which CUPTI's API
+ * record cannot tell us).
+ */
+static bool blocks_host(uint32_t name_id)
+{
+	static const char *const sync_prefixes[] = { "cudaMemcpy", "cudaMemset", "cuMemcpy",
+						     "cuMemset", NULL };
+	const char *n = isc_intern_get(name_id, NULL);
+	if (n == NULL) {
+		return false;
+	}
+	if (strstr(n, "Synchronize") != NULL) {
+		return true;
+	}
+	for (unsigned i = 0; sync_prefixes[i]; i++) {
+		if (strncmp(n, sync_prefixes[i], strlen(sync_prefixes[i])) == 0) {
+			return strstr(n, "Async") == NULL;
+		}
+	}
+	return false;
+}
+
 /* A call only CUPTI saw, as a cuda_api event. */
 static void emit_api(struct centry *e)
 {
@@ -214,7 +239,7 @@ static void emit_api(struct centry *e)
 	r->dur = e->end > e->start ? e->end - e->start : 0;
 	r->tid = e->tid;
 	r->kind = ISC_EV_CUDA_API;
-	r->flags = ISC_EVF_CUPTI;
+	r->flags = ISC_EVF_CUPTI | (blocks_host(e->name) ? ISC_EVF_BLOCKED : 0);
 	r->name = e->name;
 	r->u.cuda_api.correlation_id = ISC_CUPTI_CORR_BASE + e->cc;
 	r->u.cuda_api.stream_id = ISC_STREAM_NONE;

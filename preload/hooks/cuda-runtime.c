@@ -177,8 +177,17 @@ static void version_string(struct isc_json *j, const char *key, int v)
 
 static void cuda_meta(struct isc_json *j)
 {
-	if (!atomic_load(&started)) {
-		return;	/* the process never used CUDA: no `cuda` object */
+	if (!atomic_load(&started) && isc_gpu_device_count() == 0) {
+		/* the process never used CUDA: no `cuda` object. (A program with the
+		 * runtime linked statically - nvcc's default - is seen by CUPTI only.) */
+		return;
+	}
+	if (driver_version == 0) {
+		/* libcuda is loaded whenever CUPTI saw a device */
+		int (*get)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
+		if (get && get(&driver_version) != 0) {
+			driver_version = 0;
+		}
 	}
 	isc_json_key(j, "cuda");
 	isc_json_begin_object(j);

@@ -310,7 +310,7 @@ ISC_EXPORT void *malloc(size_t n)
 		return pool_alloc(n, 16);
 	}
 	void *p = real.malloc(n);
-	note_alloc(p, n, ISC_MEMOP_MALLOC);
+	note_alloc(p, n, ISC_MEM_MALLOC);
 	return p;
 }
 
@@ -322,7 +322,7 @@ ISC_EXPORT void free(void *p)
 	if (__builtin_expect(!ready(), 0)) {
 		return;	/* cannot happen: a pointer not from the pool came from real malloc */
 	}
-	note_free(p, ISC_MEMOP_FREE);
+	note_free(p, ISC_MEM_FREE);
 	real.free(p);
 }
 
@@ -337,7 +337,7 @@ ISC_EXPORT void *calloc(size_t k, size_t n)
 		return pool_alloc(bytes, 16);
 	}
 	void *p = real.calloc(k, n);
-	note_alloc(p, __builtin_mul_overflow(k, n, &bytes) ? SIZE_MAX : bytes, ISC_MEMOP_CALLOC);
+	note_alloc(p, __builtin_mul_overflow(k, n, &bytes) ? SIZE_MAX : bytes, ISC_MEM_CALLOC);
 	return p;
 }
 
@@ -376,7 +376,7 @@ static void *do_realloc(void *old, size_t n, unsigned op)
 
 ISC_EXPORT void *realloc(void *old, size_t n)
 {
-	return do_realloc(old, n, ISC_MEMOP_REALLOC);
+	return do_realloc(old, n, ISC_MEM_REALLOC);
 }
 
 /* reallocarray through the real realloc: the preloaded allocator may lack it, and
@@ -388,7 +388,7 @@ ISC_EXPORT void *reallocarray(void *old, size_t k, size_t n)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return do_realloc(old, bytes, ISC_MEMOP_REALLOCARRAY);
+	return do_realloc(old, bytes, ISC_MEM_REALLOCARRAY);
 }
 
 ISC_EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -402,7 +402,7 @@ ISC_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		return 0;
 	}
 	int r = real.posix_memalign(out, align, n);
-	note_alloc(r == 0 ? *out : NULL, n, ISC_MEMOP_POSIX_MEMALIGN);
+	note_alloc(r == 0 ? *out : NULL, n, ISC_MEM_POSIX_MEMALIGN);
 	return r;
 }
 
@@ -412,7 +412,7 @@ ISC_EXPORT void *aligned_alloc(size_t align, size_t n)
 		return pool_alloc(n, align);
 	}
 	void *p = real.aligned_alloc(align, n);
-	note_alloc(p, n, ISC_MEMOP_ALIGNED_ALLOC);
+	note_alloc(p, n, ISC_MEM_ALIGNED_ALLOC);
 	return p;
 }
 
@@ -422,7 +422,7 @@ ISC_EXPORT void *memalign(size_t align, size_t n)
 		return pool_alloc(n, align);
 	}
 	void *p = real.memalign(align, n);
-	note_alloc(p, n, ISC_MEMOP_MEMALIGN);
+	note_alloc(p, n, ISC_MEM_MEMALIGN);
 	return p;
 }
 
@@ -433,7 +433,7 @@ ISC_EXPORT void *valloc(size_t n)
 		return pool_alloc(n, page);
 	}
 	void *p = real.valloc ? real.valloc(n) : real.memalign(page, n);
-	note_alloc(p, n, ISC_MEMOP_VALLOC);
+	note_alloc(p, n, ISC_MEM_VALLOC);
 	return p;
 }
 
@@ -445,7 +445,7 @@ ISC_EXPORT void *pvalloc(size_t n)
 		return pool_alloc(rounded ? rounded : page, page);
 	}
 	void *p = real.pvalloc ? real.pvalloc(n) : real.memalign(page, rounded ? rounded : page);
-	note_alloc(p, n, ISC_MEMOP_PVALLOC);
+	note_alloc(p, n, ISC_MEM_PVALLOC);
 	return p;
 }
 

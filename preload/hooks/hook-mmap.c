@@ -81,7 +81,7 @@ ISC_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 		/* syscall() returns -1 with errno set: MAP_FAILED, as mmap does */
 		p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 	}
-	note_map(p, len, ISC_MEMOP_MMAP);
+	note_map(p, len, ISC_MEM_MMAP);
 	return p;
 }
 
@@ -92,7 +92,7 @@ ISC_EXPORT int munmap(void *addr, size_t len)
 {
 	struct isc_thread *t = map_thread();
 	if (t && len >= isc_host_map_threshold && isc_host_may_start_collector()) {
-		isc_host_record_memory(t, ISC_MEMOP_MUNMAP, addr, len, len);
+		isc_host_record_memory(t, ISC_MEM_MUNMAP, addr, len, len);
 	}
 	int r = real.munmap ? real.munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);
 	if (t && r == 0) {
@@ -124,7 +124,7 @@ ISC_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
 		t->malloc.unmapped_bytes += old_len;
 		if ((new_len >= isc_host_map_threshold || old_len >= isc_host_map_threshold) &&
 		    isc_host_may_start_collector()) {
-			isc_host_record_memory(t, ISC_MEMOP_MREMAP, p, new_len, new_len);
+			isc_host_record_memory(t, ISC_MEM_MREMAP, p, new_len, new_len);
 		}
 	}
 	return p;

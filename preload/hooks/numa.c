@@ -109,7 +109,7 @@ static void on_flush(void)
 	e->dur = end_ns - start_ns;
 	e->tid = t->tid;
 	e->kind = ISC_EV_MEMORY;
-	e->u.memory.op = ISC_MEMOP_NUMA_MIGRATION;
+	e->u.memory.op = ISC_MEM_NUMA_MIGRATION;
 	e->u.memory.bytes = at_end.task > at_start.task ? at_end.task - at_start.task : 0;
 	e->u.memory.numa_node = (int16_t)isc_numa_node_now();
 	isc_event_commit(1);

@@ -12,21 +12,21 @@
 
 #include <string.h>
 
-static const char *const mem_ops[ISC_MEMOP__COUNT] = {
-	[ISC_MEMOP_MALLOC] = "malloc",
-	[ISC_MEMOP_CALLOC] = "calloc",
-	[ISC_MEMOP_REALLOC] = "realloc",
-	[ISC_MEMOP_REALLOCARRAY] = "reallocarray",
-	[ISC_MEMOP_FREE] = "free",
-	[ISC_MEMOP_POSIX_MEMALIGN] = "posix_memalign",
-	[ISC_MEMOP_ALIGNED_ALLOC] = "aligned_alloc",
-	[ISC_MEMOP_MEMALIGN] = "memalign",
-	[ISC_MEMOP_VALLOC] = "valloc",
-	[ISC_MEMOP_PVALLOC] = "pvalloc",
-	[ISC_MEMOP_MMAP] = "mmap",
-	[ISC_MEMOP_MUNMAP] = "munmap",
-	[ISC_MEMOP_MREMAP] = "mremap",
-	[ISC_MEMOP_NUMA_MIGRATION] = "numa_migration",
+static const char *const mem_ops[ISC_MEM__COUNT] = {
+	[ISC_MEM_MALLOC] = "malloc",
+	[ISC_MEM_CALLOC] = "calloc",
+	[ISC_MEM_REALLOC] = "realloc",
+	[ISC_MEM_REALLOCARRAY] = "reallocarray",
+	[ISC_MEM_FREE] = "free",
+	[ISC_MEM_POSIX_MEMALIGN] = "posix_memalign",
+	[ISC_MEM_ALIGNED_ALLOC] = "aligned_alloc",
+	[ISC_MEM_MEMALIGN] = "memalign",
+	[ISC_MEM_VALLOC] = "valloc",
+	[ISC_MEM_PVALLOC] = "pvalloc",
+	[ISC_MEM_MMAP] = "mmap",
+	[ISC_MEM_MUNMAP] = "munmap",
+	[ISC_MEM_MREMAP] = "mremap",
+	[ISC_MEM_NUMA_MIGRATION] = "numa_migration",
 };
 
 static const char *const categories[] = { "io", "net", "wait", "sleep", "driver", "fs" };
@@ -110,8 +110,8 @@ unsigned isc_encode_memory(struct isc_enc *e, const struct isc_event *r, unsigne
 {
 	const struct isc_memory_payload *p = &r->u.memory;
 	struct isc_json *j = e->j;
-	const char *op = p->op < ISC_MEMOP__COUNT && mem_ops[p->op] ? mem_ops[p->op] : "unknown";
-	bool migration = p->op == ISC_MEMOP_NUMA_MIGRATION;
+	const char *op = p->op < ISC_MEM__COUNT && mem_ops[p->op] ? mem_ops[p->op] : "unknown";
+	bool migration = p->op == ISC_MEM_NUMA_MIGRATION;
 
 	isc_enc_begin_named(e, "memory_event", op, strlen(op), r);
 	isc_json_kv_string(j, "operation", op);

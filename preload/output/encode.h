@@ -81,14 +81,14 @@ unsigned isc_encode_scope(struct isc_enc *e, const struct isc_event *r, unsigned
 unsigned isc_encode_instant(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 unsigned isc_encode_counter(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 
-/* encoders of the host family (encode-host.c) */
-unsigned isc_encode_syscall(struct isc_enc *e, const struct isc_event *r, unsigned avail);
-unsigned isc_encode_memory(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 /* encoders of the CUDA family (encode-cuda.c) */
 unsigned isc_encode_cuda_api(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 unsigned isc_encode_gpu_kernel(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 unsigned isc_encode_gpu_memcpy(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 unsigned isc_encode_gpu_memset(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 unsigned isc_encode_gpu_sync(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+/* encoders of the host family (encode-host.c) */
+unsigned isc_encode_syscall(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+unsigned isc_encode_memory(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 
 #endif /* ISC_ENCODE_H */

@@ -14,13 +14,13 @@ static const isc_encode_fn encoders[ISC_EV__COUNT] = {
 	[ISC_EV_SCOPE] = isc_encode_scope,
 	[ISC_EV_INSTANT] = isc_encode_instant,
 	[ISC_EV_COUNTER] = isc_encode_counter,
-	[ISC_EV_SYSCALL] = isc_encode_syscall,
-	[ISC_EV_MEMORY] = isc_encode_memory,
 	[ISC_EV_CUDA_API] = isc_encode_cuda_api,
 	[ISC_EV_GPU_KERNEL] = isc_encode_gpu_kernel,
 	[ISC_EV_GPU_MEMCPY] = isc_encode_gpu_memcpy,
 	[ISC_EV_GPU_MEMSET] = isc_encode_gpu_memset,
 	[ISC_EV_GPU_SYNC] = isc_encode_gpu_sync,
+	[ISC_EV_SYSCALL] = isc_encode_syscall,
+	[ISC_EV_MEMORY] = isc_encode_memory,
 };
 
 #define OUT_BUF (1u << 20)

@@ -51,6 +51,9 @@ int main(int argc, char **argv)
 	CHECK(cudaEventSynchronize(stop));
 	CHECK(cudaEventElapsedTime(&ms_pinned, start, stop));
 
+	// one untimed launch first: CUDA loads modules lazily at a kernel's first launch
+	vector_add<<<(n + 255) / 256, 256>>>(da, db, dc, n);
+	CHECK(cudaDeviceSynchronize());
 	CHECK(cudaEventRecord(start));
 	for (int r = 0; r < 10; r++) {
 		vector_add<<<(n + 255) / 256, 256>>>(da, db, dc, n);
@@ -68,10 +71,10 @@ int main(int argc, char **argv)
 	CHECK(cudaEventElapsedTime(&ms_tiny, start, stop));
 
 	CHECK(cudaMemcpy(hc.data(), dc, bytes, cudaMemcpyDeviceToHost));
-	printf("check c[0]=%.1f (expect %.1f)\n", hc[0], 3.0f + 0);
+	printf("check c[0]=%.1f (expect %.1f)\n", hc[0], 3.0f + tiny_kernels);
 	printf("events pageable_h2d_ms=%.3f pinned_h2d_ms=%.3f vector_add_x10_ms=%.3f "
 	       "tiny_x%d_ms=%.3f\n", ms_pageable, ms_pinned, ms_add, tiny_kernels, ms_tiny);
-	printf("expected kernels=%d\n", 10 + tiny_kernels);
+	printf("expected kernels=%d\n", 11 + tiny_kernels);
 	cudaFree(da); cudaFree(db); cudaFree(dc); cudaFreeHost(pinned);
 	return 0;
 }

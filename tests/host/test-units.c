@@ -209,13 +209,13 @@ Test(encoders, memory_events)
 	r[0].ts = 1000;
 	r[0].tid = 9;
 	r[0].kind = ISC_EV_MEMORY;
-	r[0].u.memory.op = ISC_MEMOP_POSIX_MEMALIGN;
+	r[0].u.memory.op = ISC_MEM_POSIX_MEMALIGN;
 	r[0].u.memory.ptr = 0xdeadbeef0;
 	r[0].u.memory.bytes = 4096;
 	r[0].u.memory.weight = 528384;
 	r[0].u.memory.numa_node = 1;
 	r[1] = r[0];
-	r[1].u.memory.op = ISC_MEMOP_NUMA_MIGRATION;
+	r[1].u.memory.op = ISC_MEM_NUMA_MIGRATION;
 	r[1].u.memory.bytes = 12;
 	r[1].u.memory.ptr = 0;
 	r[1].u.memory.weight = 0;

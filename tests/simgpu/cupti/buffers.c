@@ -116,6 +116,12 @@ static void write_record(const union isc_cupti_record *rec)
 			return;
 		}
 		b = isc_cupti.cur;
+		if (b == NULL) {
+			/* request_buffer() records its OVERHEAD record through the (recursive)
+			 * lock, which retires pending records first: they may have filled and
+			 * queued the buffer it just got. Ask again. */
+			continue;
+		}
 		if (b->used + need <= b->size &&
 		    (b->max_records == 0 || b->n_records < b->max_records)) {
 			memcpy(b->data + b->used, rec, size);
