@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
@@ -189,18 +190,28 @@ const char *isc_session_exec_env(void)
 	return exec_env;
 }
 
+/* CPU time that makes a descendant with host events only worth a file. */
+#define WORK_CPU_NS (100 * 1000000ull)
+
 bool isc_session_did_work(void)
 {
 	uint32_t collector = isc_collector_tid();
 	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
-		/* host-level events alone (system calls, allocations) are what every shell
-		 * and wrapper script does: they do not make a descendant, or an image that
-		 * exec replaces, worth a file of its own */
+		/* annotations, CUDA and GPU events always count */
 		if (t->tid != collector && t->recorded > isc_host_events(t)) {
 			return true;
 		}
 	}
-	return false;
+	/* Host events alone (system calls, allocations) are what every shell and wrapper
+	 * script does; a worker that tokenises for its parent does them too, but also
+	 * computes: CPU time tells the two apart. */
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0) {
+		return false;
+	}
+	uint64_t ns = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+		      ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+	return ns >= WORK_CPU_NS;
 }
 
 /* ---- metadata ---- */

@@ -2,7 +2,10 @@
 /*
  * Host interposition: what the hook files of the host family share.
  *
- *   hook-malloc.c   malloc family, bootstrap pool, Poisson byte sampling
+ *   host.c          the family's first init, shared helpers (dlsym, thread attach)
+ *   host-clock.c    the duration clock of the system-call hooks (TSC or ns)
+ *   sampling.c      Poisson byte sampling arithmetic (no libm)
+ *   hook-malloc.c   malloc family, bootstrap pool, sampling and large allocations
  *   hook-mmap.c     mmap, mmap64, munmap, mremap
  *   hook-syscalls.c the system-call machinery: aggregates, slow-call events, fd targets
  *   hook-io.c       read/write/pread/pwrite(v), recv and send calls, accept/connect

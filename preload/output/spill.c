@@ -12,9 +12,12 @@
 
 #include "event.h"
 
-/* Our descriptors live high: programs that assume the lowest free number (dup2
- * patterns, fd 3 handed to a child) never meet them. */
-#define ISC_FD_FLOOR 512
+/* Our descriptors live above the low numbers that programs and shell scripts use by
+ * number (dup2 onto 3..9, fd 3 handed to a child), but inside the 64 slots a process
+ * starts with: a higher one makes the kernel grow the descriptor table, which in a
+ * multi-threaded process waits for an RCU grace period (~15 ms here). A program that
+ * still closes or reuses ours is caught by check_fd(). */
+#define ISC_FD_FLOOR 32
 
 static int move_high(int fd)
 {

@@ -16,13 +16,13 @@ static const char *const loud[] = { "INFERSCOPE_MALLOC_SAMPLE=0", "INFERSCOPE_SY
 
 static void same_as_plain(const char *const argv[], const char *const env[], int status)
 {
-	struct isc_run plain, quiet, noisy;
+	struct isc_run plain, quiet, noisy, off;
 	cr_assert_eq(isc_test_run(argv, env, false, host_dir, &plain), 0);
 	cr_assert(WIFEXITED(plain.status) && WEXITSTATUS(plain.status) == status,
 		  "plain run: %d %s", plain.status, plain.err);
 	cr_assert_eq(isc_test_run(argv, env, true, host_dir, &quiet), 0);
 	char extra[8][4200];
-	const char *env2[12];
+	const char *env2[16];
 	size_t n = 0;
 	for (; env && env[n] && n < 8; n++) {
 		snprintf(extra[n], sizeof(extra[n]), "%s", env[n]);
@@ -33,16 +33,22 @@ static void same_as_plain(const char *const argv[], const char *const env[], int
 	}
 	env2[n] = NULL;
 	cr_assert_eq(isc_test_run(argv, env2, true, host_dir, &noisy), 0);
-	struct isc_run *runs[] = { &quiet, &noisy };
-	for (int i = 0; i < 2; i++) {
+	/* and as a pass-through: every hook forwards without recording */
+	env2[n] = "INFERSCOPE_ENABLE=0";
+	env2[n + 1] = NULL;
+	cr_assert_eq(isc_test_run(argv, env2, true, host_dir, &off), 0);
+	struct isc_run *runs[] = { &quiet, &noisy, &off };
+	static const char *const what[] = { "default", "loud", "disabled" };
+	for (int i = 0; i < 3; i++) {
 		cr_assert_eq(runs[i]->status, plain.status, "%s run: status %d, stderr %s",
-			     i ? "loud" : "default", runs[i]->status, runs[i]->err);
-		cr_assert_str_eq(runs[i]->out, plain.out);
-		cr_assert_str_eq(runs[i]->err, plain.err);
+			     what[i], runs[i]->status, runs[i]->err);
+		cr_assert_str_eq(runs[i]->out, plain.out, "%s run", what[i]);
+		cr_assert_str_eq(runs[i]->err, plain.err, "%s run", what[i]);
 	}
 	isc_run_free(&plain);
 	isc_run_free(&quiet);
 	isc_run_free(&noisy);
+	isc_run_free(&off);
 }
 
 Test(host_transparency, threads_fork_exec_signals)

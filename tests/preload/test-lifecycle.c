@@ -126,6 +126,22 @@ Test(lifecycle, idle_fork_child_writes_nothing)
 	isc_run_free(&r);
 }
 
+Test(lifecycle, busy_fork_child_without_annotations_writes_its_file)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-fork"), "busy", NULL };
+	run_in_dir(argv, NULL, &r);
+	int child = 0;
+	cr_assert_eq(sscanf(r.out, "child %d", &child), 1, "stdout: %s", r.out);
+	char name[64];
+	snprintf(name, sizeof(name), "trace.%d.json", child);
+	yajl_val c = load(name);
+	cr_assert_eq(isc_trace_count(c, "cpu_call", "child"), 0, "no annotations of its own");
+	cr_assert_eq(isc_trace_int(c, "trace_metadata/pid", 0), child);
+	yajl_tree_free(c);
+	isc_run_free(&r);
+}
+
 Test(lifecycle, exec_flushes_and_the_new_image_writes_beside)
 {
 	struct isc_run r;

@@ -1,8 +1,10 @@
-/* A parent and a fork child, each with its own scopes. Usage: wl-fork exit|_exit|idle
- * ("idle": the child does nothing and exits: it must not write a file). */
+/* A parent and a fork child, each with its own scopes. Usage: wl-fork exit|_exit|idle|busy
+ * ("idle": the child does nothing and exits: it must not write a file; "busy": the child
+ * computes for 200 ms without annotations, as a preprocessing worker does: it must). */
 #include <inferscope/inferscope.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +15,18 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (strcmp(mode, "idle") != 0) {
+		if (strcmp(mode, "busy") == 0) {
+			volatile unsigned long x = 0;
+			struct timespec t0, t1;
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+			do {
+				for (int i = 0; i < 100000; i++) {
+					x += (unsigned long)i * 2654435761u;
+				}
+				clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+			} while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) <
+				 200000000L);
+		} else if (strcmp(mode, "idle") != 0) {
 			for (int i = 0; i < 5; i++) {
 				inferscope_range_push("child");
 				inferscope_range_pop();
