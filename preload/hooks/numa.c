@@ -105,8 +105,10 @@ static void on_flush(void)
 		return;
 	}
 	memset(e, 0, sizeof(*e));
-	e->ts = start_ns;
-	e->dur = end_ns - start_ns;
+	/* An instant at the end, not a span over the whole run: a span would make the
+	 * analysis window start when the process did, however long it idled first. */
+	e->ts = end_ns;
+	e->dur = 0;
 	e->tid = t->tid;
 	e->kind = ISC_EV_MEMORY;
 	e->u.memory.op = ISC_MEM_NUMA_MIGRATION;

@@ -7,7 +7,9 @@
 
 const char *isc_strings_get(const struct isc_strings *s, uint32_t id, size_t *len)
 {
-	if (id < ISC_INTERN_FIRST || (size_t)id + sizeof(struct isc_intern_entry) > s->size) {
+	/* entries are 4-aligned: any other id comes from a corrupt spill */
+	if (id < ISC_INTERN_FIRST || id % 4 != 0 ||
+	    (size_t)id + sizeof(struct isc_intern_entry) > s->size) {
 		return NULL;
 	}
 	const struct isc_intern_entry *e = (const void *)(s->base + id);
