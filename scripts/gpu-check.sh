@@ -61,6 +61,10 @@ run gemm "$out/gemm"
 
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	run model python3 "$top/scripts/gpu-check/model.py"
+	if [ -n "$analyze" ] && [ -f "$out/model.json" ]; then
+		say "model, steady state only (--window-scope measured: imports and warm-up left out)"
+		"$analyze" --window-scope measured "$out/model.json" | tee "$out/model-steady.md"
+	fi
 	say "torch.profiler reference run (no preload: one CUPTI subscriber per process)"
 	python3 "$top/scripts/gpu-check/model.py" --profile "$out/model-profile.json" || status=1
 	python3 "$top/scripts/gpu-check/compare.py" model "$out/model.json" "$out/model-profile.json" || status=1
