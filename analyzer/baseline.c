@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_tree.h>
@@ -220,6 +221,9 @@ static int from_trace(const char *path, const struct isc_read_opts *ro,
 	r = r == 0 ? isc_trace_finalize(t) : r;
 	if (r == 0 && (r = isc_analyze(t, ao, &a, d)) == -ENOENT) {
 		/* a window scope that the baseline lacks: bad baseline, not bad usage */
+		char msg[sizeof(d->msg)];
+		snprintf(msg, sizeof(msg), "%s", d->msg);
+		isc_diag_set(d, "%s: %s", path, msg);
 		r = -EINVAL;
 	}
 	r = r == 0 ? isc_snapshot_from_analysis(t, a, path, out) : r;

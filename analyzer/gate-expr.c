@@ -70,25 +70,33 @@ static const char *trim(char *s)
 	return s;
 }
 
-/* Finds the rightmost operator; returns its start, or -1. */
+static bool op_char(char c)
+{
+	return c == '>' || c == '<' || c == '=' || c == '!';
+}
+
+/* Finds the rightmost operator; returns its start, or -1 when there is none or it is
+ * not one of the six ("=", "=>", "<==" ...). */
 static long find_op(const char *s, enum isc_cmp *op, size_t *oplen)
 {
 	for (long i = (long)strlen(s) - 1; i >= 0; i--) {
 		char c = s[i], p = i > 0 ? s[i - 1] : '\0';
-		if (c == '=' && (p == '>' || p == '<' || p == '=' || p == '!')) {
-			*op = p == '>' ? ISC_CMP_GE : p == '<' ? ISC_CMP_LE : p == '=' ? ISC_CMP_EQ
-										  : ISC_CMP_NE;
-			*oplen = 2;
-			return i - 1;
+		if (!op_char(c)) {
+			continue;
 		}
-		if (c == '>' || c == '<') {
-			*op = c == '>' ? ISC_CMP_GT : ISC_CMP_LT;
-			*oplen = 1;
-			return i;
-		}
-		if (c == '=' || c == '!') {
+		*oplen = c == '=' && (p == '>' || p == '<' || p == '=' || p == '!') ? 2 : 1;
+		if (*oplen == 1 && c != '>' && c != '<') {
 			return -1;
 		}
+		long at = i + 1 - (long)*oplen;
+		if (at > 0 && op_char(s[at - 1])) {
+			return -1;
+		}
+		char k = *oplen == 2 ? p : c;
+		*op = *oplen == 1 ? (k == '>' ? ISC_CMP_GT : ISC_CMP_LT)
+		    : k == '>' ? ISC_CMP_GE : k == '<' ? ISC_CMP_LE : k == '=' ? ISC_CMP_EQ
+									: ISC_CMP_NE;
+		return at;
 	}
 	return -1;
 }

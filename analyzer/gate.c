@@ -132,8 +132,8 @@ static void check_item(const struct isc_check *c, const struct isc_snapshot *cur
 		snprintf(it->detail, sizeof(it->detail), "bottleneck is %s, expected %s %s",
 			 it->value, isc_cmp_text(c->op), isc_bound_name(c->bound));
 	} else if (strcmp(it->value, "no match") == 0) {
-		snprintf(it->detail, sizeof(it->detail), "no %s matches '%s' in this run",
-			 c->kind == ISC_CK_OP ? isc_stat_group_name(c->arg) : "name", c->pattern);
+		snprintf(it->detail, sizeof(it->detail), "nothing in %s matches '%s' in this run",
+			 isc_stat_group_name(c->arg), c->pattern);
 	} else {
 		snprintf(it->detail, sizeof(it->detail), "%s is %s, expected %s %g%s%s", c->name,
 			 it->value, isc_cmp_text(c->op), c->value, *c->unit ? " " : "", c->unit);
