@@ -12,7 +12,6 @@
  * This file only parses options and wires processes (launcher-opts.c holds the table).
  */
 #include <errno.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -217,97 +216,49 @@ static int run_command(char **argv, const struct isc_launch_opts *o, const char 
 	return st;
 }
 
-static bool newer(const struct stat *st, const struct timespec *since)
-{
-	return st->st_mtim.tv_sec > since->tv_sec ||
-	       (st->st_mtim.tv_sec == since->tv_sec && st->st_mtim.tv_nsec >= since->tv_nsec);
-}
-
-/* Files matching pattern written during this run, appended to out. */
-static size_t collect(const char *pattern, const struct timespec *since, char **out,
-		      size_t n, size_t max)
-{
-	glob_t g;
-	struct stat st;
-	if (glob(pattern, 0, NULL, &g) != 0) {
-		return n;
-	}
-	for (size_t i = 0; i < g.gl_pathc && n < max; i++) {
-		if (strstr(g.gl_pathv[i], ".snapshot-") == NULL &&
-		    stat(g.gl_pathv[i], &st) == 0 && newer(&st, since)) {
-			out[n] = strdup(g.gl_pathv[i]);
-			n += out[n] != NULL;
-		}
-	}
-	globfree(&g);
-	return n;
-}
-
-/*
- * The trace of the command, those of its descendants (stem.PID.json, stem.PID.N.json
- * after exec) and the spill files of processes killed before they could write one,
- * written during this run: older files beside them belong to earlier runs.
- */
-static size_t collect_traces(const char *output, const struct timespec *since, char **out,
-			     size_t max)
-{
-	char pattern[PATH_MAX + 16];
-	size_t stem = strlen(output);
-	size_t n = 0;
-	struct stat st;
-
-	if (stat(output, &st) == 0 && newer(&st, since)) {
-		out[n] = strdup(output);
-		n += out[n] != NULL;
-	}
-	if (stem > 5 && strcmp(output + stem - 5, ".json") == 0) {
-		stem -= 5;
-	}
-	snprintf(pattern, sizeof(pattern), "%.*s.[0-9]*.json", (int)stem, output);
-	n = collect(pattern, since, out, n, max);
-	snprintf(pattern, sizeof(pattern), "%.*s.[0-9]*.spill", (int)stem, output);
-	return collect(pattern, since, out, n, max);
-}
-
 #define MAX_TRACES 256
 
-static int report(const struct isc_launch_opts *o, const struct timespec *since)
+/* Runs inferscope-analyze on the run's traces; returns its exit status. */
+static int report(const struct isc_launch_opts *o, const struct isc_trace_set *before)
 {
+	struct isc_trace_set after = { NULL, 0, 0 };
+	const char *traces[MAX_TRACES];
+	size_t n = 0;
+	if (isc_traces_scan(o->output_abs, &after) == 0) {
+		n = isc_traces_new(before, &after, traces, MAX_TRACES);
+	}
 	char analyzer[PATH_MAX];
-	char *traces[MAX_TRACES];
-	size_t n = collect_traces(o->output_abs, since, traces, MAX_TRACES);
+	int st = 3 << 8;
 	if (n == 0) {
 		fprintf(stderr, "inferscope: no trace was written to %s\n", o->output_abs);
-		return 3;
-	}
-	int st = 0;
-	if (!isc_launcher_find_analyzer(analyzer, sizeof(analyzer))) {
+	} else if (!isc_launcher_find_analyzer(analyzer, sizeof(analyzer))) {
 		fprintf(stderr, "inferscope: inferscope-analyze not found; trace: %s\n", traces[0]);
-		st = 3 << 8;
 	} else {
-		char *argv[MAX_TRACES + 8];
+		const char *argv[MAX_TRACES + 8];
 		size_t k = 0;
 		argv[k++] = analyzer;
 		argv[k++] = "--format";
-		argv[k++] = (char *)o->format;
+		argv[k++] = o->format;
 		if (o->report) {
 			argv[k++] = "-o";
-			argv[k++] = (char *)o->report;
+			argv[k++] = o->report;
 		}
 		memcpy(argv + k, traces, n * sizeof(*traces));
 		argv[k + n] = NULL;
 		fflush(stdout);
 		pid_t pid = fork();
 		if (pid == 0) {
-			execv(analyzer, argv);
+			execv(analyzer, (char *const *)argv);
 			_exit(127);
 		}
 		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
 		}
+		if (WIFSIGNALED(st)) {
+			fprintf(stderr, "inferscope: inferscope-analyze died of %s\n",
+				strsignal(WTERMSIG(st)));
+		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		free(traces[i]);
-	}
+	isc_traces_finish(&after);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
 }
 
@@ -341,15 +292,18 @@ static int cmd_run(int argc, char **argv)
 				    : " not found (set INFERSCOPE_LIBRARY)");
 		return 2;
 	}
-	/* coarse: file times come from the same clock, a fine reading could be ahead */
-	struct timespec since;
-	clock_gettime(CLOCK_REALTIME_COARSE, &since);
-	int st = run_command(argv + first, &o, lib);
-	if (st < 0) {
+	struct isc_trace_set before = { NULL, 0, 0 };
+	if (!o.no_report && isc_traces_scan(o.output_abs, &before) < 0) {
+		fprintf(stderr, "inferscope: out of memory\n");
 		return 2;
 	}
-	if (!o.no_report) {
-		report(&o, &since);
+	int st = run_command(argv + first, &o, lib);
+	if (st >= 0 && !o.no_report) {
+		report(&o, &before);
+	}
+	isc_traces_finish(&before);
+	if (st < 0) {
+		return 2;
 	}
 	if (WIFSIGNALED(st)) {
 		die_of(WTERMSIG(st));

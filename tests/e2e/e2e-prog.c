@@ -10,6 +10,7 @@
  *   e2e-prog wait-signal DIR   write DIR/ready, append each signal's number to DIR/got,
  *                              exit 7 after SIGTERM
  *   e2e-prog env NAME...       print NAME=VALUE of each variable
+ *   e2e-prog maps TEXT         print the path of each mapped file whose path holds TEXT
  *
  * The annotations come from the public header: no-ops without the preload, and what
  * makes the preload write a trace for the process.
@@ -100,6 +101,25 @@ static int fork_work(int ms)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+/* Which copy of a library the loader took: the tests install one and preload it by
+ * name. */
+static int maps(const char *text)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[8192], last[8192] = "";
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		char *path = strchr(line, '/');
+		if (path != NULL && strstr(path, text) != NULL && strcmp(path, last) != 0) {
+			fputs(path, stdout);
+			snprintf(last, sizeof(last), "%s", path);
+		}
+	}
+	if (f != NULL) {
+		fclose(f);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -123,6 +143,9 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "wait-signal") == 0 && argc > 2) {
 		return wait_signal(arg);
 	}
+	if (strcmp(mode, "maps") == 0) {
+		return maps(arg);
+	}
 	if (strcmp(mode, "env") == 0) {
 		for (int i = 2; i < argc; i++) {
 			const char *v = getenv(argv[i]);
@@ -131,6 +154,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: e2e-prog exit N | raise SIG | work MS | fork MS | "
-		"wait-signal DIR | env NAME...\n");
+		"wait-signal DIR | env NAME... | maps TEXT\n");
 	return 2;
 }

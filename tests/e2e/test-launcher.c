@@ -226,7 +226,7 @@ Test(launcher, children_traces_are_merged)
 	/* a second run in the same place reports its own traces only */
 	LAUNCH(&r, "run", "--", "PROG", "work", "120");
 	cr_assert_eq(exit_status(&r), 0);
-	cr_assert_eq(count(r.out, "| input |"), 1, "%s", r.out);
+	cr_assert_eq(count(r.out, "| input |"), 1, "%s\n%s", r.out, r.err);
 	cr_assert(strstr(r.out, "e2e\\_child") == NULL);
 	isc_run_free(&r);
 }
