@@ -14,6 +14,7 @@
 #include "ids.h"
 #include "intern.h"
 #include "lifecycle.h"
+#include "scope.h"
 
 #define MAX_KV 16
 #define MAX_KV_TEXT 255
@@ -51,6 +52,24 @@ ISC_EXPORT int inferscope_impl_range_push(const char *name, int source)
 	return (int)d + 1;
 }
 
+void isc_scope_record(struct isc_event *e, const struct isc_thread *t, uint32_t d, uint64_t end,
+		      uint16_t flags)
+{
+	const struct isc_scope_frame *f = &t->scopes[d];
+	e->ts = f->start;
+	e->dur = end > f->start ? end - f->start : 0;
+	e->tid = t->tid;
+	e->kind = ISC_EV_SCOPE;
+	e->flags = flags;
+	e->name = f->name;
+	e->aux = d | f->source << 16;
+	e->u.scope.scope_id = f->id;
+	e->u.scope.parent_id = d > 0 ? t->scopes[d - 1].id : 0;
+	e->u.scope.parent_name = d > 0 ? t->scopes[d - 1].name : 0;
+	e->u.scope.cpu = f->cpu;
+	e->u.scope.alloc_bytes = t->alloc_bytes - f->alloc_at_open;
+}
+
 ISC_EXPORT int inferscope_impl_range_pop(void)
 {
 	struct isc_thread *t = isc_lifecycle_ready() ? isc_tls_self : NULL;
@@ -69,18 +88,7 @@ ISC_EXPORT int inferscope_impl_range_pop(void)
 	isc_tls_guard++;
 	struct isc_event *e = isc_event_reserve(ISC_EV_SCOPE, 1);
 	if (e) {
-		e->ts = f->start;
-		e->dur = now - f->start;
-		e->tid = t->tid;
-		e->kind = ISC_EV_SCOPE;
-		e->flags = 0;
-		e->name = f->name;
-		e->aux = d | f->source << 16;
-		e->u.scope.scope_id = f->id;
-		e->u.scope.parent_id = d > 0 ? t->scopes[d - 1].id : 0;
-		e->u.scope.parent_name = d > 0 ? t->scopes[d - 1].name : 0;
-		e->u.scope.cpu = f->cpu;
-		e->u.scope.alloc_bytes = t->alloc_bytes - f->alloc_at_open;
+		isc_scope_record(e, t, d, now, 0);
 		isc_event_commit(1);
 	}
 	isc_tls_guard--;

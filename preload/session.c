@@ -21,6 +21,8 @@
 #include "intern.h"
 #include "isc-config.h"
 #include "log.h"
+#include "procfs.h"
+#include "scope.h"
 #include "scratch.h"
 #include "trace-writer.h"
 
@@ -227,30 +229,10 @@ static int sink_vec(void *ctx, const char *buf, size_t len)
 	return 0;
 }
 
-/* Reads a small file (procfs) into buf; returns bytes or 0. */
-static size_t slurp(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
-	if (fd < 0) {
-		return 0;
-	}
-	while (n + 1 < cap) {
-		ssize_t r = read(fd, buf + n, cap - 1 - n);
-		if (r <= 0) {
-			break;
-		}
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = '\0';
-	return n;
-}
-
 static void json_command_line(struct isc_json *j)
 {
 	static char buf[65536];
-	size_t n = slurp("/proc/self/cmdline", buf, sizeof(buf));
+	size_t n = isc_slurp("/proc/self/cmdline", buf, sizeof(buf));
 	isc_json_key(j, "command_line");
 	isc_json_begin_array(j);
 	for (size_t i = 0; i < n;) {
@@ -330,7 +312,7 @@ static unsigned count_numa_nodes(void)
 static void json_cpu_model(struct isc_json *j)
 {
 	static char buf[16384];
-	slurp("/proc/cpuinfo", buf, sizeof(buf));
+	isc_slurp("/proc/cpuinfo", buf, sizeof(buf));
 	const char *m = strstr(buf, "model name");
 	const char *colon = m ? strchr(m, ':') : NULL;
 	isc_json_key(j, "cpu_model");
@@ -547,18 +529,7 @@ static void open_scopes(struct isc_vec *v, uint64_t now)
 			if (e == NULL) {
 				continue;
 			}
-			e->ts = f->start;
-			e->dur = now > f->start ? now - f->start : 0;
-			e->tid = t->tid;
-			e->kind = ISC_EV_SCOPE;
-			e->flags = ISC_EVF_UNTERMINATED;
-			e->name = f->name;
-			e->aux = d | f->source << 16;
-			e->u.scope.scope_id = f->id;
-			e->u.scope.parent_id = d > 0 ? t->scopes[d - 1].id : 0;
-			e->u.scope.parent_name = d > 0 ? t->scopes[d - 1].name : 0;
-			e->u.scope.cpu = f->cpu;
-			e->u.scope.alloc_bytes = t->alloc_bytes - f->alloc_at_open;
+			isc_scope_record(e, t, d, now, ISC_EVF_UNTERMINATED);
 		}
 	}
 }

@@ -10,8 +10,8 @@
 #
 # Needs: an NVIDIA GPU and driver, the CUDA toolkit (nvcc, cuBLAS), meson, ninja, a C
 # compiler; PyTorch with CUDA for the model part (skipped without it); yajl and zlib for
-# inferscope-analyze (PKG_CONFIG_PATH may point at a private prefix; without them the
-# traces are still written and checked, the reports are skipped).
+# inferscope-analyze (or INFERSCOPE_ANALYZE naming an analyzer built elsewhere; without
+# one the traces are still written and checked, the reports are skipped).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +32,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 ninja -C "$build" >"$out/ninja.log" 2>&1 || { cat "$out/ninja.log"; exit 1; }
 lib=$build/preload/libinferscope.so
-analyze=$build/analyzer/inferscope-analyze
+analyze=${INFERSCOPE_ANALYZE:-$build/analyzer/inferscope-analyze}
 [ -x "$analyze" ] || { echo "inferscope-analyze not built (yajl/zlib missing): reports skipped"; analyze=""; }
 echo "library: $lib"
 
@@ -61,6 +61,10 @@ run gemm "$out/gemm"
 
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	run model python3 "$top/scripts/gpu-check/model.py"
+	if [ -n "$analyze" ] && [ -f "$out/model.json" ]; then
+		say "model, steady state only (--window-scope measured: imports and warm-up left out)"
+		"$analyze" --window-scope measured "$out/model.json" | tee "$out/model-steady.md"
+	fi
 	say "torch.profiler reference run (no preload: one CUPTI subscriber per process)"
 	python3 "$top/scripts/gpu-check/model.py" --profile "$out/model-profile.json" || status=1
 	python3 "$top/scripts/gpu-check/compare.py" model "$out/model.json" "$out/model-profile.json" || status=1

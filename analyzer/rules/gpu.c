@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* GPU family: gaps the host does not explain, kernels with low theoretical occupancy. */
+#include <string.h>
+
 #include "../fmt.h"
 #include "../rules.h"
 
@@ -31,6 +33,28 @@ static bool gaps(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	return true;
 }
 
+/*
+ * Kernels of the vendor libraries (cuBLAS/cuBLASLt "sm90_xmma_..." and "nvjet_...",
+ * CUTLASS, cuDNN): their tile shapes trade occupancy for instruction-level
+ * parallelism on purpose (a 128x128 GEMM tile at 12 % occupancy is normal), and the
+ * user cannot change their launch bounds. Advising to raise their occupancy is wrong
+ * advice, so the rule leaves them out.
+ */
+static bool library_kernel(const char *n)
+{
+	static const char *const marks[] = { "xmma", "cutlass", "cublas", "cudnn", "nvjet",
+					     NULL };
+	if (n == NULL) {
+		return false;
+	}
+	for (unsigned i = 0; marks[i]; i++) {
+		if (strstr(n, marks[i]) != NULL) {
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool low_occupancy(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {
 	const struct isc_analysis *a = c->a;
@@ -42,7 +66,8 @@ static bool low_occupancy(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	for (size_t i = 0; i < c->n_list[ISC_RL_KERNEL]; i++) {
 		const struct isc_ev *e = isc_rules_ev(c, ISC_RL_KERNEL, i);
 		kern += e->dur;
-		if (e->occupancy < 0 || e->occupancy >= low) {
+		if (e->occupancy < 0 || e->occupancy >= low ||
+		    library_kernel(isc_trace_str(c->t, e->name))) {
 			continue;
 		}
 		low_ns += e->dur;

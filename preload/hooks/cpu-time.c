@@ -27,6 +27,7 @@
 #include "collector.h"
 #include "config.h"
 #include "host.h"
+#include "procfs.h"
 #include "intern.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -87,16 +88,9 @@ static bool thread_wait_ns(uint32_t tid, uint64_t *ns)
 {
 	char path[64], buf[128];
 	isc_fmt(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (isc_slurp(path, buf, sizeof(buf)) == 0) {
 		return false;
 	}
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		return false;
-	}
-	buf[n] = '\0';
 	char *end;
 	strtoull(buf, &end, 10);	/* run time, taken from the clock instead */
 	if (end == buf) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "procfs.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "session.h"
@@ -44,16 +45,9 @@ int isc_numa_node_now(void)
 static bool find_value(const char *path, const char *key, uint64_t *out)
 {
 	char buf[8192];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (isc_slurp(path, buf, sizeof(buf)) == 0) {
 		return false;
 	}
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		return false;
-	}
-	buf[n] = '\0';
 	size_t klen = strlen(key);
 	for (char *p = strstr(buf, key); p; p = strstr(p + 1, key)) {
 		if ((p == buf || p[-1] == '\n') && (p[klen] == ' ' || p[klen] == ':')) {

@@ -193,7 +193,9 @@ static yajl_val api_of(const struct index *ix, long long corr)
 	return a ? a->v : NULL;
 }
 
-/* The trace event of op: same kind, start and end within 1 us (plus rounding). */
+/* The trace event of op: same kind, start and end within 1 us (plus rounding). Two
+ * kernels of different threads may start less than 1 us apart on two streams: the
+ * closest candidate wins, not the first one in the window. */
 static yajl_val match(struct index *ix, const struct simgpu_op *op)
 {
 	const long long tol = 1001;
@@ -207,14 +209,22 @@ static yajl_val match(struct index *ix, const struct simgpu_op *op)
 			hi = mid;
 		}
 	}
+	struct gpu_ev *best = NULL;
+	long long best_d = 0;
 	for (size_t i = lo; i < ix->n_gpu && ix->gpu[i].start <= start + tol; i++) {
 		struct gpu_ev *g = &ix->gpu[i];
-		if (!g->used && g->cls == op_class(op) && llabs(g->end - end) <= tol) {
-			g->used = true;
-			return g->v;
+		long long d = llabs(g->start - start) + llabs(g->end - end);
+		if (!g->used && g->cls == op_class(op) && llabs(g->end - end) <= tol &&
+		    (best == NULL || d < best_d)) {
+			best = g;
+			best_d = d;
 		}
 	}
-	return NULL;
+	if (best == NULL) {
+		return NULL;
+	}
+	best->used = true;
+	return best->v;
 }
 
 /* The event's host call is the truth's call that issued op. */

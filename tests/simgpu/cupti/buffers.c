@@ -17,6 +17,10 @@
 #include "cupti-sim.h"
 
 static pthread_cond_t worker_wake = PTHREAD_COND_INITIALIZER;
+/* Buffers the worker took and is handing back outside the lock: a flush waits for
+ * them, as cuptiActivityFlushAll returns only after their completion callbacks. */
+static unsigned delivering;
+static pthread_cond_t delivered = PTHREAD_COND_INITIALIZER;
 static pthread_t worker;
 static bool worker_running;
 static bool worker_stop;
@@ -292,6 +296,11 @@ CUptiResult isc_cupti_flush(bool forced, bool deliver_empty)
 	list = take_full();
 	pthread_mutex_unlock(&isc_cupti.lock);
 	deliver(list);
+	pthread_mutex_lock(&isc_cupti.lock);
+	while (delivering > 0 && worker_pid == getpid()) {
+		pthread_cond_wait(&delivered, &isc_cupti.lock);
+	}
+	pthread_mutex_unlock(&isc_cupti.lock);
 	return CUPTI_SUCCESS;
 }
 
@@ -317,9 +326,14 @@ static void *worker_main(void *arg)
 		pthread_cond_timedwait(&worker_wake, &isc_cupti.lock, &until);
 		isc_cupti_retire(isc_cupti_now_mono());
 		list = take_full();
+		delivering += list != NULL;
 		pthread_mutex_unlock(&isc_cupti.lock);
 		deliver(list);
 		pthread_mutex_lock(&isc_cupti.lock);
+		if (list != NULL) {
+			delivering--;
+			pthread_cond_broadcast(&delivered);
+		}
 	}
 	pthread_mutex_unlock(&isc_cupti.lock);
 	return arg;
