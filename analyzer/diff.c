@@ -6,9 +6,11 @@
  *
  * HTA decides increased/decreased by the change of the count alone. Here the total
  * time decides first, when it moved by more than the threshold (percent of the
- * baseline's total, and at least a microsecond, the resolution of Kineto traces): a
- * kernel that runs as often but twice as long is the regression a gate is for. When
- * the time did not move that much, the count decides, as in HTA.
+ * baseline's total) and by more than 0.1 % of the baseline's window (at least a
+ * microsecond, the resolution of Kineto traces): a kernel that runs as often but twice
+ * as long is the regression a gate is for, while a change that cannot move a share by
+ * a tenth of a point is run-to-run noise. When the time did not move that much, the
+ * count decides, as in HTA.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,6 +20,7 @@
 #include "gate.h"
 
 #define MIN_TIME_CHANGE_US 1.0
+#define MIN_WINDOW_FRACTION 0.001
 
 bool isc_diff_group(int group)
 {
@@ -39,7 +42,8 @@ static int cmp_op(const void *x, const void *y)
 	return strcmp((*a)->name, (*b)->name);
 }
 
-static enum isc_diff_change classify(const struct isc_diff_row *r, double threshold_pct)
+static enum isc_diff_change classify(const struct isc_diff_row *r, double threshold_pct,
+				     double min_us)
 {
 	if (r->base_count == 0) {
 		return r->count > 0 ? ISC_DIFF_ADDED : ISC_DIFF_UNCHANGED;
@@ -48,7 +52,7 @@ static enum isc_diff_change classify(const struct isc_diff_row *r, double thresh
 		return ISC_DIFF_REMOVED;
 	}
 	double d = r->total_us - r->base_total_us;
-	if (fabs(d) >= MIN_TIME_CHANGE_US && fabs(d) > threshold_pct / 100.0 * r->base_total_us) {
+	if (fabs(d) >= min_us && fabs(d) > threshold_pct / 100.0 * r->base_total_us) {
 		return d > 0 ? ISC_DIFF_INCREASED : ISC_DIFF_DECREASED;
 	}
 	if (r->count != r->base_count) {
@@ -71,7 +75,7 @@ static const struct isc_snap_op **by_name(const struct isc_snap_group *g)
 }
 
 static void add_row(struct isc_diff *d, int group, const struct isc_snap_op *b,
-		    const struct isc_snap_op *c)
+		    const struct isc_snap_op *c, double min_us)
 {
 	struct isc_diff_row *r = &d->rows[d->n];
 	r->name = b != NULL ? b->name : c->name;
@@ -80,7 +84,7 @@ static void add_row(struct isc_diff *d, int group, const struct isc_snap_op *b,
 	r->base_total_us = b != NULL ? b->total_us : 0;
 	r->count = c != NULL ? c->count : 0;
 	r->total_us = c != NULL ? c->total_us : 0;
-	r->change = classify(r, d->threshold_pct);
+	r->change = classify(r, d->threshold_pct, min_us);
 	d->by_change[r->change]++;
 	d->by_group[group][r->change]++;
 	d->n++;
@@ -88,7 +92,7 @@ static void add_row(struct isc_diff *d, int group, const struct isc_snap_op *b,
 
 /* Merges one group of both snapshots by name. */
 static int merge(struct isc_diff *d, int group, const struct isc_snap_group *gb,
-		 const struct isc_snap_group *gc)
+		 const struct isc_snap_group *gc, double min_us)
 {
 	const struct isc_snap_op **b = by_name(gb), **c = by_name(gc);
 	if (b == NULL || c == NULL) {
@@ -99,7 +103,7 @@ static int merge(struct isc_diff *d, int group, const struct isc_snap_group *gb,
 	size_t i = 0, j = 0;
 	while (i < gb->n || j < gc->n) {
 		int k = i == gb->n ? 1 : j == gc->n ? -1 : strcmp(b[i]->name, c[j]->name);
-		add_row(d, group, k <= 0 ? b[i] : NULL, k >= 0 ? c[j] : NULL);
+		add_row(d, group, k <= 0 ? b[i] : NULL, k >= 0 ? c[j] : NULL, min_us);
 		i += k <= 0;
 		j += k >= 0;
 	}
@@ -139,8 +143,9 @@ int isc_diff_compute(const struct isc_snapshot *base, const struct isc_snapshot 
 	if (out->rows == NULL) {
 		return -ENOMEM;
 	}
+	double min_us = fmax(MIN_TIME_CHANGE_US, MIN_WINDOW_FRACTION * base->window_us);
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
-		if (isc_diff_group(g) && merge(out, g, &base->g[g], &cur->g[g]) < 0) {
+		if (isc_diff_group(g) && merge(out, g, &base->g[g], &cur->g[g], min_us) < 0) {
 			isc_diff_finish(out);
 			return -ENOMEM;
 		}

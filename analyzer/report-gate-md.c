@@ -63,8 +63,9 @@ static void items(FILE *f, const struct isc_gate_result *g)
 		const struct isc_gate_item *it = &g->items[i];
 		fprintf(f, "| %s | ", it->passed ? "pass" : "**FAIL**");
 		if (it->kind == ISC_GATE_BUDGET) {
-			fprintf(f, "%s vs baseline | %.2f %% -> %.2f %% (%s) | %s |\n", it->name,
-				it->base, it->cur, it->value, it->expected);
+			isc_md_cell(f, it->name);
+			fprintf(f, " vs baseline | %.2f %% -> %.2f %% (%s) | %s |\n", it->base,
+				it->cur, it->value, it->expected);
 			continue;
 		}
 		isc_md_cell(f, it->name);
@@ -80,9 +81,11 @@ static void diff_row(FILE *f, const struct isc_diff_row *r)
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
 	fprintf(f, "| %s | %s | ", isc_diff_change_name(r->change), group_title[r->group]);
 	isc_md_cell(f, r->name);
+	/* a side without the op has no time, not a time of zero */
 	fprintf(f, " | %llu -> %llu | %s -> %s |\n", (unsigned long long)r->base_count,
-		(unsigned long long)r->count, isc_fmt_dur(b1, r->base_total_us * 1000.0),
-		isc_fmt_dur(b2, r->total_us * 1000.0));
+		(unsigned long long)r->count,
+		r->base_count ? isc_fmt_dur(b1, r->base_total_us * 1000.0) : "-",
+		r->count ? isc_fmt_dur(b2, r->total_us * 1000.0) : "-");
 }
 
 static void diff(FILE *f, const struct isc_diff *d, int top)
@@ -93,8 +96,8 @@ static void diff(FILE *f, const struct isc_diff *d, int top)
 			d->by_change[c], isc_diff_change_name(c));
 	}
 	fprintf(f, " kernels, copies, CUDA API calls, scopes and operators (increased or "
-		"decreased: the total time moved more than %g %%, else the count changed).\n\n",
-		d->threshold_pct);
+		"decreased: the total time moved by more than %g %% and 0.1 %% of the window, "
+		"else the count changed).\n\n", d->threshold_pct);
 	if (d->n == d->by_change[ISC_DIFF_UNCHANGED]) {
 		return;
 	}
