@@ -77,8 +77,8 @@ int isc_gate_add_budget(struct isc_gate_spec *s, const char *arg, char *err, siz
 			return 0;
 		}
 		if (!parse_pp(arg, &pp, &sign) || sign != 0) {
-			snprintf(err, errlen, "--max-regression: expected PP (percentage points), off "
-				 "or CATEGORY=[+|-]PP, got '%s'", arg);
+			snprintf(err, errlen, "--max-regression: expected PP (percentage points), "
+				 "off or CATEGORY=[+|-]PP, got '%s'", arg);
 			return -EINVAL;
 		}
 		s->default_set = true;
@@ -97,8 +97,8 @@ int isc_gate_add_budget(struct isc_gate_spec *s, const char *arg, char *err, siz
 			return 0;
 		}
 		if (!parse_pp(eq + 1, &b->pp, &sign)) {
-			snprintf(err, errlen, "--max-regression %s: '%s' is not [+|-]PP or off", name,
-				 eq + 1);
+			snprintf(err, errlen, "--max-regression %s: '%s' is not [+|-]PP or off",
+				 name, eq + 1);
 			return -EINVAL;
 		}
 		b->dir = sign != 0 ? sign : isc_category_bad_dir(c);

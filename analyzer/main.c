@@ -216,7 +216,8 @@ static int check_gate_args(const struct cli *c)
 		need = "--max-regression needs --baseline";
 	} else if (!isc_gate_active(&c->gate) && (c->junit != NULL || c->gate_summary != NULL ||
 		   isc_writer_needs_gate(isc_writer_find(c->format)))) {
-		need = "--junit, --gate-summary, -f junit and -f gate-md need --check or --baseline";
+		need = "--junit, --gate-summary, -f junit and -f gate-md need --check or "
+		       "--baseline";
 	}
 	if (need != NULL) {
 		fprintf(stderr, "inferscope-analyze: %s\n", need);

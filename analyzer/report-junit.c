@@ -70,7 +70,8 @@ static void property(FILE *f, const char *name, const char *value)
 static void testcase(FILE *f, const struct isc_gate_item *it)
 {
 	bool budget = it->kind == ISC_GATE_BUDGET;
-	fprintf(f, "    <testcase classname=\"inferscope.%s\" name=\"", budget ? "budget" : "check");
+	fprintf(f, "    <testcase classname=\"inferscope.%s\" name=\"",
+		budget ? "budget" : "check");
 	xml(f, it->name);
 	if (it->passed) {
 		fprintf(f, "\" time=\"0\"/>\n");
@@ -96,7 +97,8 @@ static void diff_output(FILE *f, const struct isc_gate_result *g)
 	fputc('\n', f);
 	for (size_t i = 0; i < d->n && d->rows[i].change != ISC_DIFF_UNCHANGED; i++) {
 		const struct isc_diff_row *r = &d->rows[i];
-		fprintf(f, "%s %s ", isc_diff_change_name(r->change), isc_stat_group_name(r->group));
+		fprintf(f, "%s %s ", isc_diff_change_name(r->change),
+			isc_stat_group_name(r->group));
 		xml(f, r->name);
 		fprintf(f, ": count %llu -> %llu, total %.3f us -> %.3f us\n",
 			(unsigned long long)r->base_count, (unsigned long long)r->count,

@@ -150,7 +150,8 @@ bool isc_launcher_find_analyzer(char *out, size_t cap)
 	char dir[PATH_MAX], path[PATH_MAX * 3], bindir[PATH_MAX * 2];
 	(void)cap;
 	self_dir(dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/../analyzer/inferscope-analyze", dir);	/* build tree */
+	/* the build tree */
+	snprintf(path, sizeof(path), "%s/../analyzer/inferscope-analyze", dir);
 	if (usable(path, out, X_OK)) {
 		return true;
 	}

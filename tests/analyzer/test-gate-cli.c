@@ -222,7 +222,8 @@ Test(gate_cli, markdown_summary_and_json)
 	char *summary = slurp(md, NULL);
 	cr_assert_not_null(summary);
 	cr_assert(strncmp(summary, "## InferScope gate: FAILED\n", 27) == 0, "%s", summary);
-	cr_assert(strstr(summary, "**2 of 7 checks failed** on `workloads/cpu-preprocess.json.gz`"));
+	cr_assert(strstr(summary, "**2 of 7 checks failed** on "
+			 "`workloads/cpu-preprocess.json.gz`") != NULL);
 	cr_assert(strstr(summary, "| pass | idle\\<=15 | 0.15 % | \\<= 15 % |") != NULL, "%s",
 		  summary);
 	cr_assert(strstr(summary, "| **FAIL** | gpu\\_compute vs baseline | 97.40 % -> 6.03 % "

@@ -73,8 +73,8 @@ Test(gate_example, recorded_pair_matches_golden)
 	const char *argv[] = { env_or_fail("ISC_ANALYZE"), "--baseline", "serve-main.json.gz",
 			       "--check", "bottleneck==gpu_bound", "--check", "dropped_events==0",
 			       "--gate-summary", in_dir("gate.md"), "--junit", in_dir("gate.xml"),
-			       "-f", "json", "-o", in_dir("analysis.json"), "serve-pageable.json.gz",
-			       NULL };
+			       "-f", "json", "-o", in_dir("analysis.json"),
+			       "serve-pageable.json.gz", NULL };
 	cr_assert_eq(status_of(argv, data, &r), 1, "the regression fails the gate: %s", r.err);
 	isc_run_free(&r);
 	static const char *const files[] = { "gate.md", "gate.xml" };

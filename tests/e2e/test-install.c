@@ -279,7 +279,8 @@ static void options_documented(const char *const *help_argv, const char *page)
 		}
 		want[k] = '\0';
 		if (k > 4) {
-			cr_expect(strstr(text, want) != NULL, "%s: %s is not documented", page, want);
+			cr_expect(strstr(text, want) != NULL, "%s: %s is not documented", page,
+				  want);
 			n++;
 		}
 		p += k / 2;

@@ -181,7 +181,8 @@ Test(launcher, report_follows_the_command)
 	struct isc_run r;
 	LAUNCH(&r, "run", "--", "PROG", "work", "150");
 	cr_assert_eq(exit_status(&r), 0, "%s", r.err);
-	const char *done = strstr(r.out, "e2e work done"), *rep = strstr(r.out, "# InferScope report");
+	const char *done = strstr(r.out, "e2e work done");
+	const char *rep = strstr(r.out, "# InferScope report");
 	cr_assert(done != NULL && rep != NULL, "%s", r.out);
 	cr_assert_lt(done, rep, "the command's output first, then the report");
 	cr_assert_eq(count(r.out, "| input |"), 1);
