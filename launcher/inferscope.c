@@ -59,19 +59,31 @@ static void signals_mask(int how, sigset_t *old)
 	sigprocmask(how, &set, old);
 }
 
+/* The dispositions the launcher was started with: the command gets them back. */
+static struct sigaction inherited[N_FORWARDED];
+
+/*
+ * Forwarding on: a handler for each signal, except those the launcher was started
+ * ignoring (nohup, a background job of a non-interactive shell): they stay ignored,
+ * here and in the command, as if the launcher were not there. Off: as inherited.
+ */
 static void signals_set(bool forwarding)
 {
+	static bool saved;
+	if (!saved) {
+		for (size_t i = 0; i < N_FORWARDED; i++) {
+			sigaction(forwarded[i], NULL, &inherited[i]);
+		}
+		saved = true;
+	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	if (forwarding) {
-		sa.sa_sigaction = forward;
-		sa.sa_flags = SA_RESTART | SA_SIGINFO;
-	} else {
-		sa.sa_handler = SIG_DFL;
-	}
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	for (size_t i = 0; i < N_FORWARDED; i++) {
-		sigaction(forwarded[i], &sa, NULL);
+		bool ignored = inherited[i].sa_handler == SIG_IGN;
+		sigaction(forwarded[i], forwarding && !ignored ? &sa : &inherited[i], NULL);
 	}
 }
 

@@ -167,6 +167,20 @@ Test(launcher, signals_are_forwarded)
 	free(got);
 }
 
+/* nohup: a signal the launcher was started ignoring stays ignored in the command. */
+Test(launcher, ignored_signals_stay_ignored)
+{
+	struct isc_run r;
+	signal(SIGHUP, SIG_IGN);
+	LAUNCH(&r, "run", "--no-report", "--", "/bin/sh", "-c", "kill -HUP $$; exit 5");
+	signal(SIGHUP, SIG_DFL);
+	cr_assert_eq(exit_status(&r), 5, "the command survived its SIGHUP");
+	isc_run_free(&r);
+	LAUNCH(&r, "run", "--no-report", "--", "/bin/sh", "-c", "kill -HUP $$; exit 5");
+	cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGHUP, "not ignored: dies");
+	isc_run_free(&r);
+}
+
 static size_t count(const char *hay, const char *needle)
 {
 	size_t n = 0;
