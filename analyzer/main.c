@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * inferscope-analyze: parses options and wires the stages (read, finalize, analyze,
- * write). Nothing else lives here. Exit codes: 0 success, 1 reserved for gates, 2 usage,
- * 3 unreadable or invalid input, 4 the output could not be written.
+ * gate, write). Nothing else lives here. Exit codes: 0 success, 1 the gate failed, 2 usage,
+ * 3 unreadable or invalid input (the baseline too), 4 an output could not be written.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
+#include "gate.h"
 #include "isc-config.h"
 #include "jsonnum.h"
 #include "reader.h"
@@ -29,10 +31,20 @@ struct cli {
 	int top;
 	char **inputs;
 	int n_inputs;
+	struct isc_gate_spec gate;
+	const char *junit;
+	const char *gate_summary;
+};
+
+/* What a gate run holds until the outputs are written. */
+struct gate_run {
+	struct isc_snapshot *cur, *base;
+	struct isc_gate_result *result;
 };
 
 enum { OPT_VALIDATE = 256, OPT_WINDOW_SCOPE, OPT_WINDOW, OPT_THRESHOLDS, OPT_TOP,
-       OPT_INPUT_FORMAT, OPT_LIST_RULES, OPT_LIST_THRESHOLDS, OPT_LIST_FORMATS };
+       OPT_INPUT_FORMAT, OPT_LIST_RULES, OPT_LIST_THRESHOLDS, OPT_LIST_FORMATS, OPT_CHECK,
+       OPT_BASELINE, OPT_MAX_REGRESSION, OPT_DIFF_THRESHOLD, OPT_JUNIT, OPT_GATE_SUMMARY };
 
 static const struct option options[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -46,6 +58,12 @@ static const struct option options[] = {
 	{ "list-rules", no_argument, NULL, OPT_LIST_RULES },
 	{ "list-thresholds", no_argument, NULL, OPT_LIST_THRESHOLDS },
 	{ "list-formats", no_argument, NULL, OPT_LIST_FORMATS },
+	{ "check", required_argument, NULL, OPT_CHECK },
+	{ "baseline", required_argument, NULL, OPT_BASELINE },
+	{ "max-regression", required_argument, NULL, OPT_MAX_REGRESSION },
+	{ "diff-threshold", required_argument, NULL, OPT_DIFF_THRESHOLD },
+	{ "junit", required_argument, NULL, OPT_JUNIT },
+	{ "gate-summary", required_argument, NULL, OPT_GATE_SUMMARY },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -56,7 +74,7 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: inferscope-analyze [OPTIONS] TRACE...\n"
 		"Reads InferScope, Kineto/Chrome (gzip'd or not) and prototype traces; several\n"
 		"traces of one host (parent and children) are merged on their shared clock.\n\n"
-		"  -f, --format NAME        md (default), json, html or chrome\n"
+		"  -f, --format NAME        md (default), json, html, chrome, gate-md or junit\n"
 		"  -o, --output FILE        write there instead of standard output\n"
 		"      --validate           check each TRACE against the InferScope format\n"
 		"      --window-scope NAME  trim the window to scopes named NAME ('prefix*' too)\n"
@@ -66,11 +84,22 @@ static void usage(FILE *f)
 		"      --input-format NAME  inferscope, kineto, bare or spill, not detected\n"
 		"      --list-rules         print the rule ids and exit\n"
 		"      --list-thresholds    print the thresholds with their defaults and exit\n"
-		"      --list-formats       print the input and output formats and exit\n"
+		"      --list-formats       print the input and output formats and exit\n\n"
+		"Gate (exit 1 when a check or budget fails):\n"
+		"      --check EXPR         NAME OP VALUE, e.g. 'gpu_compute>=60', 'idle<=15',\n"
+		"                           'bottleneck!=cpu_bound', 'dropped_events==0',\n"
+		"                           'kernel:gemm*.total_ms<=50' (repeatable, ANDed)\n"
+		"      --baseline FILE      compare with an earlier -f json result (or a trace)\n"
+		"      --max-regression PP  budget in percentage points for every category\n"
+		"                           (default 5); CATEGORY=[+|-]PP or CATEGORY=off for one\n"
+		"      --diff-threshold PCT total-time change that makes an op increased or\n"
+		"                           decreased in the op diff (default 10)\n"
+		"      --junit FILE         write the gate as JUnit XML\n"
+		"      --gate-summary FILE  write the gate alone in markdown (a PR comment)\n\n"
 		"  -h, --help               this text\n"
 		"  -V, --version            the version\n\n"
-		"Exit status: 0 success, 2 usage error, 3 unreadable or invalid input,\n"
-		"4 the output could not be written.\n");
+		"Exit status: 0 success, 1 the gate failed, 2 usage error, 3 unreadable or\n"
+		"invalid input (trace or baseline), 4 an output could not be written.\n");
 }
 
 static void print_rule(const struct isc_rule *r, void *ctx)
@@ -104,10 +133,41 @@ static bool parse_window(const char *s, struct isc_analyze_opts *ao)
 	       isc_num_us_to_ns(colon + 1, strlen(colon + 1), &ao->window_end);
 }
 
+static int parse_gate_option(struct cli *c, int opt, const char *arg)
+{
+	char err[512] = "";
+	char *end = NULL;
+	int r = 0;
+	switch (opt) {
+	case OPT_CHECK: r = isc_gate_add_check(&c->gate, arg, err, sizeof(err)); break;
+	case OPT_BASELINE: c->gate.baseline = arg; break;
+	case OPT_MAX_REGRESSION: r = isc_gate_add_budget(&c->gate, arg, err, sizeof(err)); break;
+	case OPT_DIFF_THRESHOLD:
+		c->gate.diff_threshold_pct = strtod(arg, &end);
+		if (*arg == '\0' || *end != '\0' || !(c->gate.diff_threshold_pct >= 0) ||
+		    c->gate.diff_threshold_pct > 1e9) {
+			snprintf(err, sizeof(err), "--diff-threshold: expected a percentage, got "
+				 "'%s'", arg);
+			r = -EINVAL;
+		}
+		break;
+	case OPT_JUNIT: c->junit = arg; break;
+	case OPT_GATE_SUMMARY: c->gate_summary = arg; break;
+	}
+	if (r < 0) {
+		fprintf(stderr, "inferscope-analyze: %s\n", r == -ENOMEM ? "out of memory" : err);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
 /* Returns -1 to go on, or an exit status. */
 static int parse_option(struct cli *c, int opt, const char *arg)
 {
 	char *end = NULL;
+	if (opt >= OPT_CHECK && opt <= OPT_GATE_SUMMARY) {
+		return parse_gate_option(c, opt, arg);
+	}
 	switch (opt) {
 	case 'f': c->format = arg; return -1;
 	case 'o': c->output = arg; return -1;
@@ -144,6 +204,28 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 	}
 }
 
+/* Options that only make sense together. */
+static int check_gate_args(const struct cli *c)
+{
+	bool budgets = c->gate.default_set;
+	for (int k = 0; k < ISC_CAT__COUNT; k++) {
+		budgets |= c->gate.cat[k].set;
+	}
+	const char *need = NULL;
+	if (budgets && c->gate.baseline == NULL) {
+		need = "--max-regression needs --baseline";
+	} else if (!isc_gate_active(&c->gate) && (c->junit != NULL || c->gate_summary != NULL ||
+		   isc_writer_needs_gate(isc_writer_find(c->format)))) {
+		need = "--junit, --gate-summary, -f junit and -f gate-md need --check or "
+		       "--baseline";
+	}
+	if (need != NULL) {
+		fprintf(stderr, "inferscope-analyze: %s\n", need);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
 static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt;
@@ -169,7 +251,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			"--list-formats)\n", c->input_format);
 		return EXIT_USAGE;
 	}
-	return -1;
+	return check_gate_args(c);
 }
 
 static int validate(const struct cli *c)
@@ -193,26 +275,92 @@ static int validate(const struct cli *c)
 	return status;
 }
 
-static int write_report(const struct cli *c, const struct isc_trace *t,
-			const struct isc_analysis *a)
+/* One output: path (NULL for standard output) written by the writer named name. */
+static int write_output(const struct cli *c, const char *path, const char *name,
+			const struct isc_trace *t, const struct isc_analysis *a,
+			const struct isc_gate_result *g)
 {
-	FILE *f = c->output != NULL ? fopen(c->output, "w") : stdout;
+	FILE *f = path != NULL ? fopen(path, "w") : stdout;
 	if (f == NULL) {
-		fprintf(stderr, "inferscope-analyze: %s: %s\n", c->output, strerror(errno));
+		fprintf(stderr, "inferscope-analyze: %s: %s\n", path, strerror(errno));
 		return EXIT_OUTPUT;
 	}
-	struct isc_report_opts ro = { .top = c->top, .version = ISC_VERSION };
-	int r = isc_writer_find(c->format)->write(f, t, a, &ro);
+	struct isc_report_opts ro = { .top = c->top, .version = ISC_VERSION, .gate = g };
+	int r = isc_writer_find(name)->write(f, t, a, &ro);
 	if (fflush(f) != 0 || ferror(f)) {
 		r = -EIO;
 	}
-	if (c->output != NULL && fclose(f) != 0) {
+	if (path != NULL && fclose(f) != 0) {
 		r = -EIO;
 	}
 	if (r < 0) {
 		fprintf(stderr, "inferscope-analyze: %s: write failed\n",
-			c->output ? c->output : "standard output");
+			path ? path : "standard output");
 		return EXIT_OUTPUT;
+	}
+	return 0;
+}
+
+static int write_outputs(const struct cli *c, const struct isc_trace *t,
+			 const struct isc_analysis *a, const struct isc_gate_result *g)
+{
+	int status = write_output(c, c->output, c->format, t, a, g);
+	if (status == 0 && c->gate_summary != NULL) {
+		status = write_output(c, c->gate_summary, "gate-md", t, a, g);
+	}
+	if (status == 0 && c->junit != NULL) {
+		status = write_output(c, c->junit, "junit", t, a, g);
+	}
+	if (status == 0 && g != NULL && !g->passed) {
+		status = EXIT_GATE;
+	}
+	return status;
+}
+
+/* This run against its checks and, with --baseline, against the baseline. */
+static int run_gate(const struct cli *c, const struct isc_trace *t,
+		    const struct isc_analysis *a, struct gate_run *gr)
+{
+	char label[PATH_MAX + 32];
+	snprintf(label, sizeof(label), "%s", c->inputs[0]);
+	if (c->n_inputs > 1) {
+		snprintf(label + strlen(label), sizeof(label) - strlen(label), " (+%d more)",
+			 c->n_inputs - 1);
+	}
+	if (isc_snapshot_from_analysis(t, a, label, &gr->cur) < 0) {
+		fprintf(stderr, "inferscope-analyze: out of memory\n");
+		return EXIT_INPUT;
+	}
+	if (c->gate.baseline != NULL) {
+		struct isc_diag d = { "" };
+		struct isc_read_opts ro = { .format = c->input_format };
+		int r = isc_baseline_load(c->gate.baseline, &ro, &c->ao, &gr->base, &d);
+		if (r < 0) {
+			fprintf(stderr, "inferscope-analyze: baseline: %s\n",
+				r == -ENOMEM ? "out of memory" : d.msg);
+			return EXIT_INPUT;
+		}
+	}
+	if (isc_gate_run(&c->gate, gr->cur, gr->base, &gr->result) < 0) {
+		fprintf(stderr, "inferscope-analyze: out of memory\n");
+		return EXIT_INPUT;
+	}
+	return 0;
+}
+
+static int read_inputs(const struct cli *c, struct isc_trace *t)
+{
+	struct isc_diag d = { "" };
+	struct isc_read_opts ro = { .format = c->input_format };
+	for (int i = 0; i < c->n_inputs; i++) {
+		if (isc_read_file(t, c->inputs[i], &ro, &d) < 0) {
+			fprintf(stderr, "inferscope-analyze: %s\n", d.msg);
+			return EXIT_INPUT;
+		}
+	}
+	if (isc_trace_finalize(t) < 0) {
+		fprintf(stderr, "inferscope-analyze: out of memory\n");
+		return EXIT_INPUT;
 	}
 	return 0;
 }
@@ -228,19 +376,8 @@ static int analyze(struct cli *c)
 	}
 	c->ao.th = &th;
 	struct isc_trace *t = isc_trace_create();
-	struct isc_read_opts ro = { .format = c->input_format };
-	int status = t == NULL ? EXIT_INPUT : 0;
-	for (int i = 0; i < c->n_inputs && status == 0; i++) {
-		if (isc_read_file(t, c->inputs[i], &ro, &d) < 0) {
-			fprintf(stderr, "inferscope-analyze: %s\n", d.msg);
-			status = EXIT_INPUT;
-		}
-	}
+	int status = t == NULL ? EXIT_INPUT : read_inputs(c, t);
 	struct isc_analysis *a = NULL;
-	if (status == 0 && isc_trace_finalize(t) < 0) {
-		fprintf(stderr, "inferscope-analyze: out of memory\n");
-		status = EXIT_INPUT;
-	}
 	if (status == 0) {
 		int r = isc_analyze(t, &c->ao, &a, &d);
 		if (r < 0) {
@@ -248,9 +385,16 @@ static int analyze(struct cli *c)
 			status = r == -ENOENT ? EXIT_USAGE : EXIT_INPUT;
 		}
 	}
-	if (status == 0) {
-		status = write_report(c, t, a);
+	struct gate_run gr = { NULL, NULL, NULL };
+	if (status == 0 && isc_gate_active(&c->gate)) {
+		status = run_gate(c, t, a, &gr);
 	}
+	if (status == 0) {
+		status = write_outputs(c, t, a, gr.result);
+	}
+	isc_gate_result_destroy(gr.result);
+	isc_snapshot_destroy(gr.base);
+	isc_snapshot_destroy(gr.cur);
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 	return status;
@@ -259,9 +403,11 @@ static int analyze(struct cli *c)
 int main(int argc, char **argv)
 {
 	struct cli c = { .format = "md", .top = 10 };
+	isc_gate_spec_init(&c.gate);
 	int r = parse_args(&c, argc, argv);
-	if (r >= 0) {
-		return r;
+	if (r < 0) {
+		r = c.validate ? validate(&c) : analyze(&c);
 	}
-	return c.validate ? validate(&c) : analyze(&c);
+	isc_gate_spec_finish(&c.gate);
+	return r;
 }

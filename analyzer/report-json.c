@@ -277,6 +277,9 @@ int isc_report_json(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	hta(&j, a);
 	statistics(&j, t, a);
 	quality(&j, a);
+	if (o->gate != NULL) {
+		isc_json_gate(&j, o->gate);
+	}
 	isc_json_end_object(&j);
 	isc_json_raw(&j, "\n", 1);
 	return isc_json_flush(&j) < 0 || ferror(f) ? -EIO : 0;

@@ -8,8 +8,7 @@
 
 #define NAME_MAX_SHOWN 80
 
-/* A name fit for a table cell: pipes and backticks escaped, long names shortened. */
-static void cell(FILE *f, const char *s)
+void isc_md_cell(FILE *f, const char *s)
 {
 	size_t n = strlen(s);
 	size_t shown = n > NAME_MAX_SHOWN ? NAME_MAX_SHOWN - 3 : n;
@@ -33,7 +32,7 @@ static void header(FILE *f, const struct isc_trace *t, const struct isc_analysis
 	for (size_t i = 0; i < t->n_inputs; i++) {
 		const struct isc_input *in = &t->inputs[i];
 		fprintf(f, "| input | ");
-		cell(f, in->path);
+		isc_md_cell(f, in->path);
 		fprintf(f, " (%s %s, pid %lld, %llu events) |\n", in->format, in->format_version,
 			(long long)in->pid, (unsigned long long)in->events);
 	}
@@ -67,7 +66,7 @@ static void breakdown(FILE *f, const struct isc_trace *t, const struct isc_analy
 			a->cat_ns[c])));
 		for (int e = 0; e < ISC_EXAMPLES && a->examples[c][e].ns > 0; e++) {
 			fprintf(f, "%s", e ? ", " : "");
-			cell(f, isc_trace_str(t, a->examples[c][e].name));
+			isc_md_cell(f, isc_trace_str(t, a->examples[c][e].name));
 		}
 		fprintf(f, " |\n");
 	}
@@ -143,7 +142,7 @@ static void stat_table(FILE *f, const struct isc_trace *t, const struct isc_stat
 	for (size_t i = 0; i < tab->n && (int)i < top; i++) {
 		const struct isc_stat *s = &tab->rows[i];
 		fprintf(f, "| ");
-		cell(f, isc_trace_str(t, s->name));
+		isc_md_cell(f, isc_trace_str(t, s->name));
 		fprintf(f, " | %llu | %s | %s | %.2f | %s | %s | %s | %s | %s |\n",
 			(unsigned long long)s->count, isc_fmt_dur(b[0], (double)s->total),
 			isc_fmt_dur(b[1], s->mean), s->cv, isc_fmt_dur(b[2], (double)s->min),
@@ -185,6 +184,9 @@ int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis 
 		"Syscalls",
 	};
 	header(f, t, a, o);
+	if (o->gate != NULL) {
+		isc_md_gate(f, o->gate, o->top, false);
+	}
 	verdict(f, a);
 	breakdown(f, t, a);
 	suggestions(f, a);

@@ -10,7 +10,14 @@ static const struct isc_writer html = { "html", "self-contained HTML report with
 static const struct isc_writer chrome = { "chrome", "Chrome/Kineto trace JSON for Perfetto "
 					  "and HTA", isc_export_chrome };
 
-static const struct isc_writer *const writers[] = { &md, &json, &html, &chrome };
+static const struct isc_writer gate_md = { "gate-md", "the gate alone in markdown, for a "
+					   "pull-request comment (with --check/--baseline)",
+					   isc_report_gate_md };
+static const struct isc_writer junit = { "junit", "the gate as JUnit XML (with --check/"
+					 "--baseline)", isc_report_junit };
+
+static const struct isc_writer *const writers[] = { &md, &json, &html, &chrome, &gate_md,
+						    &junit };
 
 const enum isc_category isc_report_cat_order[ISC_CAT__COUNT] = {
 	ISC_CAT_CPU, ISC_CAT_H2D, ISC_CAT_GPU, ISC_CAT_D2H, ISC_CAT_IDLE, ISC_CAT_FRAMEWORK,
@@ -33,4 +40,9 @@ const struct isc_writer *const *isc_writers(size_t *n)
 {
 	*n = sizeof(writers) / sizeof(writers[0]);
 	return writers;
+}
+
+bool isc_writer_needs_gate(const struct isc_writer *w)
+{
+	return w == &gate_md || w == &junit;
 }

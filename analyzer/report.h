@@ -6,13 +6,17 @@
 #ifndef ISC_REPORT_H
 #define ISC_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "analysis.h"
 
+struct isc_gate_result;
+
 struct isc_report_opts {
 	int top;		/* rows per statistics table */
 	const char *version;	/* analyzer version written into the output */
+	const struct isc_gate_result *gate;	/* NULL when no gate ran */
 };
 
 struct isc_writer {
@@ -34,6 +38,24 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 		    const struct isc_report_opts *o);
 int isc_export_chrome(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		      const struct isc_report_opts *o);
+/* The gate alone (they need o->gate): markdown for a pull-request comment, JUnit XML. */
+int isc_report_gate_md(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
+		       const struct isc_report_opts *o);
+int isc_report_junit(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
+		     const struct isc_report_opts *o);
+/* True for writers that only have something to say when a gate ran. */
+bool isc_writer_needs_gate(const struct isc_writer *w);
+
+/* The gate as a markdown section: "## Gate" in the report, a whole comment when
+ * standalone. */
+void isc_md_gate(FILE *f, const struct isc_gate_result *g, int top, bool standalone);
+struct isc_json;
+/* The "gate" member of the JSON result. */
+void isc_json_gate(struct isc_json *j, const struct isc_gate_result *g);
+
+/* A name fit for a markdown table cell: pipes, emphasis and angle brackets escaped,
+ * newlines flattened, long names shortened. */
+void isc_md_cell(FILE *f, const char *s);
 
 /* Shared by writers: the order categories are shown in. */
 extern const enum isc_category isc_report_cat_order[ISC_CAT__COUNT];

@@ -87,9 +87,20 @@ static int cmp_row(const void *x, const void *y, void *ctx)
 	return strcmp(isc_trace_str(t, a->name), isc_trace_str(t, b->name));
 }
 
-static bool in_window(const struct isc_analysis *a, const struct isc_ev *e)
+/*
+ * Host events count where they start. In a trimmed window GPU work counts where the host
+ * call that launched it starts: a step's kernels belong to the step even when the GPU
+ * runs them after it ended, as HTA's per-iteration views and its trace diff count them.
+ */
+static bool in_window(const struct isc_trace *t, const struct isc_analysis *a,
+		      const struct isc_ev *e)
 {
-	return e->ts >= a->window.start && e->ts <= a->window.end;
+	int64_t ts = e->ts;
+	if (a->window.trimmed && isc_type_is_gpu(e->type) && e->corr != 0) {
+		const struct isc_ev *launch = isc_trace_launch_of(t, e);
+		ts = launch != NULL ? launch->ts : ts;
+	}
+	return ts >= a->window.start && ts <= a->window.end;
 }
 
 /* Fills one group's rows from its slice of durations grouped by name. */
@@ -136,7 +147,7 @@ int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a)
 	for (size_t i = 0; i < t->n && r == 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		int g = group_of(e->type);
-		if (g >= 0 && in_window(a, e)) {
+		if (g >= 0 && in_window(t, a, e)) {
 			off[(size_t)g * (ns + 1) + e->name + 1]++;
 			total[g]++;
 		}
@@ -154,7 +165,7 @@ int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a)
 	for (size_t i = 0; i < t->n && r == 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		int g = group_of(e->type);
-		if (g >= 0 && in_window(a, e)) {
+		if (g >= 0 && in_window(t, a, e)) {
 			size_t at = (size_t)g * (ns + 1) + e->name;
 			dur[g][fill[at]++] = e->dur;
 			bytes[at] += e->v.bytes;

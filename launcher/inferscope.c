@@ -12,13 +12,13 @@
  * This file only parses options and wires processes (launcher-opts.c holds the table).
  */
 #include <errno.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,37 +27,64 @@
 #include "isc-config.h"
 #include "launcher.h"
 
-static pid_t child;
+/* The command while it runs, 0 before and after: a signal handler reads it. */
+static volatile sig_atomic_t child;
 
-static void forward(int sig)
+static const int forwarded[] = { SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2,
+				 SIGCONT, SIGWINCH, SIGALRM };
+#define N_FORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
+
+/*
+ * A signal someone sends the launcher goes to the command. One the terminal sends
+ * (Ctrl-C, Ctrl-\, a window resize: si_code SI_KERNEL) already reached the whole
+ * foreground process group, the command included: forwarding it would deliver it
+ * twice, so the launcher only stays alive to report.
+ */
+static void forward(int sig, siginfo_t *si, void *uc)
 {
-	if (child > 0) {
-		kill(child, sig);
+	(void)uc;
+	pid_t p = (pid_t)child;
+	if (p > 0 && si->si_code <= 0) {
+		kill(p, sig);
 	}
 }
 
-/* Signals someone sends the launcher go to the command. SIGINT and SIGQUIT from a
- * terminal already reach the whole foreground process group: the launcher ignores
- * them, as system() does, so the command sees them once. */
-static void setup_signals(void)
+static void signals_mask(int how, sigset_t *old)
 {
-	static const int fwd[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH };
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < N_FORWARDED; i++) {
+		sigaddset(&set, forwarded[i]);
+	}
+	sigprocmask(how, &set, old);
+}
+
+/* The dispositions the launcher was started with: the command gets them back. */
+static struct sigaction inherited[N_FORWARDED];
+
+/*
+ * Forwarding on: a handler for each signal, except those the launcher was started
+ * ignoring (nohup, a background job of a non-interactive shell): they stay ignored,
+ * here and in the command, as if the launcher were not there. Off: as inherited.
+ */
+static void signals_set(bool forwarding)
+{
+	static bool saved;
+	if (!saved) {
+		for (size_t i = 0; i < N_FORWARDED; i++) {
+			sigaction(forwarded[i], NULL, &inherited[i]);
+		}
+		saved = true;
+	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = forward;
-	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++) {
-		sigaction(fwd[i], &sa, NULL);
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
+	for (size_t i = 0; i < N_FORWARDED; i++) {
+		bool ignored = inherited[i].sa_handler == SIG_IGN;
+		sigaction(forwarded[i], forwarding && !ignored ? &sa : &inherited[i], NULL);
 	}
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-}
-
-static void restore_signals(void)
-{
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
 }
 
 /* Directory of this executable, to find the library and the analyzer beside it. */
@@ -71,64 +98,129 @@ static void self_dir(char *out, size_t cap)
 	}
 }
 
-static bool find_file(char *out, size_t cap, const char *const *candidates)
+/*
+ * The prefix this executable was installed under, found from its own location
+ * (PREFIX/BINDIR/inferscope): a tree copied elsewhere or staged with DESTDIR keeps
+ * working. Falls back to the configured prefix.
+ */
+static void runtime_prefix(char *out, size_t cap)
 {
 	char dir[PATH_MAX];
 	self_dir(dir, sizeof(dir));
-	for (size_t i = 0; candidates[i]; i++) {
-		char path[PATH_MAX * 2];
-		if (candidates[i][0] == '/') {
-			snprintf(path, sizeof(path), "%s", candidates[i]);
-		} else {
-			snprintf(path, sizeof(path), "%s/%s", dir, candidates[i]);
-		}
-		if (realpath(path, out) != NULL && access(out, R_OK) == 0) {
-			(void)cap;
-			return true;
-		}
+	size_t n = strlen(dir), b = strlen(ISC_BINDIR);
+	if (ISC_BINDIR[0] != '/' && n > b && dir[n - b - 1] == '/' &&
+	    strcmp(dir + n - b, ISC_BINDIR) == 0) {
+		snprintf(out, cap, "%.*s", (int)(n - b - 1), dir);
+	} else {
+		snprintf(out, cap, "%s", ISC_PREFIX);
 	}
-	return false;
+}
+
+/* dir/rel, or rel when it is absolute. */
+static void join(char *out, size_t cap, const char *dir, const char *rel)
+{
+	if (rel[0] == '/') {
+		snprintf(out, cap, "%s", rel);
+	} else {
+		snprintf(out, cap, "%s/%s", dir, rel);
+	}
+}
+
+static bool usable(const char *path, char *out, int mode)
+{
+	return realpath(path, out) != NULL && access(out, mode) == 0;
 }
 
 bool isc_launcher_find_library(char *out, size_t cap)
 {
+	char dir[PATH_MAX], prefix[PATH_MAX], path[PATH_MAX * 3];
+	(void)cap;	/* out holds PATH_MAX bytes, as realpath(3) needs */
 	const char *env = getenv("INFERSCOPE_LIBRARY");
-	const char *const candidates[] = {
-		env ? env : "../preload/libinferscope.so",	/* build tree */
-		"../preload/libinferscope.so",
-		"../" ISC_LIBDIR "/libinferscope.so",		/* installed */
-		ISC_PREFIX "/" ISC_LIBDIR "/libinferscope.so",
-		NULL,
-	};
-	return find_file(out, cap, candidates);
+	if (env != NULL && *env != '\0') {
+		/* named by the user: that one or none */
+		return usable(env, out, R_OK);
+	}
+	self_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/../preload/libinferscope.so", dir);	/* build tree */
+	if (usable(path, out, R_OK)) {
+		return true;
+	}
+	runtime_prefix(prefix, sizeof(prefix));
+	char libdir[PATH_MAX * 2];
+	join(libdir, sizeof(libdir), prefix, ISC_LIBDIR);
+	snprintf(path, sizeof(path), "%s/libinferscope.so", libdir);		/* installed */
+	if (usable(path, out, R_OK)) {
+		return true;
+	}
+	join(libdir, sizeof(libdir), ISC_PREFIX, ISC_LIBDIR);
+	snprintf(path, sizeof(path), "%s/libinferscope.so", libdir);
+	return usable(path, out, R_OK);
 }
 
 bool isc_launcher_find_analyzer(char *out, size_t cap)
 {
-	const char *const candidates[] = {
-		"../analyzer/inferscope-analyze",	/* build tree */
-		"inferscope-analyze",			/* installed beside us */
-		ISC_PREFIX "/" ISC_BINDIR "/inferscope-analyze",
-		NULL,
-	};
-	return find_file(out, cap, candidates);
+	char dir[PATH_MAX], path[PATH_MAX * 3], bindir[PATH_MAX * 2];
+	(void)cap;
+	self_dir(dir, sizeof(dir));
+	/* the build tree */
+	snprintf(path, sizeof(path), "%s/../analyzer/inferscope-analyze", dir);
+	if (usable(path, out, X_OK)) {
+		return true;
+	}
+	snprintf(path, sizeof(path), "%s/inferscope-analyze", dir);		/* beside us */
+	if (usable(path, out, X_OK)) {
+		return true;
+	}
+	join(bindir, sizeof(bindir), ISC_PREFIX, ISC_BINDIR);
+	snprintf(path, sizeof(path), "%s/inferscope-analyze", bindir);
+	return usable(path, out, X_OK);
 }
 
-static int run_command(char **argv)
+/* In the child: the environment, the signals and the mask the command should get. */
+static void exec_command(char **argv, const struct isc_launch_opts *o, const char *lib,
+			 const sigset_t *mask)
 {
-	child = fork();
-	if (child < 0) {
+	signals_set(false);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	if (isc_launcher_export(o, lib) < 0) {
+		fprintf(stderr, "inferscope: out of memory\n");
+		_exit(126);
+	}
+	execvp(argv[0], argv);
+	int e = errno;
+	fprintf(stderr, "inferscope: cannot run %s: %s\n", argv[0], strerror(e));
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+/*
+ * Runs the command; returns its wait status, or -1. The forwarded signals are blocked
+ * around fork so that none arrives before the handler knows the child, and the child
+ * is reaped only after `child` is cleared, so a handler never signals a reused pid.
+ */
+static int run_command(char **argv, const struct isc_launch_opts *o, const char *lib)
+{
+	sigset_t old;
+	signals_mask(SIG_BLOCK, &old);
+	signals_set(true);
+	pid_t pid = fork();
+	if (pid == 0) {
+		exec_command(argv, o, lib, &old);
+	}
+	child = pid > 0 ? pid : 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
 		fprintf(stderr, "inferscope: fork: %s\n", strerror(errno));
 		return -1;
 	}
-	if (child == 0) {
-		restore_signals();
-		execvp(argv[0], argv);
-		fprintf(stderr, "inferscope: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+	siginfo_t si;
+	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
 	}
+	signals_mask(SIG_BLOCK, NULL);
+	child = 0;
+	signals_set(false);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	int st;
-	while (waitpid(child, &st, 0) < 0) {
+	while (waitpid(pid, &st, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "inferscope: waitpid: %s\n", strerror(errno));
 			return -1;
@@ -137,72 +229,65 @@ static int run_command(char **argv)
 	return st;
 }
 
-/* The trace of the command and those of its descendants written during this run. */
-static size_t collect_traces(const char *output, time_t since, char **out, size_t max)
+#define MAX_TRACES 256
+
+/* Runs inferscope-analyze on the run's traces; returns its exit status. */
+static int report(const struct isc_launch_opts *o, const struct isc_trace_set *before)
 {
-	char pattern[PATH_MAX + 16];
-	size_t stem = strlen(output);
+	struct isc_trace_set after = { NULL, 0, 0 };
+	const char *traces[MAX_TRACES];
 	size_t n = 0;
-	struct stat st;
-
-	if (stat(output, &st) == 0 && st.st_mtime >= since) {
-		out[n++] = strdup(output);
+	if (isc_traces_scan(o->output_abs, &after) == 0) {
+		n = isc_traces_new(before, &after, traces, MAX_TRACES);
 	}
-	if (stem > 5 && strcmp(output + stem - 5, ".json") == 0) {
-		stem -= 5;
-	}
-	snprintf(pattern, sizeof(pattern), "%.*s.[0-9]*.json", (int)stem, output);
-	glob_t g;
-	if (glob(pattern, 0, NULL, &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc && n < max; i++) {
-			if (strstr(g.gl_pathv[i], ".snapshot-") == NULL &&
-			    stat(g.gl_pathv[i], &st) == 0 && st.st_mtime >= since) {
-				out[n++] = strdup(g.gl_pathv[i]);
-			}
-		}
-		globfree(&g);
-	}
-	return n;
-}
-
-static int report(const struct isc_launch_opts *o, time_t since)
-{
 	char analyzer[PATH_MAX];
-	char *traces[256];
-	size_t n = collect_traces(o->output_abs, since, traces, 256);
+	int st = 3 << 8;
 	if (n == 0) {
 		fprintf(stderr, "inferscope: no trace was written to %s\n", o->output_abs);
-		return 3;
-	}
-	if (!isc_launcher_find_analyzer(analyzer, sizeof(analyzer))) {
+	} else if (!isc_launcher_find_analyzer(analyzer, sizeof(analyzer))) {
 		fprintf(stderr, "inferscope: inferscope-analyze not found; trace: %s\n", traces[0]);
-		return 3;
+	} else {
+		const char *argv[MAX_TRACES + 8];
+		size_t k = 0;
+		argv[k++] = analyzer;
+		argv[k++] = "--format";
+		argv[k++] = o->format;
+		if (o->report) {
+			argv[k++] = "-o";
+			argv[k++] = o->report;
+		}
+		memcpy(argv + k, traces, n * sizeof(*traces));
+		argv[k + n] = NULL;
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			execv(analyzer, (char *const *)argv);
+			_exit(127);
+		}
+		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+		}
+		if (WIFSIGNALED(st)) {
+			fprintf(stderr, "inferscope: inferscope-analyze died of %s\n",
+				strsignal(WTERMSIG(st)));
+		}
 	}
-	char *argv[300];
-	size_t k = 0;
-	argv[k++] = analyzer;
-	argv[k++] = "--format";
-	argv[k++] = (char *)o->format;
-	if (o->report) {
-		argv[k++] = "-o";
-		argv[k++] = (char *)o->report;
-	}
-	for (size_t i = 0; i < n; i++) {
-		argv[k++] = traces[i];
-	}
-	argv[k] = NULL;
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid == 0) {
-		execv(analyzer, argv);
-		_exit(127);
-	}
-	int st = 0;
-	waitpid(pid, &st, 0);
-	for (size_t i = 0; i < n; i++) {
-		free(traces[i]);
-	}
+	isc_traces_finish(&after);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+}
+
+/* Dies of sig, as the command did: the caller's shell then sees the same status. */
+static void die_of(int sig)
+{
+	/* the command may have dumped core; the launcher's own core would only mislead */
+	struct rlimit none = { 0, 0 };
+	setrlimit(RLIMIT_CORE, &none);
+	signal(sig, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	fflush(NULL);
+	raise(sig);
 }
 
 static int cmd_run(int argc, char **argv)
@@ -214,26 +299,27 @@ static int cmd_run(int argc, char **argv)
 	}
 	char lib[PATH_MAX];
 	if (!isc_launcher_find_library(lib, sizeof(lib))) {
-		fprintf(stderr, "inferscope: libinferscope.so not found (set INFERSCOPE_LIBRARY)\n");
+		const char *env = getenv("INFERSCOPE_LIBRARY");
+		fprintf(stderr, "inferscope: %s%s\n", env && *env ? env : "libinferscope.so",
+			env && *env ? ": not a readable file (INFERSCOPE_LIBRARY)"
+				    : " not found (set INFERSCOPE_LIBRARY)");
 		return 2;
 	}
-	if (isc_launcher_export(&o, lib) < 0) {
+	struct isc_trace_set before = { NULL, 0, 0 };
+	if (!o.no_report && isc_traces_scan(o.output_abs, &before) < 0) {
+		fprintf(stderr, "inferscope: out of memory\n");
 		return 2;
 	}
-	time_t since = time(NULL) - 1;
-	setup_signals();
-	int st = run_command(argv + first);
+	int st = run_command(argv + first, &o, lib);
+	if (st >= 0 && !o.no_report) {
+		report(&o, &before);
+	}
+	isc_traces_finish(&before);
 	if (st < 0) {
 		return 2;
 	}
-	if (!o.no_report) {
-		report(&o, since);
-	}
 	if (WIFSIGNALED(st)) {
-		/* die of the same signal, so callers see the command's status */
-		signal(WTERMSIG(st), SIG_DFL);
-		fflush(NULL);
-		kill(getpid(), WTERMSIG(st));
+		die_of(WTERMSIG(st));
 		return 128 + WTERMSIG(st);
 	}
 	return WEXITSTATUS(st);
@@ -264,6 +350,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "run") == 0) {
+		argv[1] = "inferscope run";	/* getopt's messages start with it */
 		return cmd_run(argc - 1, argv + 1);
 	}
 	if (strcmp(argv[1], "analyze") == 0) {

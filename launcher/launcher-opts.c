@@ -2,6 +2,7 @@
 /* The options of `inferscope run`: one table, each row an INFERSCOPE_* variable.
  * Values are checked with the library's own parsers, so a bad value fails here, at
  * once, instead of being replaced by a default inside the profiled process. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,10 +164,12 @@ int isc_launcher_parse(int argc, char **argv, struct isc_launch_opts *lo)
 				o = &opts[i];
 			}
 		}
-		if (o == NULL || apply(lo, o, optarg) < 0) {
-			if (o == NULL) {
-				isc_launcher_usage(stderr);
-			}
+		if (o == NULL) {
+			/* getopt said which option; the whole usage would bury that line */
+			fprintf(stderr, "inferscope run: see inferscope run --help\n");
+			return -1;
+		}
+		if (apply(lo, o, optarg) < 0) {
 			return -1;
 		}
 	}
@@ -194,15 +197,20 @@ int isc_launcher_export(const struct isc_launch_opts *lo, const char *library)
 		setenv(lo->env_name[i], lo->env_value[i], 1);
 	}
 	setenv("INFERSCOPE_OUTPUT", lo->output_abs, 1);
-	/* ours first, the user's preloads kept after it */
+	/* ours first, the user's preloads (an allocator, say) kept after it */
 	const char *old = getenv("LD_PRELOAD");
-	char buf[PATH_MAX * 4];
-	if (old && *old && strstr(old, library) == NULL) {
-		snprintf(buf, sizeof(buf), "%s:%s", library, old);
-	} else {
-		snprintf(buf, sizeof(buf), "%s", library);
+	if (old == NULL || *old == '\0') {
+		setenv("LD_PRELOAD", library, 1);
+	} else if (strstr(old, library) == NULL) {
+		size_t n = strlen(library) + strlen(old) + 2;
+		char *buf = malloc(n);
+		if (buf == NULL) {
+			return -ENOMEM;
+		}
+		snprintf(buf, n, "%s:%s", library, old);
+		setenv("LD_PRELOAD", buf, 1);
+		free(buf);
 	}
-	setenv("LD_PRELOAD", buf, 1);
 	/* a fresh session: the command is the process the user started */
 	unsetenv("INFERSCOPE_ROOT_PID");
 	unsetenv("INFERSCOPE_EXEC_SEQ");

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
 
 #define ISC_LAUNCH_MAX_ENV 32
 
@@ -25,6 +27,29 @@ int isc_launcher_parse(int argc, char **argv, struct isc_launch_opts *o);
 /* Sets the environment for the command: INFERSCOPE_* and LD_PRELOAD. */
 int isc_launcher_export(const struct isc_launch_opts *o, const char *library);
 void isc_launcher_usage(FILE *f);
+
+/* The trace files of a run (traces.c). */
+struct isc_trace_file {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+struct isc_trace_set {
+	struct isc_trace_file *v;
+	size_t n, cap;
+};
+
+/* Adds the files a run writing output can leave: output itself, stem.PID[.N].json and
+ * stem.PID.spill. Returns 0 or -ENOMEM. */
+int isc_traces_scan(const char *output, struct isc_trace_set *s);
+/* The files of after that are not in before, or changed since; paths borrowed from
+ * after, output's first. Returns how many. */
+size_t isc_traces_new(const struct isc_trace_set *before, const struct isc_trace_set *after,
+		      const char **out, size_t max);
+void isc_traces_finish(struct isc_trace_set *s);
 
 bool isc_launcher_find_library(char *out, size_t cap);
 bool isc_launcher_find_analyzer(char *out, size_t cap);
