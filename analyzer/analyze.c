@@ -106,8 +106,11 @@ void isc_analysis_destroy(struct isc_analysis *a)
 const char *isc_category_name(enum isc_category c)
 {
 	static const char *const names[ISC_CAT__COUNT] = {
-		[ISC_CAT_CPU] = "cpu_preprocessing", [ISC_CAT_H2D] = "h2d_copy",
-		[ISC_CAT_GPU] = "gpu_compute", [ISC_CAT_D2H] = "d2h_copy", [ISC_CAT_IDLE] = "idle",
+		[ISC_CAT_CPU] = "cpu_preprocessing",
+		[ISC_CAT_H2D] = "h2d_copy",
+		[ISC_CAT_GPU] = "gpu_compute",
+		[ISC_CAT_D2H] = "d2h_copy",
+		[ISC_CAT_IDLE] = "idle",
 		[ISC_CAT_FRAMEWORK] = "framework_overhead",
 	};
 	return c < ISC_CAT__COUNT ? names[c] : "unknown";
@@ -123,9 +126,9 @@ const char *isc_bound_name(enum isc_bound b)
 const char *isc_stat_group_name(enum isc_stat_group g)
 {
 	static const char *const names[ISC_SG__COUNT] = {
-		[ISC_SG_KERNEL] = "kernels", [ISC_SG_GPU_COPY] = "gpu_copies",
+		[ISC_SG_KERNEL] = "kernels",	[ISC_SG_GPU_COPY] = "gpu_copies",
 		[ISC_SG_CUDA_API] = "cuda_api", [ISC_SG_SCOPE] = "scopes",
-		[ISC_SG_CPU_OP] = "cpu_ops", [ISC_SG_SYSCALL] = "syscalls",
+		[ISC_SG_CPU_OP] = "cpu_ops",	[ISC_SG_SYSCALL] = "syscalls",
 	};
 	return g < ISC_SG__COUNT ? names[g] : "unknown";
 }

@@ -39,8 +39,7 @@ static uint64_t count(yajl_val v)
 	return d > 0 ? (uint64_t)d : 0;
 }
 
-static int breakdown(yajl_val root, struct isc_snapshot *s, const char *label,
-		     struct isc_diag *d)
+static int breakdown(yajl_val root, struct isc_snapshot *s, const char *label, struct isc_diag *d)
 {
 	yajl_val arr = get(root, "timeline_breakdown", NULL);
 	bool seen[ISC_CAT__COUNT] = { false };
@@ -56,8 +55,10 @@ static int breakdown(yajl_val root, struct isc_snapshot *s, const char *label,
 	}
 	for (int c = 0; c < ISC_CAT__COUNT; c++) {
 		if (!seen[c]) {
-			isc_diag_set(d, "%s: not an inferscope-analyze result: timeline_breakdown "
-				     "has no category '%s'", label, isc_category_name(c));
+			isc_diag_set(d,
+				     "%s: not an inferscope-analyze result: timeline_breakdown "
+				     "has no category '%s'",
+				     label, isc_category_name(c));
 			return -EINVAL;
 		}
 	}
@@ -66,7 +67,7 @@ static int breakdown(yajl_val root, struct isc_snapshot *s, const char *label,
 
 static int op_row(yajl_val row, struct isc_snap_op *op)
 {
-	static const char *const pct[ISC_PCTS] = { "p5_us", "p10_us", "p25_us", "p50_us",
+	static const char *const pct[ISC_PCTS] = { "p5_us",  "p10_us", "p25_us", "p50_us",
 						   "p75_us", "p90_us", "p95_us", "p99_us" };
 	const char *name = YAJL_GET_STRING(get(row, "name", NULL));
 	if (name == NULL || (op->name = strdup(name)) == NULL) {
@@ -83,8 +84,7 @@ static int op_row(yajl_val row, struct isc_snap_op *op)
 	return 0;
 }
 
-static int statistics(yajl_val root, struct isc_snapshot *s, const char *label,
-		      struct isc_diag *d)
+static int statistics(yajl_val root, struct isc_snapshot *s, const char *label, struct isc_diag *d)
 {
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		yajl_val arr = get(root, "statistics", isc_stat_group_name(g));
@@ -141,8 +141,8 @@ static void scalars(yajl_val root, struct isc_snapshot *s)
 	s->cupti_dropped = count(get(root, "data_quality", "cupti_dropped_records"));
 }
 
-int isc_baseline_parse(const char *label, const char *json, size_t len,
-		       struct isc_snapshot **out, struct isc_diag *d)
+int isc_baseline_parse(const char *label, const char *json, size_t len, struct isc_snapshot **out,
+		       struct isc_diag *d)
 {
 	char err[256] = "";
 	char *text = malloc(len + 1);
@@ -230,7 +230,7 @@ static int from_trace(const char *path, const struct isc_read_opts *ro,
 	if (r == -ENOMEM) {
 		isc_diag_set(d, "%s: out of memory", path);
 	} else if (r < 0) {
-		r = -EINVAL;	/* the reader said why */
+		r = -EINVAL; /* the reader said why */
 	}
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);

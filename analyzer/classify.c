@@ -66,23 +66,28 @@ static void shares_evidence(const struct isc_trace *t, const struct isc_analysis
 	evidence(v, "GPU compute covers %s of the %s window",
 		 isc_fmt_pct(b1, isc_share(a, a->cat_ns[ISC_CAT_GPU])), isc_fmt_dur(b2, w));
 	if (a->gpu_timeline) {
-		evidence(v, "GPU busy (kernels, copies, memsets) for %s of the window, host "
-			 "computing for %s", isc_fmt_pct(b1, isc_share(a, a->gpu_busy_ns)),
+		evidence(v,
+			 "GPU busy (kernels, copies, memsets) for %s of the window, host "
+			 "computing for %s",
+			 isc_fmt_pct(b1, isc_share(a, a->gpu_busy_ns)),
 			 isc_fmt_pct(b2, isc_share(a, a->host_busy_ns)));
 	}
 	if (a->idle.gaps > 0) {
-		evidence(v, "GPU gaps between operations (HTA): host wait %s, kernel wait %s, "
-			 "other %s", isc_fmt_dur(b1, (double)a->idle.host_wait),
+		evidence(v,
+			 "GPU gaps between operations (HTA): host wait %s, kernel wait %s, "
+			 "other %s",
+			 isc_fmt_dur(b1, (double)a->idle.host_wait),
 			 isc_fmt_dur(b2, (double)a->idle.kernel_wait),
 			 isc_fmt_dur(b3, (double)a->idle.other));
 	}
 	if (a->cat_ns[ISC_CAT_CPU] > 0) {
 		const char *top = a->n_scopes > 0 && a->scopes[0].cpu > 0
-				  ? isc_trace_str(t, a->scopes[0].name) : NULL;
+					  ? isc_trace_str(t, a->scopes[0].name)
+					  : NULL;
 		evidence(v, "host computing with the GPU idle (cpu_preprocessing): %s%s%s%s%s",
 			 isc_fmt_pct(b1, isc_share(a, a->cat_ns[ISC_CAT_CPU])),
-			 top ? ", most of it in scope '" : "", top ? top : "",
-			 top ? "' " : "", top ? isc_fmt_dur(b2, (double)a->scopes[0].cpu) : "");
+			 top ? ", most of it in scope '" : "", top ? top : "", top ? "' " : "",
+			 top ? isc_fmt_dur(b2, (double)a->scopes[0].cpu) : "");
 	}
 	if (a->cat_ns[ISC_CAT_FRAMEWORK] > 0) {
 		evidence(v, "host in CUDA runtime calls with the GPU idle (framework_overhead): %s",
@@ -90,12 +95,15 @@ static void shares_evidence(const struct isc_trace *t, const struct isc_analysis
 	}
 	int64_t copies = a->cat_ns[ISC_CAT_H2D] + a->cat_ns[ISC_CAT_D2H];
 	if (copies > 0) {
-		evidence(v, "copies alone on the GPU: %s (H2D %s, D2H %s), %s of copy time "
-			 "overlapped with kernels", isc_fmt_pct(b1, isc_share(a, copies)),
+		evidence(v,
+			 "copies alone on the GPU: %s (H2D %s, D2H %s), %s of copy time "
+			 "overlapped with kernels",
+			 isc_fmt_pct(b1, isc_share(a, copies)),
 			 isc_fmt_dur(b2, (double)a->cat_ns[ISC_CAT_H2D]),
 			 isc_fmt_dur(b3, (double)a->cat_ns[ISC_CAT_D2H]),
 			 isc_fmt_pct(b4, a->copy_union_ns > 0 ? (double)a->copy_overlap_ns /
-				     (double)a->copy_union_ns : 0));
+									(double)a->copy_union_ns
+							      : 0));
 	}
 	int64_t io = a->waits.on_idle[ISC_SYS_IO] + a->waits.on_idle[ISC_SYS_NET] +
 		     a->waits.on_idle[ISC_SYS_FS];
@@ -113,7 +121,7 @@ static double penalties(struct isc_analysis *a)
 	if (!a->gpu_timeline && a->count[ISC_T_CUDA_API] > 0) {
 		f *= 0.5;
 		evidence(v, "no GPU timeline although the process called CUDA: GPU time is not "
-			 "measured (confidence halved)");
+			    "measured (confidence halved)");
 	} else if (a->cupti_degraded) {
 		f *= 0.7;
 		evidence(v, "CUPTI was not fully active for every input (confidence lowered)");
@@ -162,8 +170,9 @@ static void decide(struct isc_analysis *a, double g, double m, double h, double 
 		*margin = fmin(gb, hb) - to;
 	} else if (m >= tm && m >= g) {
 		v->type = ISC_BOUND_MEMORY;
-		snprintf(v->cause, sizeof(v->cause), "%s", a->cat_ns[ISC_CAT_H2D] >=
-			 a->cat_ns[ISC_CAT_D2H] ? "h2d_copy" : "d2h_copy");
+		snprintf(v->cause, sizeof(v->cause), "%s",
+			 a->cat_ns[ISC_CAT_H2D] >= a->cat_ns[ISC_CAT_D2H] ? "h2d_copy"
+									  : "d2h_copy");
 		*margin = m - tm;
 	} else if (g >= tg) {
 		v->type = ISC_BOUND_GPU;
@@ -196,8 +205,10 @@ void isc_classify(const struct isc_trace *t, struct isc_analysis *a)
 	if (w <= 0 || timed == 0) {
 		v->type = ISC_BOUND_UNKNOWN;
 		snprintf(v->cause, sizeof(v->cause), "no_data");
-		evidence(v, "nothing to judge: %s", w <= 0 ? "the window is empty"
-			 : "no timed events (scopes, CUDA calls, GPU work or syscalls) in it");
+		evidence(v, "nothing to judge: %s",
+			 w <= 0 ? "the window is empty"
+				: "no timed events (scopes, CUDA calls, GPU work or syscalls) in "
+				  "it");
 		return;
 	}
 	double g = isc_share(a, a->cat_ns[ISC_CAT_GPU]);
@@ -209,7 +220,7 @@ void isc_classify(const struct isc_trace *t, struct isc_analysis *a)
 	if (strcmp(v->cause, "idle") == 0) {
 		c *= 0.8;
 		evidence(v, "most of the host-side time is untraced idle: the host waits on "
-			 "something no hook saw");
+			    "something no hook saw");
 	}
 	c *= penalties(a);
 	v->confidence = round(fmin(1.0, fmax(0.0, c)) * 100.0) / 100.0;

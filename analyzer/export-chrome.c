@@ -14,19 +14,29 @@
 static const char *category(unsigned type)
 {
 	switch (type) {
-	case ISC_T_SCOPE: return "user_annotation";
-	case ISC_T_CPU_OP: return "cpu_op";
-	case ISC_T_SYSCALL: return "syscall";
-	case ISC_T_MEMORY: return "memory";
-	case ISC_T_CUDA_API: return "cuda_runtime";
-	case ISC_T_KERNEL: return "kernel";
+	case ISC_T_SCOPE:
+		return "user_annotation";
+	case ISC_T_CPU_OP:
+		return "cpu_op";
+	case ISC_T_SYSCALL:
+		return "syscall";
+	case ISC_T_MEMORY:
+		return "memory";
+	case ISC_T_CUDA_API:
+		return "cuda_runtime";
+	case ISC_T_KERNEL:
+		return "kernel";
 	case ISC_T_H2D:
 	case ISC_T_D2H:
 	case ISC_T_D2D:
-	case ISC_T_H2H: return "gpu_memcpy";
-	case ISC_T_MEMSET: return "gpu_memset";
-	case ISC_T_GPU_SYNC: return "cuda_sync";
-	default: return "instant";
+	case ISC_T_H2H:
+		return "gpu_memcpy";
+	case ISC_T_MEMSET:
+		return "gpu_memset";
+	case ISC_T_GPU_SYNC:
+		return "cuda_sync";
+	default:
+		return "instant";
 	}
 }
 
@@ -39,13 +49,17 @@ static const char *copy_name(const struct isc_ev *e, const char *name)
 	bool pg = e->flags & ISC_F_PAGEABLE, pin = e->flags & ISC_F_PINNED;
 	switch (e->type) {
 	case ISC_T_H2D:
-		return pg ? "Memcpy HtoD (Pageable -> Device)"
-			  : pin ? "Memcpy HtoD (Pinned -> Device)" : "Memcpy HtoD";
+		return pg    ? "Memcpy HtoD (Pageable -> Device)"
+		       : pin ? "Memcpy HtoD (Pinned -> Device)"
+			     : "Memcpy HtoD";
 	case ISC_T_D2H:
-		return pg ? "Memcpy DtoH (Device -> Pageable)"
-			  : pin ? "Memcpy DtoH (Device -> Pinned)" : "Memcpy DtoH";
-	case ISC_T_H2H: return "Memcpy HtoH";
-	default: return "Memcpy DtoD (Device -> Device)";
+		return pg    ? "Memcpy DtoH (Device -> Pageable)"
+		       : pin ? "Memcpy DtoH (Device -> Pinned)"
+			     : "Memcpy DtoH";
+	case ISC_T_H2H:
+		return "Memcpy HtoH";
+	default:
+		return "Memcpy DtoD (Device -> Device)";
 	}
 }
 
@@ -190,7 +204,7 @@ int isc_export_chrome(FILE *f, const struct isc_trace *t, const struct isc_analy
 	for (size_t i = 0; i < t->n && j.err == 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		if (e->type == ISC_T_MEMORY) {
-			continue;	/* sampled allocations have no place on a Chrome timeline */
+			continue; /* sampled allocations have no place on a Chrome timeline */
 		}
 		event(&j, t, e);
 		if (isc_type_is_gpu(e->type) && e->corr != 0) {

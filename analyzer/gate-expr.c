@@ -52,11 +52,11 @@ static const struct name_def names[] = {
 /* GROUP: prefixes of per-name statistics. */
 static const char *const group_prefix[ISC_SG__COUNT] = {
 	[ISC_SG_KERNEL] = "kernel", [ISC_SG_GPU_COPY] = "copy", [ISC_SG_CUDA_API] = "api",
-	[ISC_SG_SCOPE] = "scope", [ISC_SG_CPU_OP] = "op", [ISC_SG_SYSCALL] = "syscall",
+	[ISC_SG_SCOPE] = "scope",   [ISC_SG_CPU_OP] = "op",	[ISC_SG_SYSCALL] = "syscall",
 };
 
-static const char *const pct_names[ISC_PCTS] = { "p5", "p10", "p25", "p50", "p75", "p90",
-						 "p95", "p99" };
+static const char *const pct_names[ISC_PCTS] = { "p5",	"p10", "p25", "p50",
+						 "p75", "p90", "p95", "p99" };
 
 static const char *trim(char *s)
 {
@@ -94,8 +94,10 @@ static long find_op(const char *s, enum isc_cmp *op, size_t *oplen)
 		}
 		char k = *oplen == 2 ? p : c;
 		*op = *oplen == 1 ? (k == '>' ? ISC_CMP_GT : ISC_CMP_LT)
-		    : k == '>' ? ISC_CMP_GE : k == '<' ? ISC_CMP_LE : k == '=' ? ISC_CMP_EQ
-									: ISC_CMP_NE;
+		      : k == '>'  ? ISC_CMP_GE
+		      : k == '<'  ? ISC_CMP_LE
+		      : k == '='  ? ISC_CMP_EQ
+				  : ISC_CMP_NE;
 		return at;
 	}
 	return -1;
@@ -167,16 +169,19 @@ static int parse_prefixed(const char *name, struct isc_check *c, char *err, size
 		c->kind = ISC_CK_OP;
 		c->arg = g;
 		if (dot == NULL || dot == colon + 1 || !parse_stat(dot + 1, c)) {
-			snprintf(err, len, "'%s': expected %s:NAME.STAT with STAT count, or total, "
-				 "mean, min, max, p5 ... p99 with _ms or _us", name,
-				 group_prefix[g]);
+			snprintf(err, len,
+				 "'%s': expected %s:NAME.STAT with STAT count, or total, "
+				 "mean, min, max, p5 ... p99 with _ms or _us",
+				 name, group_prefix[g]);
 			return -EINVAL;
 		}
 		c->pattern = strndup(colon + 1, (size_t)(dot - colon - 1));
 		return c->pattern == NULL ? -ENOMEM : 0;
 	}
-	snprintf(err, len, "unknown prefix in '%s' (kernel:, copy:, api:, scope:, op:, "
-		 "syscall: or rule:)", name);
+	snprintf(err, len,
+		 "unknown prefix in '%s' (kernel:, copy:, api:, scope:, op:, "
+		 "syscall: or rule:)",
+		 name);
 	return -EINVAL;
 }
 
@@ -194,9 +199,11 @@ static int parse_name(const char *name, struct isc_check *c, char *err, size_t l
 	if (strchr(name, ':') != NULL) {
 		return parse_prefixed(name, c, err, len);
 	}
-	snprintf(err, len, "unknown name '%s': a category (gpu_compute, idle, ...), "
+	snprintf(err, len,
+		 "unknown name '%s': a category (gpu_compute, idle, ...), "
 		 "bottleneck, confidence, a count (kernels, dropped_events, ...), "
-		 "kernel:NAME.STAT or rule:ID (see inferscope-analyze(1), GATES)", name);
+		 "kernel:NAME.STAT or rule:ID (see inferscope-analyze(1), GATES)",
+		 name);
 	return -EINVAL;
 }
 
@@ -214,8 +221,10 @@ static int parse_value(const char *v, struct isc_check *c, char *err, size_t len
 				return -EINVAL;
 			}
 		}
-		snprintf(err, len, "bottleneck: '%s' is not cpu_bound, gpu_bound, memory_bound, "
-			 "balanced or unknown", v);
+		snprintf(err, len,
+			 "bottleneck: '%s' is not cpu_bound, gpu_bound, memory_bound, "
+			 "balanced or unknown",
+			 v);
 		return -EINVAL;
 	}
 	char *end = NULL;
@@ -244,8 +253,8 @@ int isc_check_parse(const char *text, struct isc_check *c, char *err, size_t err
 	long at = find_op(s, &c->op, &oplen);
 	int r = 0;
 	if (at < 0) {
-		snprintf(err, errlen, "'%s': expected NAME OP VALUE with OP one of >= <= > < == !=",
-			 s);
+		snprintf(err, errlen,
+			 "'%s': expected NAME OP VALUE with OP one of >= <= > < == !=", s);
 		r = -EINVAL;
 	}
 	if (r == 0 && (c->text = strdup(s)) == NULL) {
@@ -295,12 +304,18 @@ static bool compare(double v, enum isc_cmp op, double limit)
 {
 	double eps = 1e-9 * fmax(1.0, fmax(fabs(v), fabs(limit)));
 	switch (op) {
-	case ISC_CMP_GE: return v >= limit - eps;
-	case ISC_CMP_LE: return v <= limit + eps;
-	case ISC_CMP_GT: return v > limit + eps;
-	case ISC_CMP_LT: return v < limit - eps;
-	case ISC_CMP_EQ: return fabs(v - limit) <= eps;
-	case ISC_CMP_NE: return fabs(v - limit) > eps;
+	case ISC_CMP_GE:
+		return v >= limit - eps;
+	case ISC_CMP_LE:
+		return v <= limit + eps;
+	case ISC_CMP_GT:
+		return v > limit + eps;
+	case ISC_CMP_LT:
+		return v < limit - eps;
+	case ISC_CMP_EQ:
+		return fabs(v - limit) <= eps;
+	case ISC_CMP_NE:
+		return fabs(v - limit) > eps;
 	}
 	return false;
 }
@@ -317,8 +332,9 @@ static bool op_value(const struct isc_check *c, const struct isc_snapshot *s, do
 		if (!isc_glob_match(c->pattern, op->name)) {
 			continue;
 		}
-		double x = c->stat == ISC_OS_MIN ? op->min_us : c->stat == ISC_OS_MAX ? op->max_us
-			 : op->pct_us[c->pct];
+		double x = c->stat == ISC_OS_MIN   ? op->min_us
+			   : c->stat == ISC_OS_MAX ? op->max_us
+						   : op->pct_us[c->pct];
 		/* several names: the smallest minimum, the largest of the rest */
 		v = !any ? x : c->stat == ISC_OS_MIN ? fmin(v, x) : fmax(v, x);
 		count += op->count;
@@ -326,10 +342,18 @@ static bool op_value(const struct isc_check *c, const struct isc_snapshot *s, do
 		any = true;
 	}
 	switch (c->stat) {
-	case ISC_OS_COUNT: *out = (double)count; return true;
-	case ISC_OS_TOTAL: *out = total; return true;
-	case ISC_OS_MEAN: *out = count > 0 ? total / (double)count : 0; return any;
-	default: *out = v; return any;
+	case ISC_OS_COUNT:
+		*out = (double)count;
+		return true;
+	case ISC_OS_TOTAL:
+		*out = total;
+		return true;
+	case ISC_OS_MEAN:
+		*out = count > 0 ? total / (double)count : 0;
+		return any;
+	default:
+		*out = v;
+		return any;
 	}
 }
 
@@ -347,23 +371,46 @@ static bool has_rule(const struct isc_snapshot *s, const char *id)
 static bool value_of(const struct isc_check *c, const struct isc_snapshot *s, double *v)
 {
 	switch (c->kind) {
-	case ISC_CK_CATEGORY: *v = s->pct[c->arg]; return true;
-	case ISC_CK_GPU_BUSY: *v = s->gpu_busy_pct; return true;
-	case ISC_CK_BOTTLENECK: return false;
-	case ISC_CK_CONFIDENCE: *v = s->confidence; return true;
-	case ISC_CK_LATENCY: *v = s->window_us; break;
-	case ISC_CK_EVENTS: *v = (double)s->events; return true;
-	case ISC_CK_DROPPED: *v = (double)s->dropped; return true;
-	case ISC_CK_SKIPPED: *v = (double)s->skipped; return true;
-	case ISC_CK_CUPTI_DROPPED: *v = (double)s->cupti_dropped; return true;
-	case ISC_CK_SUGGESTIONS: *v = (double)s->n_rules; return true;
-	case ISC_CK_GROUP_COUNT: *v = (double)s->g[c->arg].events; return true;
+	case ISC_CK_CATEGORY:
+		*v = s->pct[c->arg];
+		return true;
+	case ISC_CK_GPU_BUSY:
+		*v = s->gpu_busy_pct;
+		return true;
+	case ISC_CK_BOTTLENECK:
+		return false;
+	case ISC_CK_CONFIDENCE:
+		*v = s->confidence;
+		return true;
+	case ISC_CK_LATENCY:
+		*v = s->window_us;
+		break;
+	case ISC_CK_EVENTS:
+		*v = (double)s->events;
+		return true;
+	case ISC_CK_DROPPED:
+		*v = (double)s->dropped;
+		return true;
+	case ISC_CK_SKIPPED:
+		*v = (double)s->skipped;
+		return true;
+	case ISC_CK_CUPTI_DROPPED:
+		*v = (double)s->cupti_dropped;
+		return true;
+	case ISC_CK_SUGGESTIONS:
+		*v = (double)s->n_rules;
+		return true;
+	case ISC_CK_GROUP_COUNT:
+		*v = (double)s->g[c->arg].events;
+		return true;
 	case ISC_CK_OP:
 		if (!op_value(c, s, v)) {
 			return false;
 		}
 		break;
-	case ISC_CK_RULE: *v = has_rule(s, c->pattern) ? 1 : 0; return true;
+	case ISC_CK_RULE:
+		*v = has_rule(s, c->pattern) ? 1 : 0;
+		return true;
 	}
 	*v /= c->scale;
 	return true;

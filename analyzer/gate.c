@@ -77,8 +77,10 @@ int isc_gate_add_budget(struct isc_gate_spec *s, const char *arg, char *err, siz
 			return 0;
 		}
 		if (!parse_pp(arg, &pp, &sign) || sign != 0) {
-			snprintf(err, errlen, "--max-regression: expected PP (percentage points), "
-				 "off or CATEGORY=[+|-]PP, got '%s'", arg);
+			snprintf(err, errlen,
+				 "--max-regression: expected PP (percentage points), "
+				 "off or CATEGORY=[+|-]PP, got '%s'",
+				 arg);
 			return -EINVAL;
 		}
 		s->default_set = true;
@@ -104,9 +106,10 @@ int isc_gate_add_budget(struct isc_gate_spec *s, const char *arg, char *err, siz
 		b->dir = sign != 0 ? sign : isc_category_bad_dir(c);
 		return 0;
 	}
-	snprintf(err, errlen, "--max-regression: unknown category '%.*s' (cpu_preprocessing, "
-		 "h2d_copy, gpu_compute, d2h_copy, idle, framework_overhead)", (int)(eq - arg),
-		 arg);
+	snprintf(err, errlen,
+		 "--max-regression: unknown category '%.*s' (cpu_preprocessing, "
+		 "h2d_copy, gpu_compute, d2h_copy, idle, framework_overhead)",
+		 (int)(eq - arg), arg);
 	return -EINVAL;
 }
 
@@ -156,9 +159,10 @@ static void budget_item(enum isc_category c, const struct isc_budget *b,
 	snprintf(it->value, sizeof(it->value), "%+.2f pp", change);
 	snprintf(it->expected, sizeof(it->expected), "%s <= %g pp", b->dir > 0 ? "rise" : "fall",
 		 b->pp);
-	snprintf(it->detail, sizeof(it->detail), "%s %.2f %% -> %.2f %% (%+.2f pp), may %s by "
-		 "at most %g pp", it->name, it->base, it->cur, change, b->dir > 0 ? "rise" : "fall",
-		 b->pp);
+	snprintf(it->detail, sizeof(it->detail),
+		 "%s %.2f %% -> %.2f %% (%+.2f pp), may %s by "
+		 "at most %g pp",
+		 it->name, it->base, it->cur, change, b->dir > 0 ? "rise" : "fall", b->pp);
 }
 
 /* The budget in force for a category: its own, else the default. */
@@ -167,16 +171,18 @@ static struct isc_budget budget_of(const struct isc_gate_spec *s, enum isc_categ
 	if (s->cat[c].set) {
 		return s->cat[c];
 	}
-	return (struct isc_budget){ .set = true, .off = s->default_off,
-				    .dir = isc_category_bad_dir(c), .pp = s->default_pp };
+	return (struct isc_budget){ .set = true,
+				    .off = s->default_off,
+				    .dir = isc_category_bad_dir(c),
+				    .pp = s->default_pp };
 }
 
 int isc_gate_run(const struct isc_gate_spec *spec, const struct isc_snapshot *cur,
 		 const struct isc_snapshot *base, struct isc_gate_result **out)
 {
 	struct isc_gate_result *r = calloc(1, sizeof(*r));
-	if (r == NULL || (r->items = calloc(spec->n_checks + ISC_CAT__COUNT + 1,
-					    sizeof(*r->items))) == NULL) {
+	if (r == NULL ||
+	    (r->items = calloc(spec->n_checks + ISC_CAT__COUNT + 1, sizeof(*r->items))) == NULL) {
 		free(r);
 		return -ENOMEM;
 	}

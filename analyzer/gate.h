@@ -27,26 +27,26 @@ struct isc_snap_op {
 	char *name;
 	uint64_t count;
 	double total_us, mean_us, min_us, max_us;
-	double pct_us[ISC_PCTS];	/* p5 p10 p25 p50 p75 p90 p95 p99 */
+	double pct_us[ISC_PCTS]; /* p5 p10 p25 p50 p75 p90 p95 p99 */
 };
 
 struct isc_snap_group {
 	struct isc_snap_op *ops;
 	size_t n;
-	uint64_t events;		/* sum of the counts */
+	uint64_t events; /* sum of the counts */
 };
 
 struct isc_snapshot {
-	char *label;			/* where it came from: a path, or "this run" */
+	char *label; /* where it came from: a path, or "this run" */
 	char window_how[160];
-	double pct[ISC_CAT__COUNT];	/* share of the window in percent */
+	double pct[ISC_CAT__COUNT]; /* share of the window in percent */
 	double gpu_busy_pct;
 	double window_us;
 	char bottleneck[24];
 	double confidence;
 	uint64_t events, dropped, skipped, cupti_dropped;
 	struct isc_snap_group g[ISC_SG__COUNT];
-	char **rules;			/* rule ids of the suggestions */
+	char **rules; /* rule ids of the suggestions */
 	size_t n_rules;
 };
 
@@ -64,8 +64,8 @@ int isc_baseline_load(const char *path, const struct isc_read_opts *ro,
 		      const struct isc_analyze_opts *ao, struct isc_snapshot **out,
 		      struct isc_diag *d);
 /* The same from an analysis result in memory (label names it in messages). */
-int isc_baseline_parse(const char *label, const char *json, size_t len,
-		       struct isc_snapshot **out, struct isc_diag *d);
+int isc_baseline_parse(const char *label, const char *json, size_t len, struct isc_snapshot **out,
+		       struct isc_diag *d);
 
 /* True when name matches pattern, where '*' matches any run of characters. */
 bool isc_glob_match(const char *pattern, const char *name);
@@ -75,36 +75,42 @@ bool isc_glob_match(const char *pattern, const char *name);
 enum isc_cmp { ISC_CMP_GE, ISC_CMP_LE, ISC_CMP_GT, ISC_CMP_LT, ISC_CMP_EQ, ISC_CMP_NE };
 
 enum isc_check_kind {
-	ISC_CK_CATEGORY,	/* arg: enum isc_category, percent */
-	ISC_CK_GPU_BUSY,	/* percent of the window with any GPU work */
-	ISC_CK_BOTTLENECK,	/* verdict string */
+	ISC_CK_CATEGORY,   /* arg: enum isc_category, percent */
+	ISC_CK_GPU_BUSY,   /* percent of the window with any GPU work */
+	ISC_CK_BOTTLENECK, /* verdict string */
 	ISC_CK_CONFIDENCE,
-	ISC_CK_LATENCY,		/* end-to-end window; scale: us per unit */
+	ISC_CK_LATENCY, /* end-to-end window; scale: us per unit */
 	ISC_CK_EVENTS,
 	ISC_CK_DROPPED,
 	ISC_CK_SKIPPED,
 	ISC_CK_CUPTI_DROPPED,
 	ISC_CK_SUGGESTIONS,
-	ISC_CK_GROUP_COUNT,	/* arg: enum isc_stat_group */
-	ISC_CK_OP,		/* group:pattern.stat */
-	ISC_CK_RULE,		/* rule:ID, 1 when it fired */
+	ISC_CK_GROUP_COUNT, /* arg: enum isc_stat_group */
+	ISC_CK_OP,	    /* group:pattern.stat */
+	ISC_CK_RULE,	    /* rule:ID, 1 when it fired */
 };
 
-enum isc_op_stat { ISC_OS_COUNT, ISC_OS_TOTAL, ISC_OS_MEAN, ISC_OS_MIN, ISC_OS_MAX,
-		   ISC_OS_PCT /* + index into pct_us */ };
+enum isc_op_stat {
+	ISC_OS_COUNT,
+	ISC_OS_TOTAL,
+	ISC_OS_MEAN,
+	ISC_OS_MIN,
+	ISC_OS_MAX,
+	ISC_OS_PCT /* + index into pct_us */
+};
 
 struct isc_check {
-	char *text;		/* the expression as given, trimmed */
-	char *name;		/* its NAME part */
-	char *pattern;		/* ISC_CK_OP: name pattern; ISC_CK_RULE: rule id */
+	char *text;    /* the expression as given, trimmed */
+	char *name;    /* its NAME part */
+	char *pattern; /* ISC_CK_OP: name pattern; ISC_CK_RULE: rule id */
 	enum isc_check_kind kind;
-	int arg;		/* category or statistics group */
-	int stat, pct;		/* ISC_CK_OP */
-	double scale;		/* microseconds per unit of VALUE for times, else 1 */
-	const char *unit;	/* "%", "ms", "us" or "" */
+	int arg;	  /* category or statistics group */
+	int stat, pct;	  /* ISC_CK_OP */
+	double scale;	  /* microseconds per unit of VALUE for times, else 1 */
+	const char *unit; /* "%", "ms", "us" or "" */
 	enum isc_cmp op;
 	double value;
-	int bound;		/* ISC_CK_BOTTLENECK: enum isc_bound */
+	int bound; /* ISC_CK_BOTTLENECK: enum isc_bound */
 };
 
 /* Parses one expression. Returns 0, or -EINVAL with err set to one line. */
@@ -121,19 +127,25 @@ const char *isc_cmp_text(enum isc_cmp op);
 
 /* ---- op diff (diff.c) ---- */
 
-enum isc_diff_change { ISC_DIFF_ADDED, ISC_DIFF_REMOVED, ISC_DIFF_INCREASED,
-		       ISC_DIFF_DECREASED, ISC_DIFF_UNCHANGED, ISC_DIFF__COUNT };
+enum isc_diff_change {
+	ISC_DIFF_ADDED,
+	ISC_DIFF_REMOVED,
+	ISC_DIFF_INCREASED,
+	ISC_DIFF_DECREASED,
+	ISC_DIFF_UNCHANGED,
+	ISC_DIFF__COUNT
+};
 
 struct isc_diff_row {
-	const char *name;	/* owned by a snapshot */
-	int group;		/* enum isc_stat_group */
+	const char *name; /* owned by a snapshot */
+	int group;	  /* enum isc_stat_group */
 	enum isc_diff_change change;
 	uint64_t base_count, count;
 	double base_total_us, total_us;
 };
 
 struct isc_diff {
-	struct isc_diff_row *rows;	/* by change, then by size of the time change */
+	struct isc_diff_row *rows; /* by change, then by size of the time change */
 	size_t n;
 	size_t by_change[ISC_DIFF__COUNT];
 	size_t by_group[ISC_SG__COUNT][ISC_DIFF__COUNT];
@@ -154,17 +166,17 @@ const char *isc_diff_change_name(enum isc_diff_change c);
 struct isc_budget {
 	bool set;
 	bool off;
-	int dir;		/* +1: a rise is limited, -1: a fall is limited */
+	int dir; /* +1: a rise is limited, -1: a fall is limited */
 	double pp;
 };
 
 struct isc_gate_spec {
 	struct isc_check *checks;
 	size_t n_checks, cap_checks;
-	const char *baseline;		/* path, NULL for none */
+	const char *baseline; /* path, NULL for none */
 	bool default_set;
-	bool default_off;		/* --max-regression off: only categories named */
-	double default_pp;		/* for categories without a budget of their own */
+	bool default_off;  /* --max-regression off: only categories named */
+	double default_pp; /* for categories without a budget of their own */
 	struct isc_budget cat[ISC_CAT__COUNT];
 	double diff_threshold_pct;
 };
@@ -186,22 +198,22 @@ enum isc_gate_kind { ISC_GATE_CHECK, ISC_GATE_BUDGET };
 
 struct isc_gate_item {
 	enum isc_gate_kind kind;
-	const char *name;	/* the check as given, or the category */
+	const char *name; /* the check as given, or the category */
 	bool passed;
-	char value[64];		/* the value in words; budgets: the change */
-	char expected[64];	/* ">= 60 %", "rise <= 5 pp" */
-	double base, cur;	/* budgets: shares in percent */
+	char value[64];	   /* the value in words; budgets: the change */
+	char expected[64]; /* ">= 60 %", "rise <= 5 pp" */
+	double base, cur;  /* budgets: shares in percent */
 	struct isc_budget budget;
-	char detail[ISC_LINE];	/* one line: what was compared and why it failed */
+	char detail[ISC_LINE]; /* one line: what was compared and why it failed */
 };
 
 struct isc_gate_result {
 	bool passed;
 	size_t n_failed;
-	struct isc_gate_item *items;	/* checks in the order given, then budgets */
+	struct isc_gate_item *items; /* checks in the order given, then budgets */
 	size_t n;
 	const struct isc_snapshot *cur;
-	const struct isc_snapshot *base;	/* NULL without a baseline */
+	const struct isc_snapshot *base; /* NULL without a baseline */
 	bool has_diff;
 	struct isc_diff diff;
 };

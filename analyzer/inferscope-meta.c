@@ -9,102 +9,149 @@
 #include "jsonnum.h"
 
 /* A declarative shape check: a field list per object, recursive. */
-enum mkind { M_STR, M_INT, M_UINT, M_NUM, M_NUM_NONNEG, M_BOOL, M_OBJ, M_MAP_OF, M_ARR_OF,
-	     M_PAIR, M_ENUM };
+enum mkind {
+	M_STR,
+	M_INT,
+	M_UINT,
+	M_NUM,
+	M_NUM_NONNEG,
+	M_BOOL,
+	M_OBJ,
+	M_MAP_OF,
+	M_ARR_OF,
+	M_PAIR,
+	M_ENUM
+};
 
 struct mspec {
 	const char *key;
 	enum mkind kind;
-	const struct mspec *sub;	/* M_OBJ: fields; M_MAP_OF / M_ARR_OF: one element spec */
-	const char *const *words;	/* M_ENUM */
-	bool nullable;			/* null stands for "not known" */
+	const struct mspec *sub;  /* M_OBJ: fields; M_MAP_OF / M_ARR_OF: one element spec */
+	const char *const *words; /* M_ENUM */
+	bool nullable;		  /* null stands for "not known" */
 };
 
-#define END { NULL, M_STR, NULL, NULL }
+#define END                             \
+	{                               \
+		NULL, M_STR, NULL, NULL \
+	}
 
-static const char *const end_reasons[] = { "exit", "_exit", "exec", "signal", "snapshot",
-					   "api_flush", "recovered", NULL };
-static const char *const cupti_status[] = { "active", "disabled", "unavailable", "refused",
-					    "version_mismatch", "not_used", NULL };
+static const char *const end_reasons[] = { "exit",     "_exit",	    "exec",	 "signal",
+					   "snapshot", "api_flush", "recovered", NULL };
+static const char *const cupti_status[] = { "active",  "disabled",	   "unavailable",
+					    "refused", "version_mismatch", "not_used",
+					    NULL };
 static const char *const ts_sources[] = { "callback", "calibrated", NULL };
 
 static const struct mspec uint_elem[] = { { "", M_UINT, NULL, NULL }, END };
 static const struct mspec str_elem[] = { { "", M_STR, NULL, NULL }, END };
 static const struct mspec pair_elem[] = { { "", M_PAIR, NULL, NULL }, END };
 
-static const struct mspec clock_fields[] = {
-	{ "domain", M_STR, NULL, NULL }, { "unit", M_STR, NULL, NULL },
-	{ "anchor_monotonic_us", M_NUM, NULL, NULL }, { "anchor_realtime_us", M_NUM, NULL, NULL },
-	{ "anchor_realtime", M_STR, NULL, NULL }, END };
+static const struct mspec clock_fields[] = { { "domain", M_STR, NULL, NULL },
+					     { "unit", M_STR, NULL, NULL },
+					     { "anchor_monotonic_us", M_NUM, NULL, NULL },
+					     { "anchor_realtime_us", M_NUM, NULL, NULL },
+					     { "anchor_realtime", M_STR, NULL, NULL },
+					     END };
 static const struct mspec capture_fields[] = { { "windows", M_ARR_OF, pair_elem, NULL }, END };
-static const struct mspec dropped_fields[] = {
-	{ "total", M_UINT, NULL, NULL }, { "by_kind", M_MAP_OF, uint_elem, NULL },
-	{ "by_thread", M_MAP_OF, uint_elem, NULL }, END };
-static const struct mspec device_fields[] = {
-	{ "id", M_INT, NULL, NULL }, { "name", M_STR, NULL, NULL },
-	{ "sm_count", M_UINT, NULL, NULL }, { "compute_capability", M_STR, NULL, NULL },
-	{ "max_threads_per_sm", M_UINT, NULL, NULL }, { "max_blocks_per_sm", M_UINT, NULL, NULL },
-	{ "max_registers_per_sm", M_UINT, NULL, NULL },
-	{ "max_shared_memory_per_sm", M_UINT, NULL, NULL },
-	{ "registers_per_block", M_UINT, NULL, NULL },
-	{ "shared_memory_per_block", M_UINT, NULL, NULL }, { "warp_size", M_UINT, NULL, NULL },
-	{ "global_memory_bytes", M_UINT, NULL, NULL }, END };
+static const struct mspec dropped_fields[] = { { "total", M_UINT, NULL, NULL },
+					       { "by_kind", M_MAP_OF, uint_elem, NULL },
+					       { "by_thread", M_MAP_OF, uint_elem, NULL },
+					       END };
+static const struct mspec device_fields[] = { { "id", M_INT, NULL, NULL },
+					      { "name", M_STR, NULL, NULL },
+					      { "sm_count", M_UINT, NULL, NULL },
+					      { "compute_capability", M_STR, NULL, NULL },
+					      { "max_threads_per_sm", M_UINT, NULL, NULL },
+					      { "max_blocks_per_sm", M_UINT, NULL, NULL },
+					      { "max_registers_per_sm", M_UINT, NULL, NULL },
+					      { "max_shared_memory_per_sm", M_UINT, NULL, NULL },
+					      { "registers_per_block", M_UINT, NULL, NULL },
+					      { "shared_memory_per_block", M_UINT, NULL, NULL },
+					      { "warp_size", M_UINT, NULL, NULL },
+					      { "global_memory_bytes", M_UINT, NULL, NULL },
+					      END };
 static const struct mspec device_elem[] = { { "", M_OBJ, device_fields, NULL }, END };
-static const struct mspec cuda_fields[] = {
-	{ "runtime_version", M_STR, NULL, NULL }, { "driver_version", M_STR, NULL, NULL },
-	{ "devices", M_ARR_OF, device_elem, NULL }, END };
-static const struct mspec cupti_fields[] = {
-	{ "status", M_ENUM, NULL, cupti_status }, { "reason", M_STR, NULL, NULL },
-	{ "library", M_STR, NULL, NULL }, { "version", M_INT, NULL, NULL },
-	{ "holder", M_STR, NULL, NULL }, { "dropped_records", M_UINT, NULL, NULL },
-	{ "timestamp_source", M_ENUM, NULL, ts_sources }, END };
+static const struct mspec cuda_fields[] = { { "runtime_version", M_STR, NULL, NULL },
+					    { "driver_version", M_STR, NULL, NULL },
+					    { "devices", M_ARR_OF, device_elem, NULL },
+					    END };
+static const struct mspec cupti_fields[] = { { "status", M_ENUM, NULL, cupti_status },
+					     { "reason", M_STR, NULL, NULL },
+					     { "library", M_STR, NULL, NULL },
+					     { "version", M_INT, NULL, NULL },
+					     { "holder", M_STR, NULL, NULL },
+					     { "dropped_records", M_UINT, NULL, NULL },
+					     { "timestamp_source", M_ENUM, NULL, ts_sources },
+					     END };
 static const struct mspec malloc_fields[] = {
-	{ "calls", M_UINT, NULL, NULL }, { "frees", M_UINT, NULL, NULL },
+	{ "calls", M_UINT, NULL, NULL },	   { "frees", M_UINT, NULL, NULL },
 	{ "bytes_allocated", M_UINT, NULL, NULL }, { "bytes_freed", M_UINT, NULL, NULL },
-	{ "live_bytes", M_INT, NULL, NULL }, { "peak_live_bytes", M_UINT, NULL, NULL },
-	{ "sampled_events", M_UINT, NULL, NULL }, END };
+	{ "live_bytes", M_INT, NULL, NULL },	   { "peak_live_bytes", M_UINT, NULL, NULL },
+	{ "sampled_events", M_UINT, NULL, NULL },  END
+};
 static const struct mspec call_fields[] = {
-	{ "count", M_UINT, NULL, NULL }, { "total_us", M_NUM_NONNEG, NULL, NULL },
+	{ "count", M_UINT, NULL, NULL },	{ "total_us", M_NUM_NONNEG, NULL, NULL },
 	{ "max_us", M_NUM_NONNEG, NULL, NULL }, { "bytes", M_UINT, NULL, NULL },
-	{ "events", M_UINT, NULL, NULL }, END };
+	{ "events", M_UINT, NULL, NULL },	END
+};
 static const struct mspec call_elem[] = { { "", M_OBJ, call_fields, NULL }, END };
 static const struct mspec thread_fields[] = {
-	{ "thread_id", M_INT, NULL, NULL }, { "name", M_STR, NULL, NULL },
-	{ "malloc", M_OBJ, malloc_fields, NULL }, { "syscalls", M_MAP_OF, call_elem, NULL },
-	{ "cuda_api", M_MAP_OF, call_elem, NULL }, END };
+	{ "thread_id", M_INT, NULL, NULL },	   { "name", M_STR, NULL, NULL },
+	{ "malloc", M_OBJ, malloc_fields, NULL },  { "syscalls", M_MAP_OF, call_elem, NULL },
+	{ "cuda_api", M_MAP_OF, call_elem, NULL }, END
+};
 static const struct mspec thread_elem[] = { { "", M_OBJ, thread_fields, NULL }, END };
-static const struct mspec aggregates_fields[] = {
-	{ "threads", M_ARR_OF, thread_elem, NULL }, END };
+static const struct mspec aggregates_fields[] = { { "threads", M_ARR_OF, thread_elem, NULL }, END };
 
 static const struct mspec meta_fields[] = {
-	{ "timestamp_created", M_STR, NULL, NULL }, { "duration_ms", M_NUM_NONNEG, NULL, NULL },
-	{ "start_us", M_NUM, NULL, NULL }, { "end_us", M_NUM, NULL, NULL },
-	{ "pid", M_INT, NULL, NULL }, { "ppid", M_INT, NULL, NULL },
-	{ "root_pid", M_INT, NULL, NULL }, { "exec_seq", M_UINT, NULL, NULL },
-	{ "command_line", M_ARR_OF, str_elem, NULL }, { "executable", M_STR, NULL, NULL },
-	{ "hostname", M_STR, NULL, NULL }, { "inferscope_version", M_STR, NULL, NULL },
-	{ "clock", M_OBJ, clock_fields, NULL }, { "end_reason", M_ENUM, NULL, end_reasons },
-	{ "complete", M_BOOL, NULL, NULL }, { "configuration", M_MAP_OF, str_elem, NULL },
+	{ "timestamp_created", M_STR, NULL, NULL },
+	{ "duration_ms", M_NUM_NONNEG, NULL, NULL },
+	{ "start_us", M_NUM, NULL, NULL },
+	{ "end_us", M_NUM, NULL, NULL },
+	{ "pid", M_INT, NULL, NULL },
+	{ "ppid", M_INT, NULL, NULL },
+	{ "root_pid", M_INT, NULL, NULL },
+	{ "exec_seq", M_UINT, NULL, NULL },
+	{ "command_line", M_ARR_OF, str_elem, NULL },
+	{ "executable", M_STR, NULL, NULL },
+	{ "hostname", M_STR, NULL, NULL },
+	{ "inferscope_version", M_STR, NULL, NULL },
+	{ "clock", M_OBJ, clock_fields, NULL },
+	{ "end_reason", M_ENUM, NULL, end_reasons },
+	{ "complete", M_BOOL, NULL, NULL },
+	{ "configuration", M_MAP_OF, str_elem, NULL },
 	{ "capture", M_OBJ, capture_fields, NULL },
 	/* null in a trace recovered from a spill file: the counts died with the process */
 	{ "dropped_events", M_OBJ, dropped_fields, NULL, true },
-	{ "cuda", M_OBJ, cuda_fields, NULL }, { "cupti", M_OBJ, cupti_fields, NULL },
-	{ "python_version", M_STR, NULL, NULL }, { "gpu_model", M_STR, NULL, NULL },
-	{ "aggregates", M_OBJ, aggregates_fields, NULL }, END };
+	{ "cuda", M_OBJ, cuda_fields, NULL },
+	{ "cupti", M_OBJ, cupti_fields, NULL },
+	{ "python_version", M_STR, NULL, NULL },
+	{ "gpu_model", M_STR, NULL, NULL },
+	{ "aggregates", M_OBJ, aggregates_fields, NULL },
+	END
+};
 
 static const struct mspec sysinfo_fields[] = {
-	{ "cpu_count", M_UINT, NULL, NULL }, { "cpu_model", M_STR, NULL, NULL },
+	{ "cpu_count", M_UINT, NULL, NULL },  { "cpu_model", M_STR, NULL, NULL },
 	{ "numa_nodes", M_UINT, NULL, NULL }, { "ram_gb", M_NUM_NONNEG, NULL, NULL },
-	{ "gpu_count", M_UINT, NULL, NULL }, { "kernel", M_STR, NULL, NULL },
-	{ "page_size", M_UINT, NULL, NULL }, END };
+	{ "gpu_count", M_UINT, NULL, NULL },  { "kernel", M_STR, NULL, NULL },
+	{ "page_size", M_UINT, NULL, NULL },  END
+};
 
 static const char *expect(enum mkind k)
 {
 	static const char *const t[] = {
-		[M_STR] = "a string", [M_INT] = "an integer", [M_UINT] = "a non-negative integer",
-		[M_NUM] = "a number", [M_NUM_NONNEG] = "a non-negative number",
-		[M_BOOL] = "a boolean", [M_OBJ] = "an object", [M_MAP_OF] = "an object",
-		[M_ARR_OF] = "an array", [M_PAIR] = "an array of two numbers",
+		[M_STR] = "a string",
+		[M_INT] = "an integer",
+		[M_UINT] = "a non-negative integer",
+		[M_NUM] = "a number",
+		[M_NUM_NONNEG] = "a non-negative number",
+		[M_BOOL] = "a boolean",
+		[M_OBJ] = "an object",
+		[M_MAP_OF] = "an object",
+		[M_ARR_OF] = "an array",
+		[M_PAIR] = "an array of two numbers",
 		[M_ENUM] = "one of the documented words",
 	};
 	return t[k];
@@ -156,12 +203,18 @@ static bool scalar_ok(const struct isc_jdom *d, uint32_t node, const struct mspe
 	double x = 0;
 	bool num = isc_jdom_num(d, node, &x);
 	switch (s->kind) {
-	case M_STR: return t == ISC_J_STRING;
-	case M_INT: return t == ISC_J_INT;
-	case M_UINT: return t == ISC_J_INT && x >= 0;
-	case M_NUM: return num;
-	case M_NUM_NONNEG: return num && x >= 0;
-	case M_BOOL: return t == ISC_J_BOOL;
+	case M_STR:
+		return t == ISC_J_STRING;
+	case M_INT:
+		return t == ISC_J_INT;
+	case M_UINT:
+		return t == ISC_J_INT && x >= 0;
+	case M_NUM:
+		return num;
+	case M_NUM_NONNEG:
+		return num && x >= 0;
+	case M_BOOL:
+		return t == ISC_J_BOOL;
 	case M_ENUM:
 		for (int i = 0; t == ISC_J_STRING && s->words[i] != NULL; i++) {
 			if (strcmp(s->words[i], isc_jdom_str(d, node)) == 0) {
@@ -265,7 +318,8 @@ static void apply_calls(struct isc_read_ctx *rc, const struct isc_jdom *d, uint3
 		struct isc_agg a = {
 			.name = isc_trace_intern(rc->t, k, strlen(k)),
 			.count = (uint64_t)get_int(d, c, "count", 0),
-			.total_us = total, .max_us = max,
+			.total_us = total,
+			.max_us = max,
 			.bytes = (uint64_t)get_int(d, c, "bytes", 0),
 		};
 		isc_agg_add(into, &a);

@@ -201,7 +201,7 @@ bool isc_jdom_num(const struct isc_jdom *d, uint32_t node, double *out)
 
 const char *isc_jtype_name(int t)
 {
-	static const char *const names[] = { "null", "a boolean", "an integer", "a number",
+	static const char *const names[] = { "null",	 "a boolean", "an integer", "a number",
 					     "a string", "an object", "an array" };
 	return t >= 0 && t <= ISC_J_ARRAY ? names[t] : "missing";
 }

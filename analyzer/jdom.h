@@ -12,8 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum isc_jtype { ISC_J_NULL, ISC_J_BOOL, ISC_J_INT, ISC_J_DOUBLE, ISC_J_STRING, ISC_J_OBJECT,
-		 ISC_J_ARRAY };
+enum isc_jtype {
+	ISC_J_NULL,
+	ISC_J_BOOL,
+	ISC_J_INT,
+	ISC_J_DOUBLE,
+	ISC_J_STRING,
+	ISC_J_OBJECT,
+	ISC_J_ARRAY
+};
 
 #define ISC_JDOM_MAX_NODES (1u << 20)
 #define ISC_JDOM_MAX_BYTES (32u << 20)
@@ -21,15 +28,15 @@ enum isc_jtype { ISC_J_NULL, ISC_J_BOOL, ISC_J_INT, ISC_J_DOUBLE, ISC_J_STRING, 
 
 struct isc_jnode {
 	uint8_t type;
-	uint32_t key;		/* offset of the key in the pool, UINT32_MAX in arrays */
-	uint32_t child;		/* first child + 1, 0 = none */
-	uint32_t next;		/* next sibling + 1 */
-	uint32_t last;		/* last child + 1 (while building) */
+	uint32_t key;	/* offset of the key in the pool, UINT32_MAX in arrays */
+	uint32_t child; /* first child + 1, 0 = none */
+	uint32_t next;	/* next sibling + 1 */
+	uint32_t last;	/* last child + 1 (while building) */
 	union {
 		bool b;
 		int64_t i;
 		double d;
-		uint32_t s;	/* offset of the string in the pool */
+		uint32_t s; /* offset of the string in the pool */
 	} v;
 };
 
@@ -40,8 +47,8 @@ struct isc_jdom {
 	size_t pool_len, pool_cap;
 	uint32_t stack[ISC_JDOM_MAX_DEPTH];
 	int depth;
-	uint32_t pending_key;	/* key for the next value, UINT32_MAX when none */
-	const char *error;	/* static text when a budget was exceeded */
+	uint32_t pending_key; /* key for the next value, UINT32_MAX when none */
+	const char *error;    /* static text when a budget was exceeded */
 };
 
 void isc_jdom_init(struct isc_jdom *d);
@@ -59,8 +66,8 @@ uint32_t isc_jdom_get(const struct isc_jdom *d, uint32_t obj, const char *key);
 uint32_t isc_jdom_first(const struct isc_jdom *d, uint32_t node);
 uint32_t isc_jdom_next(const struct isc_jdom *d, uint32_t node);
 const char *isc_jdom_keyof(const struct isc_jdom *d, uint32_t node);
-int isc_jdom_type(const struct isc_jdom *d, uint32_t node);	/* -1 when missing */
-const char *isc_jdom_str(const struct isc_jdom *d, uint32_t node);	/* NULL unless string */
+int isc_jdom_type(const struct isc_jdom *d, uint32_t node);	   /* -1 when missing */
+const char *isc_jdom_str(const struct isc_jdom *d, uint32_t node); /* NULL unless string */
 bool isc_jdom_int(const struct isc_jdom *d, uint32_t node, int64_t *out);
 bool isc_jdom_num(const struct isc_jdom *d, uint32_t node, double *out);
 const char *isc_jtype_name(int t);

@@ -52,7 +52,7 @@ uint64_t isc_jsax_offset(const struct isc_jsax *j)
 static int problem(struct isc_jsax *j, int r)
 {
 	if (r == ISC_JSCAN_CANCELLED || j->failed) {
-		return -EINVAL;	/* the reader said why */
+		return -EINVAL; /* the reader said why */
 	}
 	isc_diag_set(j->diag, "%s: byte %llu: not valid JSON: %s", j->label,
 		     (unsigned long long)isc_jsax_offset(j), j->scan->error);
@@ -66,9 +66,10 @@ static int make_room(struct isc_jsax *j, unsigned char **buf, size_t *cap, size_
 		return 0;
 	}
 	if (*cap >= ISC_JSAX_MAX_TOKEN) {
-		isc_diag_set(j->diag, "%s: byte %llu: a single JSON value runs past %u MiB; "
-			     "refusing it", j->label, (unsigned long long)j->base,
-			     ISC_JSAX_MAX_TOKEN >> 20);
+		isc_diag_set(j->diag,
+			     "%s: byte %llu: a single JSON value runs past %u MiB; "
+			     "refusing it",
+			     j->label, (unsigned long long)j->base, ISC_JSAX_MAX_TOKEN >> 20);
 		return -EINVAL;
 	}
 	unsigned char *b = realloc(*buf, *cap * 2);

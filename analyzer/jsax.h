@@ -18,10 +18,10 @@
 
 struct isc_jsax {
 	struct isc_jscan *scan;
-	uint64_t base;		/* offset of the buffer being parsed */
+	uint64_t base; /* offset of the buffer being parsed */
 	const char *label;
 	struct isc_diag *diag;
-	bool failed;		/* a callback refused the input and set diag */
+	bool failed; /* a callback refused the input and set diag */
 };
 
 int isc_jsax_init(struct isc_jsax *j, const yajl_callbacks *cb, void *ctx, const char *label,

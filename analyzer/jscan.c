@@ -4,27 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ST_VALUE, ST_VALUE_OR_CLOSE, ST_KEY_OR_CLOSE, ST_KEY, ST_COLON, ST_COMMA_OR_CLOSE,
-       ST_DONE };
+enum { ST_VALUE, ST_VALUE_OR_CLOSE, ST_KEY_OR_CLOSE, ST_KEY, ST_COLON, ST_COMMA_OR_CLOSE, ST_DONE };
 
 /* Byte classes inside strings: 0 plain, 1 quote, 2 backslash, 3 control, 4 non-ASCII. */
 static const uint8_t str_class[256] = {
-	3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-	3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-	0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+	3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+	3, 3, 3, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+	4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
 };
 
 /* What a token scanner says. */
@@ -120,7 +112,7 @@ static bool unescape(struct isc_jscan *s, const unsigned char *p, size_t n, size
 			}
 		}
 		if (cp >= 0xd800 && cp < 0xe000) {
-			cp = 0xfffd;	/* a lone surrogate is not a character */
+			cp = 0xfffd; /* a lone surrogate is not a character */
 		}
 		k += put_utf8(o + k, cp);
 	}
@@ -250,7 +242,7 @@ static int scan_number(struct isc_jscan *s, const unsigned char *buf, size_t i, 
 		}
 	}
 	if (j >= n && !final) {
-		return TOK_MORE;	/* the number may go on in the next buffer */
+		return TOK_MORE; /* the number may go on in the next buffer */
 	}
 	s->error = NULL;
 	*end = j;
@@ -338,8 +330,8 @@ static int string_(struct isc_jscan *s, const unsigned char *buf, size_t *i, siz
 		p = (const unsigned char *)s->scratch;
 	}
 	*i = end;
-	int (*cb)(void *, const unsigned char *, size_t) = key ? s->cb->yajl_map_key
-								: s->cb->yajl_string;
+	int (*cb)(void *, const unsigned char *, size_t) =
+		key ? s->cb->yajl_map_key : s->cb->yajl_string;
 	if (key) {
 		s->st = ST_COLON;
 	} else {
@@ -363,8 +355,8 @@ static int scalar(struct isc_jscan *s, const unsigned char *buf, size_t *i, size
 	}
 	const yajl_callbacks *cb = s->cb;
 	if (number) {
-		ok = cb->yajl_number == NULL || cb->yajl_number(s->ctx, (const char *)buf + *i,
-								 end - *i);
+		ok = cb->yajl_number == NULL ||
+		     cb->yajl_number(s->ctx, (const char *)buf + *i, end - *i);
 	} else if (which < 2) {
 		ok = cb->yajl_boolean == NULL || cb->yajl_boolean(s->ctx, which == 0);
 	} else {
@@ -419,8 +411,8 @@ int isc_jscan_feed(struct isc_jscan *s, const unsigned char *buf, size_t n, bool
 	size_t i = 0;
 	*used = 0;
 	for (;;) {
-		while (i < n && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' ||
-				 buf[i] == '\t')) {
+		while (i < n &&
+		       (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')) {
 			i++;
 		}
 		*used = i;
@@ -438,7 +430,7 @@ int isc_jscan_feed(struct isc_jscan *s, const unsigned char *buf, size_t n, bool
 				s->error = s->error != NULL ? s->error : "unexpected end of input";
 				return ISC_JSCAN_ERROR;
 			}
-			return ISC_JSCAN_OK;	/* *used stops before the cut token */
+			return ISC_JSCAN_OK; /* *used stops before the cut token */
 		}
 		if (r != ISC_JSCAN_OK) {
 			return r;

@@ -24,13 +24,13 @@ enum isc_jscan_status { ISC_JSCAN_OK = 0, ISC_JSCAN_ERROR = -1, ISC_JSCAN_CANCEL
 struct isc_jscan {
 	const yajl_callbacks *cb;
 	void *ctx;
-	uint8_t st;			/* what may come next */
+	uint8_t st; /* what may come next */
 	uint32_t depth;
-	uint8_t stack[ISC_JSCAN_MAX_DEPTH];	/* '{' or '[' */
-	size_t pos;			/* offset in the current buffer, for error positions */
-	char *scratch;			/* unescaped strings */
+	uint8_t stack[ISC_JSCAN_MAX_DEPTH]; /* '{' or '[' */
+	size_t pos;			    /* offset in the current buffer, for error positions */
+	char *scratch;			    /* unescaped strings */
 	size_t scratch_cap;
-	const char *error;		/* static text */
+	const char *error; /* static text */
 };
 
 void isc_jscan_init(struct isc_jscan *s, const yajl_callbacks *cb, void *ctx);

@@ -133,7 +133,7 @@ bool isc_num_us_to_ns(const char *s, size_t n, int64_t *out)
 		}
 	}
 	if (i != n) {
-		return via_double(s, n, out);	/* an exponent */
+		return via_double(s, n, out); /* an exponent */
 	}
 	static const uint64_t scale[4] = { 1000, 100, 10, 1 };
 	uint64_t v = ip * 1000 + frac * scale[fd > 3 ? 3 : fd];

@@ -42,9 +42,23 @@ struct gate_run {
 	struct isc_gate_result *result;
 };
 
-enum { OPT_VALIDATE = 256, OPT_WINDOW_SCOPE, OPT_WINDOW, OPT_THRESHOLDS, OPT_TOP,
-       OPT_INPUT_FORMAT, OPT_LIST_RULES, OPT_LIST_THRESHOLDS, OPT_LIST_FORMATS, OPT_CHECK,
-       OPT_BASELINE, OPT_MAX_REGRESSION, OPT_DIFF_THRESHOLD, OPT_JUNIT, OPT_GATE_SUMMARY };
+enum {
+	OPT_VALIDATE = 256,
+	OPT_WINDOW_SCOPE,
+	OPT_WINDOW,
+	OPT_THRESHOLDS,
+	OPT_TOP,
+	OPT_INPUT_FORMAT,
+	OPT_LIST_RULES,
+	OPT_LIST_THRESHOLDS,
+	OPT_LIST_FORMATS,
+	OPT_CHECK,
+	OPT_BASELINE,
+	OPT_MAX_REGRESSION,
+	OPT_DIFF_THRESHOLD,
+	OPT_JUNIT,
+	OPT_GATE_SUMMARY
+};
 
 static const struct option options[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -71,7 +85,8 @@ static const struct option options[] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: inferscope-analyze [OPTIONS] TRACE...\n"
+	fprintf(f,
+		"Usage: inferscope-analyze [OPTIONS] TRACE...\n"
 		"Reads InferScope, Kineto/Chrome (gzip'd or not) and prototype traces; several\n"
 		"traces of one host (parent and children) are merged on their shared clock.\n\n"
 		"  -f, --format NAME        md (default), json, html, chrome, gate-md or junit\n"
@@ -139,20 +154,32 @@ static int parse_gate_option(struct cli *c, int opt, const char *arg)
 	char *end = NULL;
 	int r = 0;
 	switch (opt) {
-	case OPT_CHECK: r = isc_gate_add_check(&c->gate, arg, err, sizeof(err)); break;
-	case OPT_BASELINE: c->gate.baseline = arg; break;
-	case OPT_MAX_REGRESSION: r = isc_gate_add_budget(&c->gate, arg, err, sizeof(err)); break;
+	case OPT_CHECK:
+		r = isc_gate_add_check(&c->gate, arg, err, sizeof(err));
+		break;
+	case OPT_BASELINE:
+		c->gate.baseline = arg;
+		break;
+	case OPT_MAX_REGRESSION:
+		r = isc_gate_add_budget(&c->gate, arg, err, sizeof(err));
+		break;
 	case OPT_DIFF_THRESHOLD:
 		c->gate.diff_threshold_pct = strtod(arg, &end);
 		if (*arg == '\0' || *end != '\0' || !(c->gate.diff_threshold_pct >= 0) ||
 		    c->gate.diff_threshold_pct > 1e9) {
-			snprintf(err, sizeof(err), "--diff-threshold: expected a percentage, got "
-				 "'%s'", arg);
+			snprintf(err, sizeof(err),
+				 "--diff-threshold: expected a percentage, got "
+				 "'%s'",
+				 arg);
 			r = -EINVAL;
 		}
 		break;
-	case OPT_JUNIT: c->junit = arg; break;
-	case OPT_GATE_SUMMARY: c->gate_summary = arg; break;
+	case OPT_JUNIT:
+		c->junit = arg;
+		break;
+	case OPT_GATE_SUMMARY:
+		c->gate_summary = arg;
+		break;
 	}
 	if (r < 0) {
 		fprintf(stderr, "inferscope-analyze: %s\n", r == -ENOMEM ? "out of memory" : err);
@@ -169,18 +196,30 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 		return parse_gate_option(c, opt, arg);
 	}
 	switch (opt) {
-	case 'f': c->format = arg; return -1;
-	case 'o': c->output = arg; return -1;
-	case OPT_VALIDATE: c->validate = true; return -1;
-	case OPT_WINDOW_SCOPE: c->ao.window_scope = arg; return -1;
+	case 'f':
+		c->format = arg;
+		return -1;
+	case 'o':
+		c->output = arg;
+		return -1;
+	case OPT_VALIDATE:
+		c->validate = true;
+		return -1;
+	case OPT_WINDOW_SCOPE:
+		c->ao.window_scope = arg;
+		return -1;
 	case OPT_WINDOW:
 		if (!parse_window(arg, &c->ao)) {
-			fprintf(stderr, "inferscope-analyze: --window: expected START:END in "
-				"microseconds, got '%s'\n", arg);
+			fprintf(stderr,
+				"inferscope-analyze: --window: expected START:END in "
+				"microseconds, got '%s'\n",
+				arg);
 			return EXIT_USAGE;
 		}
 		return -1;
-	case OPT_THRESHOLDS: c->thresholds = arg; return -1;
+	case OPT_THRESHOLDS:
+		c->thresholds = arg;
+		return -1;
 	case OPT_TOP:
 		c->top = (int)strtol(arg, &end, 10);
 		if (*arg == '\0' || *end != '\0' || c->top < 1 || c->top > 100000) {
@@ -189,18 +228,30 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 			return EXIT_USAGE;
 		}
 		return -1;
-	case OPT_INPUT_FORMAT: c->input_format = arg; return -1;
-	case OPT_LIST_RULES: isc_rules_each(print_rule, stdout); return 0;
+	case OPT_INPUT_FORMAT:
+		c->input_format = arg;
+		return -1;
+	case OPT_LIST_RULES:
+		isc_rules_each(print_rule, stdout);
+		return 0;
 	case OPT_LIST_THRESHOLDS: {
 		struct isc_thresholds th;
 		isc_thresholds_init(&th);
 		isc_thresholds_print(&th, stdout);
 		return 0;
 	}
-	case OPT_LIST_FORMATS: list_formats(); return 0;
-	case 'h': usage(stdout); return 0;
-	case 'V': printf("inferscope-analyze %s\n", ISC_VERSION); return 0;
-	default: usage(stderr); return EXIT_USAGE;
+	case OPT_LIST_FORMATS:
+		list_formats();
+		return 0;
+	case 'h':
+		usage(stdout);
+		return 0;
+	case 'V':
+		printf("inferscope-analyze %s\n", ISC_VERSION);
+		return 0;
+	default:
+		usage(stderr);
+		return EXIT_USAGE;
 	}
 }
 
@@ -214,8 +265,9 @@ static int check_gate_args(const struct cli *c)
 	const char *need = NULL;
 	if (budgets && c->gate.baseline == NULL) {
 		need = "--max-regression needs --baseline";
-	} else if (!isc_gate_active(&c->gate) && (c->junit != NULL || c->gate_summary != NULL ||
-		   isc_writer_needs_gate(isc_writer_find(c->format)))) {
+	} else if (!isc_gate_active(&c->gate) &&
+		   (c->junit != NULL || c->gate_summary != NULL ||
+		    isc_writer_needs_gate(isc_writer_find(c->format)))) {
 		need = "--junit, --gate-summary, -f junit and -f gate-md need --check or "
 		       "--baseline";
 	}
@@ -247,8 +299,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (c->input_format != NULL && isc_reader_find(c->input_format) == NULL) {
-		fprintf(stderr, "inferscope-analyze: unknown input format '%s' (see "
-			"--list-formats)\n", c->input_format);
+		fprintf(stderr,
+			"inferscope-analyze: unknown input format '%s' (see "
+			"--list-formats)\n",
+			c->input_format);
 		return EXIT_USAGE;
 	}
 	return check_gate_args(c);
@@ -318,8 +372,8 @@ static int write_outputs(const struct cli *c, const struct isc_trace *t,
 }
 
 /* This run against its checks and, with --baseline, against the baseline. */
-static int run_gate(const struct cli *c, const struct isc_trace *t,
-		    const struct isc_analysis *a, struct gate_run *gr)
+static int run_gate(const struct cli *c, const struct isc_trace *t, const struct isc_analysis *a,
+		    struct gate_run *gr)
 {
 	char label[PATH_MAX + 32];
 	snprintf(label, sizeof(label), "%s", c->inputs[0]);

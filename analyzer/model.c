@@ -234,15 +234,16 @@ static uint64_t corr_key(const struct isc_ev *e)
 static int index_direct(struct isc_trace *t)
 {
 	t->corr_direct = calloc(t->n_inputs + 1, sizeof(*t->corr_direct));
-	uint64_t *lo = calloc(t->n_inputs + 1, sizeof(*lo)), *hi = calloc(t->n_inputs + 1,
-									       sizeof(*hi));
+	uint64_t *lo = calloc(t->n_inputs + 1, sizeof(*lo)),
+		 *hi = calloc(t->n_inputs + 1, sizeof(*hi));
 	size_t *count = calloc(t->n_inputs + 1, sizeof(*count));
 	int r = t->corr_direct && lo && hi && count ? 0 : -ENOMEM;
 	for (size_t k = 0; k < t->n && r == 0; k++) {
 		const struct isc_ev *e = &t->ev[k];
 		if (e->type == ISC_T_CUDA_API && e->corr != 0) {
-			lo[e->input] = count[e->input] == 0 || e->corr < lo[e->input] ? e->corr
-										     : lo[e->input];
+			lo[e->input] = count[e->input] == 0 || e->corr < lo[e->input]
+					       ? e->corr
+					       : lo[e->input];
 			hi[e->input] = e->corr > hi[e->input] ? e->corr : hi[e->input];
 			count[e->input]++;
 		}
@@ -373,20 +374,13 @@ bool isc_type_is_gpu(unsigned type)
 const char *isc_type_name(unsigned type)
 {
 	static const char *const names[ISC_T__COUNT] = {
-		[ISC_T_SCOPE] = "cpu_call",
-		[ISC_T_CPU_OP] = "cpu_op",
-		[ISC_T_INSTANT] = "instant",
-		[ISC_T_SYSCALL] = "cpu_syscall",
-		[ISC_T_MEMORY] = "memory_event",
-		[ISC_T_COUNTER] = "counter",
-		[ISC_T_CUDA_API] = "cuda_api",
-		[ISC_T_KERNEL] = "gpu_kernel",
-		[ISC_T_H2D] = "h2d_copy",
-		[ISC_T_D2H] = "d2h_copy",
-		[ISC_T_D2D] = "d2d_copy",
-		[ISC_T_H2H] = "h2h_copy",
-		[ISC_T_MEMSET] = "gpu_memset",
-		[ISC_T_GPU_SYNC] = "gpu_sync",
+		[ISC_T_SCOPE] = "cpu_call",	 [ISC_T_CPU_OP] = "cpu_op",
+		[ISC_T_INSTANT] = "instant",	 [ISC_T_SYSCALL] = "cpu_syscall",
+		[ISC_T_MEMORY] = "memory_event", [ISC_T_COUNTER] = "counter",
+		[ISC_T_CUDA_API] = "cuda_api",	 [ISC_T_KERNEL] = "gpu_kernel",
+		[ISC_T_H2D] = "h2d_copy",	 [ISC_T_D2H] = "d2h_copy",
+		[ISC_T_D2D] = "d2d_copy",	 [ISC_T_H2H] = "h2h_copy",
+		[ISC_T_MEMSET] = "gpu_memset",	 [ISC_T_GPU_SYNC] = "gpu_sync",
 	};
 	return type < ISC_T__COUNT ? names[type] : "unknown";
 }
@@ -435,9 +429,14 @@ enum isc_api_class isc_api_classify(const char *n)
 
 enum isc_counter_kind isc_counter_kind(const char *name)
 {
-	static const struct { const char *name; enum isc_counter_kind kind; } kinds[] = {
-		{ "cpu_time", ISC_CTR_CPU_TIME }, { "wait_time", ISC_CTR_WAIT_TIME },
-		{ "live_heap", ISC_CTR_LIVE_HEAP }, { "device_memory", ISC_CTR_DEVICE_MEMORY },
+	static const struct {
+		const char *name;
+		enum isc_counter_kind kind;
+	} kinds[] = {
+		{ "cpu_time", ISC_CTR_CPU_TIME },
+		{ "wait_time", ISC_CTR_WAIT_TIME },
+		{ "live_heap", ISC_CTR_LIVE_HEAP },
+		{ "device_memory", ISC_CTR_DEVICE_MEMORY },
 	};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (strcmp(kinds[i].name, name) == 0) {

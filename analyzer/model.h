@@ -16,14 +16,14 @@
 #include <stdint.h>
 
 enum isc_ev_type {
-	ISC_T_SCOPE,		/* cpu_call; Kineto user_annotation */
-	ISC_T_CPU_OP,		/* Kineto cpu_op: a framework operator */
+	ISC_T_SCOPE,  /* cpu_call; Kineto user_annotation */
+	ISC_T_CPU_OP, /* Kineto cpu_op: a framework operator */
 	ISC_T_INSTANT,
 	ISC_T_SYSCALL,
 	ISC_T_MEMORY,
 	ISC_T_COUNTER,
 	ISC_T_CUDA_API,
-	ISC_T_KERNEL,		/* first GPU-side type */
+	ISC_T_KERNEL, /* first GPU-side type */
 	ISC_T_H2D,
 	ISC_T_D2H,
 	ISC_T_D2D,
@@ -34,29 +34,44 @@ enum isc_ev_type {
 };
 
 enum isc_ev_flag {
-	ISC_F_BLOCKED = 1u << 0,	/* cuda_api: the host waited for the device */
-	ISC_F_UNTERMINATED = 1u << 1,	/* scope still open when the trace was written */
-	ISC_F_ERROR = 1u << 2,		/* failed call */
-	ISC_F_PINNED = 1u << 3,		/* copy touching pinned host memory */
-	ISC_F_PAGEABLE = 1u << 4,	/* copy touching pageable host memory */
-	ISC_F_CUPTI = 1u << 5,		/* cuda_api seen only by CUPTI */
-	ISC_F_GRAPH = 1u << 6,		/* kernel launched from a CUDA graph */
+	ISC_F_BLOCKED = 1u << 0,	 /* cuda_api: the host waited for the device */
+	ISC_F_UNTERMINATED = 1u << 1,	 /* scope still open when the trace was written */
+	ISC_F_ERROR = 1u << 2,		 /* failed call */
+	ISC_F_PINNED = 1u << 3,		 /* copy touching pinned host memory */
+	ISC_F_PAGEABLE = 1u << 4,	 /* copy touching pageable host memory */
+	ISC_F_CUPTI = 1u << 5,		 /* cuda_api seen only by CUPTI */
+	ISC_F_GRAPH = 1u << 6,		 /* kernel launched from a CUDA graph */
 	ISC_F_PLACEHOLDER_END = 1u << 7, /* prototype cpu_call whose end is its start */
 };
 
 /* Sub-kinds, one enum per type that needs one (isc_ev.sub). */
 enum isc_syscall_cat {
-	ISC_SYS_OTHER, ISC_SYS_IO, ISC_SYS_NET, ISC_SYS_WAIT, ISC_SYS_SLEEP, ISC_SYS_DRIVER,
+	ISC_SYS_OTHER,
+	ISC_SYS_IO,
+	ISC_SYS_NET,
+	ISC_SYS_WAIT,
+	ISC_SYS_SLEEP,
+	ISC_SYS_DRIVER,
 	ISC_SYS_FS,
 };
 
 enum isc_api_class {
-	ISC_AC_OTHER, ISC_AC_LAUNCH, ISC_AC_MEMCPY, ISC_AC_MEMSET, ISC_AC_SYNC,
-	ISC_AC_MALLOC, ISC_AC_FREE, ISC_AC_HOST_ALLOC, ISC_AC_QUERY,
+	ISC_AC_OTHER,
+	ISC_AC_LAUNCH,
+	ISC_AC_MEMCPY,
+	ISC_AC_MEMSET,
+	ISC_AC_SYNC,
+	ISC_AC_MALLOC,
+	ISC_AC_FREE,
+	ISC_AC_HOST_ALLOC,
+	ISC_AC_QUERY,
 };
 
 enum isc_counter_kind {
-	ISC_CTR_OTHER, ISC_CTR_CPU_TIME, ISC_CTR_WAIT_TIME, ISC_CTR_LIVE_HEAP,
+	ISC_CTR_OTHER,
+	ISC_CTR_CPU_TIME,
+	ISC_CTR_WAIT_TIME,
+	ISC_CTR_LIVE_HEAP,
 	ISC_CTR_DEVICE_MEMORY,
 };
 
@@ -65,24 +80,24 @@ enum isc_alloc_kind { ISC_MK_OTHER, ISC_MK_ALLOC, ISC_MK_FREE };
 enum isc_scope_src { ISC_SRC_API_, ISC_SRC_PYTHON_, ISC_SRC_NVTX_, ISC_SRC_KINETO };
 
 struct isc_ev {
-	int64_t ts;		/* start, ns */
-	int64_t dur;		/* ns, >= 0 */
-	uint64_t corr;		/* correlation id, 0 = none; memory_event: sample weight */
+	int64_t ts;    /* start, ns */
+	int64_t dur;   /* ns, >= 0 */
+	uint64_t corr; /* correlation id, 0 = none; memory_event: sample weight */
 	union {
-		uint64_t bytes;	/* copies, memsets, syscalls, allocations */
+		uint64_t bytes; /* copies, memsets, syscalls, allocations */
 		double value;	/* counters */
 	} v;
-	uint32_t name;		/* string id */
-	uint32_t thread;	/* index into isc_trace.threads (host thread; GPU: launching one) */
-	int32_t stream;		/* GPU stream, -1 for host-side events */
-	float occupancy;	/* kernels: theoretical occupancy in [0, 1], < 0 unknown */
-	uint32_t aux;		/* kernel: threads per block; cuda_api: return code; syscall: fd */
-	uint8_t type;		/* enum isc_ev_type */
-	uint8_t sub;		/* sub-kind of the type */
-	uint16_t flags;		/* ISC_F_* */
-	int16_t device;		/* GPU device, -1 unknown */
-	uint16_t input;		/* index into isc_trace.inputs */
-	uint16_t depth;		/* scopes: call depth */
+	uint32_t name;	 /* string id */
+	uint32_t thread; /* index into isc_trace.threads (host thread; GPU: launching one) */
+	int32_t stream;	 /* GPU stream, -1 for host-side events */
+	float occupancy; /* kernels: theoretical occupancy in [0, 1], < 0 unknown */
+	uint32_t aux;	 /* kernel: threads per block; cuda_api: return code; syscall: fd */
+	uint8_t type;	 /* enum isc_ev_type */
+	uint8_t sub;	 /* sub-kind of the type */
+	uint16_t flags;	 /* ISC_F_* */
+	int16_t device;	 /* GPU device, -1 unknown */
+	uint16_t input;	 /* index into isc_trace.inputs */
+	uint16_t depth;	 /* scopes: call depth */
 	uint16_t pad;
 };
 
@@ -90,7 +105,7 @@ _Static_assert(sizeof(struct isc_ev) == 64, "events are 64 bytes");
 
 struct isc_thread_info {
 	int64_t tid;
-	uint32_t name;		/* string id, 0 when unknown */
+	uint32_t name; /* string id, 0 when unknown */
 	uint16_t input;
 };
 
@@ -121,19 +136,19 @@ struct isc_device_info {
 /* What one input file said about itself. String fields are ids, 0 when absent. */
 struct isc_input {
 	char *path;
-	const char *format;	/* reader name */
+	const char *format; /* reader name */
 	char format_version[16];
 	int64_t pid;
 	uint32_t hostname, command, cupti_status, cupti_reason, end_reason, gpu_model, version;
-	int complete;		/* -1 unknown, 0, 1 */
+	int complete; /* -1 unknown, 0, 1 */
 	uint64_t dropped_total;
 	uint64_t cupti_dropped;
 	struct isc_agg_list dropped_by_kind;
-	uint64_t events;	/* events kept */
-	uint64_t skipped;	/* events of unknown types */
-	uint64_t ignored;	/* events read but not modelled (flows, returns, metadata) */
-	int64_t meta_start_ns, meta_end_ns;	/* 0 when absent */
-	int cpu_count;		/* 0 unknown */
+	uint64_t events;  /* events kept */
+	uint64_t skipped; /* events of unknown types */
+	uint64_t ignored; /* events read but not modelled (flows, returns, metadata) */
+	int64_t meta_start_ns, meta_end_ns; /* 0 when absent */
+	int cpu_count;			    /* 0 unknown */
 	struct isc_device_info device;
 	bool has_aggregates;
 	uint64_t malloc_calls, malloc_frees, malloc_bytes, malloc_sampled;
@@ -148,7 +163,7 @@ struct isc_strtab;
 struct isc_corr_direct {
 	uint64_t base;
 	size_t n;
-	uint32_t *idx;		/* cuda_api event index + 1, 0 = none */
+	uint32_t *idx; /* cuda_api event index + 1, 0 = none */
 };
 
 struct isc_trace {
@@ -159,11 +174,11 @@ struct isc_trace {
 	size_t n_inputs, cap_inputs;
 	struct isc_thread_info *threads;
 	size_t n_threads, cap_threads;
-	uint32_t *thread_slots;		/* open addressing: thread index + 1 */
+	uint32_t *thread_slots; /* open addressing: thread index + 1 */
 	size_t thread_slot_mask;
-	uint32_t *corr_slots;		/* cuda_api event index + 1, by (input, corr) */
+	uint32_t *corr_slots; /* cuda_api event index + 1, by (input, corr) */
 	size_t corr_slot_mask;
-	struct isc_corr_direct *corr_direct;	/* per input, when its ids are dense */
+	struct isc_corr_direct *corr_direct; /* per input, when its ids are dense */
 	bool finalized;
 };
 

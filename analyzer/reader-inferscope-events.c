@@ -39,7 +39,7 @@ static int top_open(struct isc_isr *r, bool is_map)
 		if (is_map) {
 			return r->bare ? push(r, FR_SKIP)
 				       : isc_isr_fail_at(r, "events: expected an array, got an "
-							 "object");
+							    "object");
 		}
 		r->seen_top[TK_EVENTS] = true;
 		return push(r, FR_EVENTS);
@@ -138,7 +138,7 @@ int isc_isr_open(struct isc_isr *r, bool is_map)
 	case -1:
 		if (!is_map) {
 			return isc_isr_fail_at(r, "expected an object at the top level, got an "
-					       "array");
+						  "array");
 		}
 		return push(r, FR_TOP);
 	case FR_TOP:
@@ -166,7 +166,7 @@ int isc_isr_open(struct isc_isr *r, bool is_map)
 		if (r->key == SK_SCOPES) {
 			if (is_map) {
 				return isc_isr_fail_at(r, "relationships.scopes: expected an "
-						       "array, got an object");
+							  "array, got an object");
 			}
 			return push(r, FR_SCOPES);
 		}
@@ -175,15 +175,19 @@ int isc_isr_open(struct isc_isr *r, bool is_map)
 		r->n_scopes++;
 		r->scope_seen = 0;
 		if (!is_map) {
-			return isc_isr_fail_at(r, "relationships.scopes[%llu]: expected an object, "
-					       "got an array", (unsigned long long)r->n_scopes - 1);
+			return isc_isr_fail_at(r,
+					       "relationships.scopes[%llu]: expected an object, "
+					       "got an array",
+					       (unsigned long long)r->n_scopes - 1);
 		}
 		return push(r, FR_SCOPE);
 	case FR_SCOPE:
 		return scope_open(r, is_map);
 	case FR_IDARR:
-		return isc_isr_fail_at(r, "relationships.scopes[%llu].child_ids: expected integers "
-				       "or strings, got %s", (unsigned long long)r->n_scopes - 1,
+		return isc_isr_fail_at(r,
+				       "relationships.scopes[%llu].child_ids: expected integers "
+				       "or strings, got %s",
+				       (unsigned long long)r->n_scopes - 1,
 				       is_map ? "an object" : "an array");
 	default:
 		return push(r, FR_SKIP);
@@ -300,9 +304,8 @@ static int end_scope(struct isc_isr *r)
 static int dom_done(struct isc_isr *r)
 {
 	char err[400];
-	int ok = r->dom_key == TK_META
-		 ? isc_meta_apply(r->rc, &r->dom, err, sizeof(err))
-		 : isc_sysinfo_apply(r->rc, &r->dom, err, sizeof(err));
+	int ok = r->dom_key == TK_META ? isc_meta_apply(r->rc, &r->dom, err, sizeof(err))
+				       : isc_sysinfo_apply(r->rc, &r->dom, err, sizeof(err));
 	isc_jdom_finish(&r->dom);
 	r->dom_live = false;
 	if (ok < 0) {
@@ -391,8 +394,10 @@ int isc_isr_finish(struct isc_isr *r)
 	}
 	const char *v = r->version;
 	if (!version_1x(v)) {
-		isc_diag_set(r->rc->diag, "%s: byte 0: format_version '%s' is not 1.x: this reader "
-			     "reads InferScope format 1.x", label, v);
+		isc_diag_set(r->rc->diag,
+			     "%s: byte 0: format_version '%s' is not 1.x: this reader "
+			     "reads InferScope format 1.x",
+			     label, v);
 		return -EINVAL;
 	}
 	snprintf(in->format_version, sizeof(in->format_version), "%s", v);

@@ -18,13 +18,18 @@
 
 const struct isc_keydef isc_isr_top_defs[5] = {
 	{ "format_version", TK_VERSION }, { "trace_metadata", TK_META },
-	{ "system_info", TK_SYSINFO }, { "events", TK_EVENTS }, { "relationships", TK_REL },
+	{ "system_info", TK_SYSINFO },	  { "events", TK_EVENTS },
+	{ "relationships", TK_REL },
 };
 
 const struct isc_keydef isc_isr_scope_defs[7] = {
-	{ "id", SK_ID }, { "name", SK_NAME }, { "parent_id", SK_PARENT },
-	{ "child_ids", SK_CHILDREN }, { "event_index", SK_EVENT_INDEX },
-	{ "thread_id", SK_THREAD }, { "scopes", SK_SCOPES },
+	{ "id", SK_ID },
+	{ "name", SK_NAME },
+	{ "parent_id", SK_PARENT },
+	{ "child_ids", SK_CHILDREN },
+	{ "event_index", SK_EVENT_INDEX },
+	{ "thread_id", SK_THREAD },
+	{ "scopes", SK_SCOPES },
 };
 
 int isc_isr_fail_at(struct isc_isr *r, const char *fmt, ...)
@@ -56,9 +61,12 @@ int isc_isr_fail_ev(struct isc_isr *r, const char *fmt, ...)
 bool isc_isr_type_ok(enum isc_isf_vkind vk, int jt, const char *s, size_t n)
 {
 	switch (vk) {
-	case VK_INT: return jt == ISC_J_INT;
-	case VK_UINT: return jt == ISC_J_INT && (s[0] != '-' || isc_num_double(s, n) == 0);
-	case VK_NUM: return jt == ISC_J_INT || jt == ISC_J_DOUBLE;
+	case VK_INT:
+		return jt == ISC_J_INT;
+	case VK_UINT:
+		return jt == ISC_J_INT && (s[0] != '-' || isc_num_double(s, n) == 0);
+	case VK_NUM:
+		return jt == ISC_J_INT || jt == ISC_J_DOUBLE;
 	case VK_NUM_NONNEG:
 		/* Only a leading minus needs a conversion ("-0" is still >= 0). */
 		return (jt == ISC_J_INT || jt == ISC_J_DOUBLE) &&
@@ -70,24 +78,36 @@ bool isc_isr_type_ok(enum isc_isf_vkind vk, int jt, const char *s, size_t n)
 		double v = isc_num_double(s, n);
 		return v >= 0 && v <= 1;
 	}
-	case VK_STR: return jt == ISC_J_STRING;
-	case VK_BOOL: return jt == ISC_J_BOOL;
-	case VK_STR_OR_NULL: return jt == ISC_J_STRING || jt == ISC_J_NULL;
-	case VK_ID: return jt == ISC_J_INT || jt == ISC_J_STRING;
-	case VK_ID_OR_NULL: return jt == ISC_J_INT || jt == ISC_J_STRING || jt == ISC_J_NULL;
-	default: return false;	/* containers */
+	case VK_STR:
+		return jt == ISC_J_STRING;
+	case VK_BOOL:
+		return jt == ISC_J_BOOL;
+	case VK_STR_OR_NULL:
+		return jt == ISC_J_STRING || jt == ISC_J_NULL;
+	case VK_ID:
+		return jt == ISC_J_INT || jt == ISC_J_STRING;
+	case VK_ID_OR_NULL:
+		return jt == ISC_J_INT || jt == ISC_J_STRING || jt == ISC_J_NULL;
+	default:
+		return false; /* containers */
 	}
 }
 
 const char *isc_isr_expect_text(enum isc_isf_vkind vk)
 {
 	static const char *const t[] = {
-		[VK_INT] = "an integer", [VK_UINT] = "a non-negative integer",
-		[VK_NUM] = "a number", [VK_NUM_NONNEG] = "a non-negative number",
-		[VK_UNIT_INTERVAL] = "a number in [0, 1]", [VK_STR] = "a string",
-		[VK_BOOL] = "a boolean", [VK_OBJ] = "an object",
-		[VK_INT3] = "an array of 3 integers", [VK_STRARR] = "an array of strings",
-		[VK_STR_OR_NULL] = "a string or null", [VK_ID] = "an integer or a string",
+		[VK_INT] = "an integer",
+		[VK_UINT] = "a non-negative integer",
+		[VK_NUM] = "a number",
+		[VK_NUM_NONNEG] = "a non-negative number",
+		[VK_UNIT_INTERVAL] = "a number in [0, 1]",
+		[VK_STR] = "a string",
+		[VK_BOOL] = "a boolean",
+		[VK_OBJ] = "an object",
+		[VK_INT3] = "an array of 3 integers",
+		[VK_STRARR] = "an array of strings",
+		[VK_STR_OR_NULL] = "a string or null",
+		[VK_ID] = "an integer or a string",
 		[VK_ID_OR_NULL] = "an integer, a string or null",
 	};
 	return t[vk];
@@ -96,7 +116,7 @@ const char *isc_isr_expect_text(enum isc_isf_vkind vk)
 static int bad_type(struct isc_isr *r, int key, int jt)
 {
 	return isc_isr_fail_ev(r, "%s: expected %s, got %s", isc_isf_key_path(key),
-		       isc_isr_expect_text(isc_isf_kind(key)), isc_jtype_name(jt));
+			       isc_isr_expect_text(isc_isf_kind(key)), isc_jtype_name(jt));
 }
 
 /* Enum words are short; longer text is cut and then matches no word. */
@@ -166,7 +186,7 @@ static int field_value(struct isc_isr *r, int fr, int jt, const char *s, size_t 
 	}
 	bool meta_key = k >= K_FIRST_META;
 	if ((fr == FR_EVENT && meta_key && !r->bare) || (fr == FR_META && !meta_key)) {
-		return 1;	/* a key of the other level: unknown here, skipped */
+		return 1; /* a key of the other level: unknown here, skipped */
 	}
 	if (!isc_isr_type_ok(isc_isf_kind(k), jt, s, n)) {
 		return r->bare ? 1 : bad_type(r, k, jt);
@@ -180,7 +200,7 @@ static int top_value(struct isc_isr *r, int jt, const char *s, size_t n)
 		r->seen_top[TK_VERSION] = true;
 		if (jt != ISC_J_STRING) {
 			return isc_isr_fail_at(r, "format_version: expected a string, got %s",
-				       isc_jtype_name(jt));
+					       isc_jtype_name(jt));
 		}
 		snprintf(r->version, sizeof(r->version), "%.*s", (int)n, s);
 		return 1;
@@ -197,9 +217,10 @@ static int top_value(struct isc_isr *r, int jt, const char *s, size_t n)
 
 static int scope_value(struct isc_isr *r, int jt)
 {
-	static const int want[] = { [SK_ID] = VK_ID, [SK_NAME] = VK_STR,
-				    [SK_PARENT] = VK_ID_OR_NULL, [SK_CHILDREN] = VK_OBJ,
-				    [SK_EVENT_INDEX] = VK_UINT, [SK_THREAD] = VK_INT };
+	static const int want[] = {
+		[SK_ID] = VK_ID,	[SK_NAME] = VK_STR,	    [SK_PARENT] = VK_ID_OR_NULL,
+		[SK_CHILDREN] = VK_OBJ, [SK_EVENT_INDEX] = VK_UINT, [SK_THREAD] = VK_INT
+	};
 	if (r->key < 0 || r->key > SK_THREAD) {
 		return 1;
 	}
@@ -207,11 +228,11 @@ static int scope_value(struct isc_isr *r, int jt)
 	bool ok = r->key == SK_EVENT_INDEX ? jt == ISC_J_INT
 					   : isc_isr_type_ok(want[r->key], jt, "0", 1);
 	if (!ok) {
-		return isc_isr_fail_at(r, "relationships.scopes[%llu].%s: expected %s, got %s",
-			       (unsigned long long)r->n_scopes - 1, isc_isr_scope_defs[r->key].key,
-			       r->key == SK_CHILDREN ? "an array"
-						     : isc_isr_expect_text(want[r->key]),
-			       isc_jtype_name(jt));
+		return isc_isr_fail_at(
+			r, "relationships.scopes[%llu].%s: expected %s, got %s",
+			(unsigned long long)r->n_scopes - 1, isc_isr_scope_defs[r->key].key,
+			r->key == SK_CHILDREN ? "an array" : isc_isr_expect_text(want[r->key]),
+			isc_jtype_name(jt));
 	}
 	return 1;
 }
@@ -222,7 +243,7 @@ static int on_value(struct isc_isr *r, int jt, const char *s, size_t n, bool b)
 	switch (isc_isr_cur(r)) {
 	case -1:
 		return isc_isr_fail_at(r, "expected an object at the top level, got %s",
-			       isc_jtype_name(jt));
+				       isc_jtype_name(jt));
 	case FR_TOP:
 		return top_value(r, jt, s, n);
 	case FR_EVENT:
@@ -253,26 +274,28 @@ static int on_value(struct isc_isr *r, int jt, const char *s, size_t n, bool b)
 	case FR_EVENTS:
 		r->ev.offset = isc_jsax_offset(&r->js);
 		r->ev.index = r->n_events++;
-		return r->bare ? 1 : isc_isr_fail_ev(r, "expected an object, got %s",
-						     isc_jtype_name(jt));
+		return r->bare ? 1
+			       : isc_isr_fail_ev(r, "expected an object, got %s",
+						 isc_jtype_name(jt));
 	case FR_SCOPES:
 		return isc_isr_fail_at(r, "relationships.scopes[%llu]: expected an object, got %s",
-			       (unsigned long long)r->n_scopes++, isc_jtype_name(jt));
+				       (unsigned long long)r->n_scopes++, isc_jtype_name(jt));
 	case FR_SCOPE:
 		return scope_value(r, jt);
 	case FR_IDARR:
 		if (jt != ISC_J_INT && jt != ISC_J_STRING) {
-			return isc_isr_fail_at(r, "relationships.scopes[%llu].child_ids: "
+			return isc_isr_fail_at(r,
+					       "relationships.scopes[%llu].child_ids: "
 					       "expected integers "
-				       "or strings, got %s", (unsigned long long)r->n_scopes - 1,
-				       isc_jtype_name(jt));
+					       "or strings, got %s",
+					       (unsigned long long)r->n_scopes - 1,
+					       isc_jtype_name(jt));
 		}
 		return 1;
 	default:
 		return 1;
 	}
 }
-
 
 static int cb_null(void *c)
 {

@@ -12,8 +12,20 @@
 #include "keymap.h"
 #include "reader.h"
 
-enum frame { FR_TOP, FR_EVENTS, FR_EVENT, FR_META, FR_DIM, FR_STRARR, FR_DOM, FR_REL,
-	     FR_SCOPES, FR_SCOPE, FR_IDARR, FR_SKIP };
+enum frame {
+	FR_TOP,
+	FR_EVENTS,
+	FR_EVENT,
+	FR_META,
+	FR_DIM,
+	FR_STRARR,
+	FR_DOM,
+	FR_REL,
+	FR_SCOPES,
+	FR_SCOPE,
+	FR_IDARR,
+	FR_SKIP
+};
 
 enum top_key { TK_VERSION, TK_META, TK_SYSINFO, TK_EVENTS, TK_REL };
 enum scope_key { SK_ID, SK_NAME, SK_PARENT, SK_CHILDREN, SK_EVENT_INDEX, SK_THREAD, SK_SCOPES };
@@ -37,7 +49,7 @@ struct isc_isr {
 	bool bare;
 	uint8_t frame[MAX_FRAMES];
 	int depth;
-	int deep;		/* containers opened past MAX_FRAMES (always skipped) */
+	int deep; /* containers opened past MAX_FRAMES (always skipped) */
 	int key;
 	struct isc_keymap top_keys, ev_keys, scope_keys;
 	struct isc_isf_event ev;

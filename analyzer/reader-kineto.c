@@ -23,22 +23,52 @@
 enum kframe { KF_TOP, KF_EVENTS, KF_EVENT, KF_ARGS, KF_BLOCK, KF_DEVS, KF_DEV, KF_SKIP };
 
 enum kkey {
-	KK_TRACE_EVENTS, KK_DEVICE_PROPS,	/* top level */
-	KK_PH, KK_CAT, KK_NAME, KK_PID, KK_TID, KK_TS, KK_DUR, KK_ARGS,	/* event */
-	KK_CORRELATION, KK_STREAM, KK_DEVICE, KK_BYTES, KK_OCCUPANCY, KK_BLOCK, KK_ARG_NAME,
-	KK_NUM_SMS, KK_THREADS_PER_SM, KK_REGS_PER_SM, KK_SHMEM_PER_SM, KK_WARP,	/* device */
+	KK_TRACE_EVENTS,
+	KK_DEVICE_PROPS, /* top level */
+	KK_PH,
+	KK_CAT,
+	KK_NAME,
+	KK_PID,
+	KK_TID,
+	KK_TS,
+	KK_DUR,
+	KK_ARGS, /* event */
+	KK_CORRELATION,
+	KK_STREAM,
+	KK_DEVICE,
+	KK_BYTES,
+	KK_OCCUPANCY,
+	KK_BLOCK,
+	KK_ARG_NAME,
+	KK_NUM_SMS,
+	KK_THREADS_PER_SM,
+	KK_REGS_PER_SM,
+	KK_SHMEM_PER_SM,
+	KK_WARP, /* device */
 };
 
 static const struct isc_keydef kdefs[] = {
-	{ "traceEvents", KK_TRACE_EVENTS }, { "deviceProperties", KK_DEVICE_PROPS },
-	{ "ph", KK_PH }, { "cat", KK_CAT }, { "name", KK_NAME }, { "pid", KK_PID },
-	{ "tid", KK_TID }, { "ts", KK_TS }, { "dur", KK_DUR }, { "args", KK_ARGS },
-	{ "correlation", KK_CORRELATION }, { "stream", KK_STREAM }, { "device", KK_DEVICE },
-	{ "bytes", KK_BYTES }, { "est. achieved occupancy %", KK_OCCUPANCY },
-	{ "block", KK_BLOCK }, { "numSms", KK_NUM_SMS },
+	{ "traceEvents", KK_TRACE_EVENTS },
+	{ "deviceProperties", KK_DEVICE_PROPS },
+	{ "ph", KK_PH },
+	{ "cat", KK_CAT },
+	{ "name", KK_NAME },
+	{ "pid", KK_PID },
+	{ "tid", KK_TID },
+	{ "ts", KK_TS },
+	{ "dur", KK_DUR },
+	{ "args", KK_ARGS },
+	{ "correlation", KK_CORRELATION },
+	{ "stream", KK_STREAM },
+	{ "device", KK_DEVICE },
+	{ "bytes", KK_BYTES },
+	{ "est. achieved occupancy %", KK_OCCUPANCY },
+	{ "block", KK_BLOCK },
+	{ "numSms", KK_NUM_SMS },
 	{ "maxThreadsPerMultiprocessor", KK_THREADS_PER_SM },
 	{ "regsPerMultiprocessor", KK_REGS_PER_SM },
-	{ "sharedMemPerMultiprocessor", KK_SHMEM_PER_SM }, { "warpSize", KK_WARP },
+	{ "sharedMemPerMultiprocessor", KK_SHMEM_PER_SM },
+	{ "warpSize", KK_WARP },
 };
 
 #define MAX_FRAMES 64
@@ -108,18 +138,32 @@ static void event_value(struct krd *r, int jt, const char *s, size_t n)
 		i = isc_d2i(isc_num_double(s, n));
 	}
 	switch (r->key) {
-	case KK_PH: snprintf(e->ph, sizeof(e->ph), "%.*s", (int)n, s); break;
-	case KK_CAT: snprintf(e->cat, sizeof(e->cat), "%.*s", (int)n, s); break;
+	case KK_PH:
+		snprintf(e->ph, sizeof(e->ph), "%.*s", (int)n, s);
+		break;
+	case KK_CAT:
+		snprintf(e->cat, sizeof(e->cat), "%.*s", (int)n, s);
+		break;
 	case KK_NAME:
 		if (jt == ISC_J_STRING) {
 			e->name = isc_trace_intern(r->rc->t, s, n);
 		}
 		break;
-	case KK_PID: e->pid = i; e->pid_is_num = num; break;
-	case KK_TID: e->tid = i; break;
-	case KK_TS: e->has_ts = num && isc_num_us_to_ns(s, n, &e->ts); break;
-	case KK_DUR: e->has_dur = num && isc_num_us_to_ns(s, n, &e->dur); break;
-	default: break;
+	case KK_PID:
+		e->pid = i;
+		e->pid_is_num = num;
+		break;
+	case KK_TID:
+		e->tid = i;
+		break;
+	case KK_TS:
+		e->has_ts = num && isc_num_us_to_ns(s, n, &e->ts);
+		break;
+	case KK_DUR:
+		e->has_dur = num && isc_num_us_to_ns(s, n, &e->dur);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -129,10 +173,20 @@ static void args_value(struct krd *r, int jt, const char *s, size_t n)
 	int64_t i = 0;
 	bool is_int = jt == ISC_J_INT && isc_num_int(s, n, &i);
 	switch (r->key) {
-	case KK_CORRELATION: e->corr = i; e->has_corr = is_int; break;
-	case KK_STREAM: e->stream = i; e->has_stream = is_int; break;
-	case KK_DEVICE: e->device = i; break;
-	case KK_BYTES: e->bytes = i; break;
+	case KK_CORRELATION:
+		e->corr = i;
+		e->has_corr = is_int;
+		break;
+	case KK_STREAM:
+		e->stream = i;
+		e->has_stream = is_int;
+		break;
+	case KK_DEVICE:
+		e->device = i;
+		break;
+	case KK_BYTES:
+		e->bytes = i;
+		break;
 	case KK_OCCUPANCY:
 		if (jt == ISC_J_INT || jt == ISC_J_DOUBLE) {
 			e->occ = isc_num_double(s, n) / 100.0;
@@ -164,12 +218,23 @@ static void device_value(struct krd *r, int jt, const char *s, size_t n)
 	}
 	d->present = true;
 	switch (r->key) {
-	case KK_NUM_SMS: d->sm_count = (int)i; break;
-	case KK_THREADS_PER_SM: d->max_threads_per_sm = (int)i; break;
-	case KK_REGS_PER_SM: d->max_registers_per_sm = (int)i; break;
-	case KK_SHMEM_PER_SM: d->max_shared_memory_per_sm = (int)i; break;
-	case KK_WARP: d->warp_size = (int)i; break;
-	default: break;
+	case KK_NUM_SMS:
+		d->sm_count = (int)i;
+		break;
+	case KK_THREADS_PER_SM:
+		d->max_threads_per_sm = (int)i;
+		break;
+	case KK_REGS_PER_SM:
+		d->max_registers_per_sm = (int)i;
+		break;
+	case KK_SHMEM_PER_SM:
+		d->max_shared_memory_per_sm = (int)i;
+		break;
+	case KK_WARP:
+		d->warp_size = (int)i;
+		break;
+	default:
+		break;
 	}
 }
 
@@ -231,10 +296,13 @@ static int memcpy_type(const char *name)
 /* Model type of a complete event by category, -1 for categories not modelled. */
 static int type_of(const struct kev *e, const char *name)
 {
-	static const struct { const char *cat; int type; } cats[] = {
-		{ "kernel", ISC_T_KERNEL }, { "gpu_memset", ISC_T_MEMSET },
-		{ "cuda_sync", ISC_T_GPU_SYNC }, { "cuda_runtime", ISC_T_CUDA_API },
-		{ "cuda_driver", ISC_T_CUDA_API }, { "cpu_op", ISC_T_CPU_OP },
+	static const struct {
+		const char *cat;
+		int type;
+	} cats[] = {
+		{ "kernel", ISC_T_KERNEL },	    { "gpu_memset", ISC_T_MEMSET },
+		{ "cuda_sync", ISC_T_GPU_SYNC },    { "cuda_runtime", ISC_T_CUDA_API },
+		{ "cuda_driver", ISC_T_CUDA_API },  { "cpu_op", ISC_T_CPU_OP },
 		{ "user_annotation", ISC_T_SCOPE },
 	};
 	if (strcmp(e->cat, "gpu_memcpy") == 0) {
@@ -254,7 +322,7 @@ static void gpu_event(const struct kev *e, const char *name, struct isc_ev *ev)
 	ev->stream = e->has_stream ? (int32_t)e->stream : 0;
 	ev->device = (int16_t)e->device;
 	ev->v.bytes = e->bytes > 0 ? (uint64_t)e->bytes : 0;
-	ev->thread = UINT32_MAX;	/* the launching thread, found through the correlation */
+	ev->thread = UINT32_MAX; /* the launching thread, found through the correlation */
 	ev->flags |= has(name, "Pageable") ? ISC_F_PAGEABLE : 0;
 	ev->flags |= has(name, "Pinned") ? ISC_F_PINNED : 0;
 	if (e->has_occ) {

@@ -64,9 +64,9 @@ static int convert(struct isc_read_ctx *rc, int *json_fd)
 		r = -errno;
 	}
 	if (r < 0) {
-		isc_diag_set(rc->diag, "%s: byte 0: spill file could not be converted: %s",
-			     rc->label, r == -EINVAL ? "not a spill file of this layout version"
-						     : strerror(-r));
+		isc_diag_set(
+			rc->diag, "%s: byte 0: spill file could not be converted: %s", rc->label,
+			r == -EINVAL ? "not a spill file of this layout version" : strerror(-r));
 		if (out >= 0) {
 			close(out);
 		}

@@ -64,12 +64,13 @@ static int no_reader(const struct isc_source *src, const char *label, struct isc
 	if (first == SIZE_MAX) {
 		isc_diag_set(d, "%s: byte 0: empty input (no JSON value)", label);
 	} else if (src->head[first] != '{' && src->head[first] != '[') {
-		isc_diag_set(d, "%s: byte %zu: not JSON: expected '{' but found byte 0x%02x",
-			     label, first, src->head[first]);
+		isc_diag_set(d, "%s: byte %zu: not JSON: expected '{' but found byte 0x%02x", label,
+			     first, src->head[first]);
 	} else {
-		isc_diag_set(d, "%s: byte %zu: not a trace: no \"format_version\", \"traceEvents\" "
-			     "or \"events\" key in the first %zu bytes", label, first,
-			     src->head_len);
+		isc_diag_set(d,
+			     "%s: byte %zu: not a trace: no \"format_version\", \"traceEvents\" "
+			     "or \"events\" key in the first %zu bytes",
+			     label, first, src->head_len);
 	}
 	return -EINVAL;
 }
@@ -103,7 +104,11 @@ static int read_source(struct isc_trace *t, const char *label, struct isc_source
 	}
 	t->inputs[input].format = r->name;
 	struct isc_read_ctx rc = {
-		.t = t, .input = (uint16_t)input, .src = src, .label = label, .diag = d,
+		.t = t,
+		.input = (uint16_t)input,
+		.src = src,
+		.label = label,
+		.diag = d,
 		.validate = validate,
 	};
 	return r->read(&rc);

@@ -16,15 +16,15 @@
 #include "source.h"
 
 struct isc_read_opts {
-	const char *format;	/* reader name, NULL to detect */
-	bool validate;		/* accept only the InferScope format (--validate) */
+	const char *format; /* reader name, NULL to detect */
+	bool validate;	    /* accept only the InferScope format (--validate) */
 };
 
 struct isc_read_ctx {
 	struct isc_trace *t;
 	uint16_t input;
 	struct isc_source *src;
-	const char *label;	/* the path as given, for messages */
+	const char *label; /* the path as given, for messages */
 	struct isc_diag *diag;
 	bool validate;
 };

@@ -13,9 +13,8 @@
 #include "report.h"
 
 static const char *const group_title[ISC_SG__COUNT] = {
-	[ISC_SG_KERNEL] = "kernel", [ISC_SG_GPU_COPY] = "GPU copy",
-	[ISC_SG_CUDA_API] = "CUDA API", [ISC_SG_SCOPE] = "scope",
-	[ISC_SG_CPU_OP] = "operator", [ISC_SG_SYSCALL] = "syscall",
+	[ISC_SG_KERNEL] = "kernel", [ISC_SG_GPU_COPY] = "GPU copy", [ISC_SG_CUDA_API] = "CUDA API",
+	[ISC_SG_SCOPE] = "scope",   [ISC_SG_CPU_OP] = "operator",   [ISC_SG_SYSCALL] = "syscall",
 };
 
 static void heading(FILE *f, const struct isc_gate_result *g, bool standalone)
@@ -92,12 +91,17 @@ static void diff(FILE *f, const struct isc_diff *d, int top)
 {
 	fprintf(f, "### Op diff against the baseline\n\n");
 	for (int c = 0; c < ISC_DIFF__COUNT; c++) {
-		fprintf(f, "%s%zu %s", c == 0 ? "" : c == ISC_DIFF__COUNT - 1 ? " and " : ", ",
+		fprintf(f, "%s%zu %s",
+			c == 0			   ? ""
+			: c == ISC_DIFF__COUNT - 1 ? " and "
+						   : ", ",
 			d->by_change[c], isc_diff_change_name(c));
 	}
-	fprintf(f, " kernels, copies, CUDA API calls, scopes and operators (increased or "
+	fprintf(f,
+		" kernels, copies, CUDA API calls, scopes and operators (increased or "
 		"decreased: the total time moved by more than %g %% and 0.1 %% of the window, "
-		"else the count changed).\n\n", d->threshold_pct);
+		"else the count changed).\n\n",
+		d->threshold_pct);
 	if (d->n == d->by_change[ISC_DIFF_UNCHANGED]) {
 		return;
 	}

@@ -28,9 +28,10 @@ static const char script[] =
 static void verdict(FILE *f, const struct isc_analysis *a)
 {
 	const struct isc_verdict *v = &a->verdict;
-	fprintf(f, "<h2>Verdict</h2>\n<p class=\"verdict\" id=\"verdict\">%s</p>\n<p>Confidence "
-		"%.2f, primary cause <code>%s</code>.</p>\n<ul>\n", isc_bound_name(v->type),
-		v->confidence, v->cause);
+	fprintf(f,
+		"<h2>Verdict</h2>\n<p class=\"verdict\" id=\"verdict\">%s</p>\n<p>Confidence "
+		"%.2f, primary cause <code>%s</code>.</p>\n<ul>\n",
+		isc_bound_name(v->type), v->confidence, v->cause);
 	for (int i = 0; i < v->n_evidence; i++) {
 		fprintf(f, "<li>");
 		isc_html_text(f, v->evidence[i]);
@@ -67,8 +68,10 @@ static void stats(FILE *f, const struct isc_trace *t, const struct isc_stat_tabl
 	if (tab->n == 0) {
 		return;
 	}
-	fprintf(f, "<h3>%s</h3>\n<table><tr><th>name</th><th>count</th><th>total</th><th>mean"
-		"</th><th>p50</th><th>p99</th><th>max</th></tr>\n", title);
+	fprintf(f,
+		"<h3>%s</h3>\n<table><tr><th>name</th><th>count</th><th>total</th><th>mean"
+		"</th><th>p50</th><th>p99</th><th>max</th></tr>\n",
+		title);
 	for (size_t i = 0; i < tab->n && (int)i < top; i++) {
 		const struct isc_stat *s = &tab->rows[i];
 		/* Kernel names run to hundreds of characters: shortened, whole in the title. */
@@ -82,10 +85,11 @@ static void stats(FILE *f, const struct isc_trace *t, const struct isc_stat_tabl
 		isc_html_text(f, name);
 		fprintf(f, "\">");
 		isc_html_text(f, shown);
-		fprintf(f, "</td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td class=\"n\">%s"
+		fprintf(f,
+			"</td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td class=\"n\">%s"
 			"</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-			"</tr>\n", (unsigned long long)s->count,
-			isc_fmt_dur(b[0], (double)s->total),
+			"</tr>\n",
+			(unsigned long long)s->count, isc_fmt_dur(b[0], (double)s->total),
 			isc_fmt_dur(b[1], s->mean), isc_fmt_dur(b[2], s->pct[3]),
 			isc_fmt_dur(b[3], s->pct[7]), isc_fmt_dur(b[4], (double)s->max));
 	}
@@ -105,23 +109,27 @@ static void inputs(FILE *f, const struct isc_trace *t, const struct isc_analysis
 			(unsigned long long)t->inputs[i].events,
 			(unsigned long long)t->inputs[i].dropped_total);
 	}
-	fprintf(f, "<tr><th>window</th><td>%s (", isc_fmt_dur(b1, (double)(a->window.end -
-								     a->window.start)));
+	fprintf(f, "<tr><th>window</th><td>%s (",
+		isc_fmt_dur(b1, (double)(a->window.end - a->window.start)));
 	isc_html_text(f, a->window.how);
-	fprintf(f, ")</td></tr>\n<tr><th>analyzer</th><td>inferscope-analyze %s</td></tr>\n"
-		"</table>\n", o->version);
+	fprintf(f,
+		")</td></tr>\n<tr><th>analyzer</th><td>inferscope-analyze %s</td></tr>\n"
+		"</table>\n",
+		o->version);
 }
 
 int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		    const struct isc_report_opts *o)
 {
 	static const char *const titles[ISC_SG__COUNT] = {
-		"Kernels", "GPU copies and memsets", "CUDA API", "Scopes", "Framework operators",
-		"Syscalls",
+		"Kernels", "GPU copies and memsets", "CUDA API",
+		"Scopes",  "Framework operators",    "Syscalls",
 	};
-	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	fprintf(f,
+		"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		"<title>InferScope report</title>\n<style>%s</style>\n</head>\n<body>\n"
-		"<h1>InferScope report</h1>\n", style);
+		"<h1>InferScope report</h1>\n",
+		style);
 	inputs(f, t, a, o);
 	verdict(f, a);
 	fprintf(f, "<h2>Timeline breakdown</h2>\n");

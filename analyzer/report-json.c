@@ -174,7 +174,7 @@ static void hta(struct isc_json *j, const struct isc_analysis *a)
 static void stat_rows(struct isc_json *j, const struct isc_trace *t,
 		      const struct isc_stat_table *tab)
 {
-	static const char *const pct[ISC_PCTS] = { "p5_us", "p10_us", "p25_us", "p50_us",
+	static const char *const pct[ISC_PCTS] = { "p5_us",  "p10_us", "p25_us", "p50_us",
 						   "p75_us", "p90_us", "p95_us", "p99_us" };
 	isc_json_begin_array(j);
 	for (size_t i = 0; i < tab->n; i++) {
@@ -206,8 +206,9 @@ static void stat_rows(struct isc_json *j, const struct isc_trace *t,
 
 static void statistics(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a)
 {
-	static const double edges[ISC_HIST - 1] = { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3,
-						     5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6 };
+	static const double edges[ISC_HIST - 1] = { 1,	 2,   5,   10,	20,  50,  100,
+						    200, 500, 1e3, 2e3, 5e3, 1e4, 2e4,
+						    5e4, 1e5, 2e5, 5e5, 1e6 };
 	isc_json_key(j, "statistics");
 	isc_json_begin_object(j);
 	isc_json_key(j, "histogram_upper_edges_us");

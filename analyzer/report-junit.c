@@ -48,13 +48,28 @@ static void xml(FILE *f, const char *text)
 			continue;
 		}
 		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		case '\t': case '\n': fputc(*s, f); break;
-		default: fputc(*s < 0x20 ? '?' : *s, f); break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&apos;", f);
+			break;
+		case '\t':
+		case '\n':
+			fputc(*s, f);
+			break;
+		default:
+			fputc(*s < 0x20 ? '?' : *s, f);
+			break;
 		}
 		s++;
 	}
@@ -116,11 +131,12 @@ int isc_report_junit(FILE *f, const struct isc_trace *t, const struct isc_analys
 	if (g == NULL) {
 		return -EINVAL;
 	}
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<testsuites name=\"inferscope\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n"
 		"  <testsuite name=\"inferscope gate\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
-		"skipped=\"0\" time=\"0\">\n    <properties>\n", g->n, g->n_failed, g->n,
-		g->n_failed);
+		"skipped=\"0\" time=\"0\">\n    <properties>\n",
+		g->n, g->n_failed, g->n, g->n_failed);
 	property(f, "trace", g->cur->label);
 	property(f, "bottleneck", g->cur->bottleneck);
 	if (g->base != NULL) {

@@ -36,8 +36,8 @@ static void header(FILE *f, const struct isc_trace *t, const struct isc_analysis
 		fprintf(f, " (%s %s, pid %lld, %llu events) |\n", in->format, in->format_version,
 			(long long)in->pid, (unsigned long long)in->events);
 	}
-	fprintf(f, "| window | %s (%s) |\n", isc_fmt_dur(b1, (double)(a->window.end -
-			a->window.start)), a->window.how);
+	fprintf(f, "| window | %s (%s) |\n",
+		isc_fmt_dur(b1, (double)(a->window.end - a->window.start)), a->window.how);
 	fprintf(f, "| analyzer | inferscope-analyze %s |\n\n", o->version);
 }
 
@@ -56,14 +56,14 @@ static void breakdown(FILE *f, const struct isc_trace *t, const struct isc_analy
 {
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
 	fprintf(f, "## Timeline breakdown\n\n| category | time | share | examples |\n"
-		"|---|---:|---:|---|\n");
+		   "|---|---:|---:|---|\n");
 	int64_t total = 0;
 	for (int k = 0; k < ISC_CAT__COUNT; k++) {
 		enum isc_category c = isc_report_cat_order[k];
 		total += a->cat_ns[c];
 		fprintf(f, "| %s | %s | %s | ", isc_category_name(c),
-			isc_fmt_dur(b1, (double)a->cat_ns[c]), isc_fmt_pct(b2, isc_share(a,
-			a->cat_ns[c])));
+			isc_fmt_dur(b1, (double)a->cat_ns[c]),
+			isc_fmt_pct(b2, isc_share(a, a->cat_ns[c])));
 		for (int e = 0; e < ISC_EXAMPLES && a->examples[c][e].ns > 0; e++) {
 			fprintf(f, "%s", e ? ", " : "");
 			isc_md_cell(f, isc_trace_str(t, a->examples[c][e].name));
@@ -102,7 +102,7 @@ static void gpu(FILE *f, const struct isc_analysis *a)
 		return;
 	}
 	fprintf(f, "## GPU (HTA definitions)\n\n| device | span | idle | compute | non-compute |\n"
-		"|---:|---:|---:|---:|---:|\n");
+		   "|---:|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < a->n_hta; i++) {
 		const struct isc_hta_temporal *h = &a->hta[i];
 		double span = h->span > 0 ? (double)h->span : 1;
@@ -111,22 +111,24 @@ static void gpu(FILE *f, const struct isc_analysis *a)
 			100.0 * (double)h->compute / span, 100.0 * (double)h->non_compute / span);
 	}
 	fprintf(f, "\n| device | stream | operations | host wait | kernel wait | other |\n"
-		"|---:|---:|---:|---:|---:|---:|\n");
+		   "|---:|---:|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < a->n_streams; i++) {
 		const struct isc_stream_idle *s = &a->streams[i];
 		fprintf(f, "| %d | %d | %llu | %s | %s | %s |\n", s->device, s->stream,
 			(unsigned long long)s->ops, isc_fmt_dur(b[0], (double)s->host_wait),
-			isc_fmt_dur(b[1], (double)s->kernel_wait), isc_fmt_dur(b[2],
-			(double)s->other));
+			isc_fmt_dur(b[1], (double)s->kernel_wait),
+			isc_fmt_dur(b[2], (double)s->other));
 	}
 	const struct isc_launch_stats *l = &a->launch;
-	fprintf(f, "\nKernel launches: %llu correlated, %llu short kernels, %llu launch calls "
+	fprintf(f,
+		"\nKernel launches: %llu correlated, %llu short kernels, %llu launch calls "
 		"over %g us, %llu launch delays over %g us; medians: launch call %s, GPU time %s, "
-		"launch delay %s.\n\n", (unsigned long long)l->pairs,
-		(unsigned long long)l->short_kernels, (unsigned long long)l->slow_launches,
-		isc_thr(&a->th, ISC_THR_LAUNCH_RUNTIME_US), (unsigned long long)l->delay_outliers,
-		isc_thr(&a->th, ISC_THR_LAUNCH_DELAY_US), isc_fmt_dur(b[0], l->median_launch_ns),
-		isc_fmt_dur(b[1], l->median_gpu_ns), isc_fmt_dur(b[2], l->median_delay_ns));
+		"launch delay %s.\n\n",
+		(unsigned long long)l->pairs, (unsigned long long)l->short_kernels,
+		(unsigned long long)l->slow_launches, isc_thr(&a->th, ISC_THR_LAUNCH_RUNTIME_US),
+		(unsigned long long)l->delay_outliers, isc_thr(&a->th, ISC_THR_LAUNCH_DELAY_US),
+		isc_fmt_dur(b[0], l->median_launch_ns), isc_fmt_dur(b[1], l->median_gpu_ns),
+		isc_fmt_dur(b[2], l->median_delay_ns));
 }
 
 static void stat_table(FILE *f, const struct isc_trace *t, const struct isc_stat_table *tab,
@@ -136,7 +138,8 @@ static void stat_table(FILE *f, const struct isc_trace *t, const struct isc_stat
 	if (tab->n == 0) {
 		return;
 	}
-	fprintf(f, "### %s (%zu names, %llu events)\n\n| name | count | total | mean | CV | min "
+	fprintf(f,
+		"### %s (%zu names, %llu events)\n\n| name | count | total | mean | CV | min "
 		"| p50 | p95 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
 		title, tab->n, (unsigned long long)tab->events);
 	for (size_t i = 0; i < tab->n && (int)i < top; i++) {
@@ -157,7 +160,8 @@ static void stat_table(FILE *f, const struct isc_trace *t, const struct isc_stat
 
 static void quality(FILE *f, const struct isc_trace *t, const struct isc_analysis *a)
 {
-	fprintf(f, "## Data quality\n\n- events: %llu read, %llu of unknown types skipped\n"
+	fprintf(f,
+		"## Data quality\n\n- events: %llu read, %llu of unknown types skipped\n"
 		"- dropped events: %llu (CUPTI records dropped: %llu)\n",
 		(unsigned long long)a->events_total, (unsigned long long)a->skipped,
 		(unsigned long long)a->dropped, (unsigned long long)a->cupti_dropped);
@@ -180,8 +184,8 @@ int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis 
 		  const struct isc_report_opts *o)
 {
 	static const char *const titles[ISC_SG__COUNT] = {
-		"Kernels", "GPU copies and memsets", "CUDA API", "Scopes", "Framework operators",
-		"Syscalls",
+		"Kernels", "GPU copies and memsets", "CUDA API",
+		"Scopes",  "Framework operators",    "Syscalls",
 	};
 	header(f, t, a, o);
 	if (o->gate != NULL) {

@@ -7,17 +7,21 @@ static const struct isc_writer md = { "md", "markdown report (default)", isc_rep
 static const struct isc_writer json = { "json", "analysis result as JSON", isc_report_json };
 static const struct isc_writer html = { "html", "self-contained HTML report with inline SVG",
 					isc_report_html };
-static const struct isc_writer chrome = { "chrome", "Chrome/Kineto trace JSON for Perfetto "
-					  "and HTA", isc_export_chrome };
+static const struct isc_writer chrome = { "chrome",
+					  "Chrome/Kineto trace JSON for Perfetto "
+					  "and HTA",
+					  isc_export_chrome };
 
-static const struct isc_writer gate_md = { "gate-md", "the gate alone in markdown, for a "
+static const struct isc_writer gate_md = { "gate-md",
+					   "the gate alone in markdown, for a "
 					   "pull-request comment (with --check/--baseline)",
 					   isc_report_gate_md };
-static const struct isc_writer junit = { "junit", "the gate as JUnit XML (with --check/"
-					 "--baseline)", isc_report_junit };
+static const struct isc_writer junit = { "junit",
+					 "the gate as JUnit XML (with --check/"
+					 "--baseline)",
+					 isc_report_junit };
 
-static const struct isc_writer *const writers[] = { &md, &json, &html, &chrome, &gate_md,
-						    &junit };
+static const struct isc_writer *const writers[] = { &md, &json, &html, &chrome, &gate_md, &junit };
 
 const enum isc_category isc_report_cat_order[ISC_CAT__COUNT] = {
 	ISC_CAT_CPU, ISC_CAT_H2D, ISC_CAT_GPU, ISC_CAT_D2H, ISC_CAT_IDLE, ISC_CAT_FRAMEWORK,

@@ -14,9 +14,9 @@
 struct isc_gate_result;
 
 struct isc_report_opts {
-	int top;		/* rows per statistics table */
-	const char *version;	/* analyzer version written into the output */
-	const struct isc_gate_result *gate;	/* NULL when no gate ran */
+	int top;			    /* rows per statistics table */
+	const char *version;		    /* analyzer version written into the output */
+	const struct isc_gate_result *gate; /* NULL when no gate ran */
 };
 
 struct isc_writer {

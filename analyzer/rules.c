@@ -8,8 +8,8 @@
 #include <string.h>
 
 static const struct isc_rule *const families[] = {
-	isc_rules_copy, isc_rules_launch, isc_rules_sync, isc_rules_alloc,
-	isc_rules_gpu, isc_rules_host, isc_rules_pipeline, isc_rules_data,
+	isc_rules_copy, isc_rules_launch, isc_rules_sync,     isc_rules_alloc,
+	isc_rules_gpu,	isc_rules_host,	  isc_rules_pipeline, isc_rules_data,
 };
 
 void isc_rules_each(void (*fn)(const struct isc_rule *r, void *ctx), void *ctx)
@@ -54,18 +54,26 @@ static int list_of(const struct isc_ev *e)
 {
 	switch (e->type) {
 	case ISC_T_H2D:
-	case ISC_T_D2H: return ISC_RL_COPY;
-	case ISC_T_KERNEL: return ISC_RL_KERNEL;
-	case ISC_T_MEMORY: return e->sub == ISC_MK_ALLOC ? ISC_RL_HOST_ALLOC : -1;
+	case ISC_T_D2H:
+		return ISC_RL_COPY;
+	case ISC_T_KERNEL:
+		return ISC_RL_KERNEL;
+	case ISC_T_MEMORY:
+		return e->sub == ISC_MK_ALLOC ? ISC_RL_HOST_ALLOC : -1;
 	case ISC_T_CUDA_API:
 		switch (e->sub) {
-		case ISC_AC_MEMCPY: return ISC_RL_MEMCPY_API;
-		case ISC_AC_SYNC: return ISC_RL_SYNC_API;
+		case ISC_AC_MEMCPY:
+			return ISC_RL_MEMCPY_API;
+		case ISC_AC_SYNC:
+			return ISC_RL_SYNC_API;
 		case ISC_AC_MALLOC:
-		case ISC_AC_FREE: return ISC_RL_ALLOC_API;
-		default: return -1;
+		case ISC_AC_FREE:
+			return ISC_RL_ALLOC_API;
+		default:
+			return -1;
 		}
-	default: return -1;
+	default:
+		return -1;
 	}
 }
 
@@ -132,7 +140,7 @@ static void run_one(const struct isc_rule *r, void *p)
 	memset(&s, 0, sizeof(s));
 	int order = run->order++;
 	if (run->err != 0 || !r->eval(&run->ctx, &s) || s.n_evidence == 0) {
-		return;	/* every suggestion is backed by evidence, or it is not made */
+		return; /* every suggestion is backed by evidence, or it is not made */
 	}
 	double min = isc_thr(&run->a->th, ISC_THR_MIN_IMPROVEMENT_PCT);
 	if (!r->advisory && s.improvement_pct < min) {
@@ -141,8 +149,9 @@ static void run_one(const struct isc_rule *r, void *p)
 	s.rule_id = r->id;
 	s.table_order = order;
 	if (s.priority == NULL) {
-		s.priority = s.improvement_pct >= 10 ? "high" : s.improvement_pct >= 3 ? "medium"
-											: "low";
+		s.priority = s.improvement_pct >= 10  ? "high"
+			     : s.improvement_pct >= 3 ? "medium"
+						      : "low";
 	}
 	struct isc_suggestion *v = realloc(run->a->sugg, (run->a->n_sugg + 1) * sizeof(*v));
 	if (v == NULL) {
@@ -164,9 +173,10 @@ static int cmp_sugg(const void *x, const void *y)
 
 int isc_rules_run(const struct isc_trace *t, struct isc_analysis *a)
 {
-	struct run run = { .ctx = { .t = t, .a = a,
-				    .window_ns = (double)(a->window.end - a->window.start) },
-			   .a = a };
+	struct run run = {
+		.ctx = { .t = t, .a = a, .window_ns = (double)(a->window.end - a->window.start) },
+		.a = a
+	};
 	if (gather(&run.ctx) == 0) {
 		isc_rules_each(run_one, &run);
 	} else {

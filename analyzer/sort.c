@@ -31,7 +31,7 @@ static void pass(const uint64_t *ks, const uint32_t *is, uint64_t *kd, uint32_t 
 	}
 }
 
-#define KEY(i) (*(const int64_t *)((const char *)key + (size_t)(i) * stride))
+#define KEY(i) (*(const int64_t *)((const char *)key + (size_t)(i)*stride))
 
 int isc_sort_by_key(const int64_t *key, size_t stride, uint32_t *idx, size_t n)
 {

@@ -101,7 +101,7 @@ static int start(struct isc_source *s)
 		memcpy(s->raw, s->raw_magic, (size_t)r);
 		s->z.next_in = s->raw;
 		s->z.avail_in = (uInt)r;
-		s->raw_eof = false;	/* raw_read says when the input ends */
+		s->raw_eof = false; /* raw_read says when the input ends */
 	} else {
 		memcpy(s->head, s->raw_magic, (size_t)r);
 		s->head_len = (size_t)r;

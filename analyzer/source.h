@@ -17,18 +17,18 @@
 #define ISC_SOURCE_RAW 65536
 
 struct isc_source {
-	int fd;				/* -1 for a memory source */
+	int fd; /* -1 for a memory source */
 	const unsigned char *mem;
 	size_t mem_len, mem_pos;
 	bool gz, z_end, raw_eof;
 	z_stream z;
-	unsigned char *raw;		/* compressed input buffer (gz only) */
-	unsigned char *head;		/* first decompressed bytes */
+	unsigned char *raw;  /* compressed input buffer (gz only) */
+	unsigned char *head; /* first decompressed bytes */
 	size_t head_len, head_pos;
-	unsigned char raw_magic[16];	/* first raw bytes, for binary formats */
+	unsigned char raw_magic[16]; /* first raw bytes, for binary formats */
 	size_t raw_magic_len;
-	uint64_t delivered;		/* decompressed bytes handed out */
-	char err[200];			/* set when a read fails */
+	uint64_t delivered; /* decompressed bytes handed out */
+	char err[200];	    /* set when a read fails */
 };
 
 /* Returns 0, or a negative errno with s->err set. */

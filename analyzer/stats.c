@@ -22,17 +22,24 @@ static const double hist_edge_us[ISC_HIST - 1] = {
 static int group_of(unsigned type)
 {
 	switch (type) {
-	case ISC_T_KERNEL: return ISC_SG_KERNEL;
+	case ISC_T_KERNEL:
+		return ISC_SG_KERNEL;
 	case ISC_T_H2D:
 	case ISC_T_D2H:
 	case ISC_T_D2D:
 	case ISC_T_H2H:
-	case ISC_T_MEMSET: return ISC_SG_GPU_COPY;
-	case ISC_T_CUDA_API: return ISC_SG_CUDA_API;
-	case ISC_T_SCOPE: return ISC_SG_SCOPE;
-	case ISC_T_CPU_OP: return ISC_SG_CPU_OP;
-	case ISC_T_SYSCALL: return ISC_SG_SYSCALL;
-	default: return -1;
+	case ISC_T_MEMSET:
+		return ISC_SG_GPU_COPY;
+	case ISC_T_CUDA_API:
+		return ISC_SG_CUDA_API;
+	case ISC_T_SCOPE:
+		return ISC_SG_SCOPE;
+	case ISC_T_CPU_OP:
+		return ISC_SG_CPU_OP;
+	case ISC_T_SYSCALL:
+		return ISC_SG_SYSCALL;
+	default:
+		return -1;
 	}
 }
 

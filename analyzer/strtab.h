@@ -7,12 +7,12 @@
 #include <stdint.h>
 
 struct isc_strtab {
-	char *pool;		/* NUL-terminated strings back to back */
+	char *pool; /* NUL-terminated strings back to back */
 	size_t pool_len, pool_cap;
-	uint32_t *off;		/* id -> offset in pool */
-	uint32_t *len;		/* id -> length */
+	uint32_t *off; /* id -> offset in pool */
+	uint32_t *len; /* id -> length */
 	size_t n, cap;
-	uint32_t *slots;	/* open addressing: id + 1, 0 = empty */
+	uint32_t *slots; /* open addressing: id + 1, 0 = empty */
 	size_t mask;
 };
 

@@ -15,7 +15,7 @@
 #include "report.h"
 
 static const char *const cat_color[ISC_CAT__COUNT] = {
-	[ISC_CAT_CPU] = "#4e79a7", [ISC_CAT_H2D] = "#e15759", [ISC_CAT_GPU] = "#59a14f",
+	[ISC_CAT_CPU] = "#4e79a7", [ISC_CAT_H2D] = "#e15759",  [ISC_CAT_GPU] = "#59a14f",
 	[ISC_CAT_D2H] = "#b07aa1", [ISC_CAT_IDLE] = "#d7d7d7", [ISC_CAT_FRAMEWORK] = "#f28e2b",
 };
 
@@ -23,12 +23,23 @@ void isc_html_text(FILE *f, const char *s)
 {
 	for (; *s != '\0'; s++) {
 		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc(*s, f);
 		}
 	}
 }
@@ -36,23 +47,28 @@ void isc_html_text(FILE *f, const char *s)
 void isc_svg_breakdown(FILE *f, const struct isc_analysis *a)
 {
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	fprintf(f, "<svg id=\"breakdown\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"64\" role=\"img\">\n", ISC_SVG_WIDTH);
+	fprintf(f,
+		"<svg id=\"breakdown\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"64\" role=\"img\">\n",
+		ISC_SVG_WIDTH);
 	double x = 0;
 	for (int k = 0; k < ISC_CAT__COUNT; k++) {
 		enum isc_category c = isc_report_cat_order[k];
 		double w = isc_share(a, a->cat_ns[c]) * ISC_SVG_WIDTH;
 		if (w > 0) {
-			fprintf(f, "<rect class=\"seg\" data-category=\"%s\" x=\"%.2f\" y=\"0\" "
+			fprintf(f,
+				"<rect class=\"seg\" data-category=\"%s\" x=\"%.2f\" y=\"0\" "
 				"width=\"%.2f\" height=\"28\" fill=\"%s\"><title>%s %s (%s)</title>"
-				"</rect>\n", isc_category_name(c), x, w, cat_color[c],
-				isc_category_name(c), isc_fmt_dur(b1, (double)a->cat_ns[c]),
+				"</rect>\n",
+				isc_category_name(c), x, w, cat_color[c], isc_category_name(c),
+				isc_fmt_dur(b1, (double)a->cat_ns[c]),
 				isc_fmt_pct(b2, isc_share(a, a->cat_ns[c])));
 		}
 		x += w;
-		fprintf(f, "<rect x=\"%d\" y=\"40\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-			"<text x=\"%d\" y=\"51\" font-size=\"12\">%s %s</text>\n", k * 200,
-			cat_color[c], k * 200 + 16, isc_category_name(c),
+		fprintf(f,
+			"<rect x=\"%d\" y=\"40\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"51\" font-size=\"12\">%s %s</text>\n",
+			k * 200, cat_color[c], k * 200 + 16, isc_category_name(c),
 			isc_fmt_pct(b1, isc_share(a, a->cat_ns[c])));
 	}
 	fprintf(f, "</svg>\n");
@@ -112,18 +128,29 @@ static const char *color_of(const struct isc_ev *e, int *row)
 {
 	*row = ROW_SCOPE;
 	switch (e->type) {
-	case ISC_T_KERNEL: return cat_color[ISC_CAT_GPU];
-	case ISC_T_H2D: return cat_color[ISC_CAT_H2D];
-	case ISC_T_D2H: return cat_color[ISC_CAT_D2H];
+	case ISC_T_KERNEL:
+		return cat_color[ISC_CAT_GPU];
+	case ISC_T_H2D:
+		return cat_color[ISC_CAT_H2D];
+	case ISC_T_D2H:
+		return cat_color[ISC_CAT_D2H];
 	case ISC_T_D2D:
 	case ISC_T_H2H:
-	case ISC_T_MEMSET: return "#76b7b2";
-	case ISC_T_GPU_SYNC: return "#edc948";
+	case ISC_T_MEMSET:
+		return "#76b7b2";
+	case ISC_T_GPU_SYNC:
+		return "#edc948";
 	case ISC_T_SCOPE:
-	case ISC_T_CPU_OP: return cat_color[ISC_CAT_CPU];
-	case ISC_T_CUDA_API: *row = ROW_API; return cat_color[ISC_CAT_FRAMEWORK];
-	case ISC_T_SYSCALL: *row = ROW_WAIT; return "#9c755f";
-	default: return NULL;
+	case ISC_T_CPU_OP:
+		return cat_color[ISC_CAT_CPU];
+	case ISC_T_CUDA_API:
+		*row = ROW_API;
+		return cat_color[ISC_CAT_FRAMEWORK];
+	case ISC_T_SYSCALL:
+		*row = ROW_WAIT;
+		return "#9c755f";
+	default:
+		return NULL;
 	}
 }
 
@@ -134,8 +161,10 @@ static void flush(struct timeline *tl, size_t lane, int row)
 		return;
 	}
 	double w = r->x1 - r->x0 < 0.5 ? 0.5 : r->x1 - r->x0;
-	fprintf(tl->f, "<rect x=\"%.2f\" y=\"%zu\" width=\"%.2f\" height=\"6\" fill=\"%s\">"
-		"<title>", r->x0, 40 + lane * 24 + (size_t)row * 7, w, r->color);
+	fprintf(tl->f,
+		"<rect x=\"%.2f\" y=\"%zu\" width=\"%.2f\" height=\"6\" fill=\"%s\">"
+		"<title>",
+		r->x0, 40 + lane * 24 + (size_t)row * 7, w, r->color);
 	isc_html_text(tl->f, isc_trace_str(tl->t, r->name));
 	fprintf(tl->f, r->n > 1 ? " and %llu more</title></rect>\n" : "</title></rect>\n",
 		(unsigned long long)(r->n - 1));
@@ -162,8 +191,9 @@ static void draw(struct timeline *tl, const struct isc_ev *e)
 		return;
 	}
 	flush(tl, (size_t)lane, row);
-	*r = (struct run){ .x0 = x0, .x1 = x1, .n = 1, .name = e->name, .color = color,
-			   .open = true };
+	*r = (struct run){
+		.x0 = x0, .x1 = x1, .n = 1, .name = e->name, .color = color, .open = true
+	};
 }
 
 static void labels(struct timeline *tl)
@@ -202,8 +232,10 @@ int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analys
 			lane_of(&tl, &t->ev[i]);
 		}
 	}
-	fprintf(f, "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%zu\">\n<g class=\"events\">\n", ISC_SVG_WIDTH, 40 + tl.n * 24);
+	fprintf(f,
+		"<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%zu\">\n<g class=\"events\">\n",
+		ISC_SVG_WIDTH, 40 + tl.n * 24);
 	for (size_t i = 0; i < t->n && span > 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		if (e->ts + e->dur >= a->window.start && e->ts <= a->window.end) {
@@ -218,8 +250,8 @@ int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analys
 	fprintf(f, "</g>\n");
 	labels(&tl);
 	fprintf(f, "</svg>\n<p class=\"note\">%zu lanes, %llu marks%s</p>\n", tl.n,
-		(unsigned long long)tl.rects, tl.n >= ISC_SVG_MAX_LANES
-		? " (lanes beyond the first 48 are not drawn)" : "");
+		(unsigned long long)tl.rects,
+		tl.n >= ISC_SVG_MAX_LANES ? " (lanes beyond the first 48 are not drawn)" : "");
 	free(tl.lanes);
 	return 0;
 }

@@ -9,74 +9,100 @@
 
 static const struct isc_thr_def defs[ISC_THR__COUNT] = {
 	[ISC_THR_GPU_BOUND_SHARE] = { "verdict.gpu_bound_share", 0.60, 0, 1,
-		"gpu_compute share of the window at or above which the trace is gpu_bound" },
+				      "gpu_compute share of the window at or above which the trace "
+				      "is gpu_bound" },
 	[ISC_THR_CPU_BOUND_SHARE] = { "verdict.cpu_bound_share", 0.60, 0, 1,
-		"share of the window with neither kernels nor copies on the GPU at or above which "
-		"the trace is cpu_bound" },
+				      "share of the window with neither kernels nor copies on the "
+				      "GPU at or above which "
+				      "the trace is cpu_bound" },
 	[ISC_THR_CPU_CAUSE_SHARE] = { "verdict.cpu_cause_share", 0.40, 0, 1,
-		"and cpu_bound needs one host-side category (cpu_preprocessing, "
-		"framework_overhead or idle) of at least this share and of gpu_compute's" },
+				      "and cpu_bound needs one host-side category "
+				      "(cpu_preprocessing, "
+				      "framework_overhead or idle) of at least this share and of "
+				      "gpu_compute's" },
 	[ISC_THR_MEMORY_BOUND_SHARE] = { "verdict.memory_bound_share", 0.30, 0, 1,
-		"h2d_copy + d2h_copy share at or above which (and above gpu_compute) the trace is "
-		"memory_bound" },
+					 "h2d_copy + d2h_copy share at or above which (and above "
+					 "gpu_compute) the trace is "
+					 "memory_bound" },
 	[ISC_THR_OVERLAP_BUSY_SHARE] = { "verdict.overlap_busy_share", 0.60, 0, 1,
-		"when the GPU (kernels and copies) and the host (computing) are each busy for at "
-		"least this share of the window, the work is pipelined: balanced" },
+					 "when the GPU (kernels and copies) and the host "
+					 "(computing) are each busy for at "
+					 "least this share of the window, the work is pipelined: "
+					 "balanced" },
 	[ISC_THR_KERNEL_WAIT_US] = { "gpu.kernel_wait_us", 30, 0, 1e9,
-		"GPU gaps shorter than this are kernel wait (HTA's consecutive kernel delay)" },
+				     "GPU gaps shorter than this are kernel wait (HTA's "
+				     "consecutive kernel delay)" },
 	[ISC_THR_LAUNCH_RUNTIME_US] = { "launch.runtime_cutoff_us", 50, 0, 1e9,
-		"launch calls longer than this are slow (HTA runtime_cutoff)" },
+					"launch calls longer than this are slow (HTA "
+					"runtime_cutoff)" },
 	[ISC_THR_LAUNCH_DELAY_US] = { "launch.delay_cutoff_us", 100, 0, 1e9,
-		"launch delays longer than this are outliers (HTA launch_delay_cutoff)" },
+				      "launch delays longer than this are outliers (HTA "
+				      "launch_delay_cutoff)" },
 	[ISC_THR_CPU_BUSY_UTIL] = { "timeline.cpu_busy_utilisation", 0.5, 0, 1,
-		"between two CPU-time samples a thread above this utilisation computes, below it "
-		"waits" },
+				    "between two CPU-time samples a thread above this utilisation "
+				    "computes, below it "
+				    "waits" },
 	[ISC_THR_MIN_WINDOW_MS] = { "confidence.min_window_ms", 100, 0, 1e9,
-		"windows shorter than this lower the confidence" },
+				    "windows shorter than this lower the confidence" },
 	[ISC_THR_MIN_IMPROVEMENT_PCT] = { "rules.min_improvement_pct", 0.5, 0, 100,
-		"suggestions estimated below this improvement are not reported" },
+					  "suggestions estimated below this improvement are not "
+					  "reported" },
 	[ISC_THR_PINNED_SPEEDUP] = { "copy.pinned_speedup", 2.0, 1, 100,
-		"pinned/pageable bandwidth ratio assumed when the trace has no pinned copy to "
-		"measure" },
+				     "pinned/pageable bandwidth ratio assumed when the trace has "
+				     "no pinned copy to "
+				     "measure" },
 	[ISC_THR_COPY_MIN_SHARE] = { "copy.min_share", 0.02, 0, 1,
-		"copy rules look at copies that take at least this share of the window" },
+				     "copy rules look at copies that take at least this share of "
+				     "the window" },
 	[ISC_THR_OVERLAP_MAX] = { "copy.overlap_max", 0.10, 0, 1,
-		"copy.no-overlap fires when less than this fraction of copy time overlaps "
-		"kernels" },
+				  "copy.no-overlap fires when less than this fraction of copy time "
+				  "overlaps "
+				  "kernels" },
 	[ISC_THR_TINY_KERNEL_FRACTION] = { "launch.tiny_kernel_fraction", 0.5, 0, 1,
-		"launch.tiny-kernels fires when at least this fraction of launches are short "
-		"kernels (GPU time below the launch call's time)" },
+					   "launch.tiny-kernels fires when at least this fraction "
+					   "of launches are short "
+					   "kernels (GPU time below the launch call's time)" },
 	[ISC_THR_TINY_KERNEL_MIN_COUNT] = { "launch.tiny_kernel_min_count", 20, 0, 1e12,
-		"and there are at least this many of them" },
+					    "and there are at least this many of them" },
 	[ISC_THR_SYNC_PER_LAUNCH] = { "sync.per_launch", 0.5, 0, 1e6,
-		"sync.excessive fires at this many blocking synchronisations per launch" },
+				      "sync.excessive fires at this many blocking synchronisations "
+				      "per launch" },
 	[ISC_THR_SYNC_MIN_COUNT] = { "sync.min_count", 10, 0, 1e12,
-		"and at least this many synchronisations" },
+				     "and at least this many synchronisations" },
 	[ISC_THR_WARMUP_FRACTION] = { "alloc.warmup_fraction", 0.10, 0, 1,
-		"the first part of the window that is warm-up for the allocation rules" },
+				      "the first part of the window that is warm-up for the "
+				      "allocation rules" },
 	[ISC_THR_ALLOC_MIN_COUNT] = { "alloc.min_count", 5, 0, 1e12,
-		"alloc.device-steady-state fires at this many device allocations after warm-up" },
+				      "alloc.device-steady-state fires at this many device "
+				      "allocations after warm-up" },
 	[ISC_THR_GPU_GAP_SHARE] = { "gpu.gap_share", 0.05, 0, 1,
-		"gpu.gaps fires when GPU idle time that is neither host wait nor kernel wait "
-		"reaches this share" },
+				    "gpu.gaps fires when GPU idle time that is neither host wait "
+				    "nor kernel wait "
+				    "reaches this share" },
 	[ISC_THR_LOW_OCCUPANCY] = { "gpu.low_occupancy", 0.25, 0, 1,
-		"kernels below this theoretical occupancy are low-occupancy kernels" },
+				    "kernels below this theoretical occupancy are low-occupancy "
+				    "kernels" },
 	[ISC_THR_OCCUPANCY_TARGET] = { "gpu.occupancy_target", 0.5, 0, 1,
-		"occupancy assumed reachable when estimating the gain" },
+				       "occupancy assumed reachable when estimating the gain" },
 	[ISC_THR_LOW_OCC_SHARE] = { "gpu.low_occupancy_share", 0.10, 0, 1,
-		"gpu.low-occupancy fires when such kernels take this share of GPU time" },
+				    "gpu.low-occupancy fires when such kernels take this share of "
+				    "GPU time" },
 	[ISC_THR_CPU_PRE_SHARE] = { "host.cpu_preprocessing_share", 0.15, 0, 1,
-		"host.cpu-preprocessing fires at this cpu_preprocessing share" },
+				    "host.cpu-preprocessing fires at this cpu_preprocessing "
+				    "share" },
 	[ISC_THR_PARALLEL_WORKERS] = { "host.parallel_workers", 4, 1, 1024,
-		"workers assumed at most when estimating a parallelised preprocessing (capped by "
-		"system_info.cpu_count)" },
+				       "workers assumed at most when estimating a parallelised "
+				       "preprocessing (capped by "
+				       "system_info.cpu_count)" },
 	[ISC_THR_MALLOC_RATE] = { "host.malloc_rate", 100000, 0, 1e12,
-		"host.alloc-churn fires at this many host allocations per second" },
+				  "host.alloc-churn fires at this many host allocations per "
+				  "second" },
 	[ISC_THR_WAIT_SHARE] = { "host.wait_share", 0.05, 0, 1,
-		"host.io-wait and host.lock-contention fire when such waits leave the GPU idle "
-		"for this share of the window" },
+				 "host.io-wait and host.lock-contention fire when such waits leave "
+				 "the GPU idle "
+				 "for this share of the window" },
 	[ISC_THR_DROPPED_FRACTION] = { "confidence.dropped_fraction", 0.10, 0, 1,
-		"dropped events at this fraction halve the confidence" },
+				       "dropped events at this fraction halve the confidence" },
 };
 
 const struct isc_thr_def *isc_thr_defs(void)
@@ -143,8 +169,8 @@ static int parse_line(struct isc_thresholds *th, char *line, const char **why)
 	return -1;
 }
 
-int isc_thresholds_parse(struct isc_thresholds *th, const char *label, const char *text,
-			 size_t n, struct isc_diag *d)
+int isc_thresholds_parse(struct isc_thresholds *th, const char *label, const char *text, size_t n,
+			 struct isc_diag *d)
 {
 	size_t lineno = 0, pos = 0;
 	while (pos < n) {

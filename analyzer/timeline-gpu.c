@@ -191,7 +191,7 @@ static int temporal_device(const struct isc_trace *t, struct isc_analysis *a, in
 		}
 		int64_t s = e->ts > ws ? e->ts : ws, en = e->ts + e->dur < we ? e->ts + e->dur : we;
 		if (en < s) {
-			continue;	/* outside the window */
+			continue; /* outside the window */
 		}
 		/* Zero-length operations still bound the span, as in HTA. */
 		first = any ? first : s;

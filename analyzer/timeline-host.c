@@ -24,7 +24,7 @@ struct samples {
 
 struct thr {
 	struct isc_ivec busy, waits, sampled;
-	struct samples cpu, rq;	/* cumulative on-CPU and run-queue time, us */
+	struct samples cpu, rq; /* cumulative on-CPU and run-queue time, us */
 	bool feeds;		/* the thread calls CUDA: it feeds the GPU */
 };
 
@@ -117,8 +117,8 @@ static int from_samples(struct thr *x, const struct isc_analysis *a)
 	const struct samples *s = &x->cpu;
 	for (size_t i = 0; i + 1 < s->n; i++) {
 		int64_t dt = s->t[i + 1] - s->t[i];
-		double wanted = (s->v[i + 1] - s->v[i]) + (at(&x->rq, s->t[i + 1]) -
-							   at(&x->rq, s->t[i]));
+		double wanted =
+			(s->v[i + 1] - s->v[i]) + (at(&x->rq, s->t[i + 1]) - at(&x->rq, s->t[i]));
 		if (dt > 0 && wanted * 1000.0 >= util * (double)dt &&
 		    isc_ivec_add(&x->sampled, s->t[i], s->t[i + 1], ws, we) < 0) {
 			return -ENOMEM;
@@ -217,7 +217,7 @@ static int scope_event(struct scope_acc *acc, struct stack *st, const struct isc
 		struct frame *parent = &st->v[st->n - 1];
 		emit(acc, parent->name, parent->cursor, e->ts);
 		parent->cursor = e->ts;
-		end = end < parent->end ? end : parent->end;	/* badly nested: clamp */
+		end = end < parent->end ? end : parent->end; /* badly nested: clamp */
 	}
 	if (st->n == st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 16;
@@ -264,14 +264,13 @@ static int collect_scopes(struct isc_analysis *a, struct isc_scope_time *by, siz
 	}
 	qsort(a->scopes, a->n_scopes, sizeof(*a->scopes), cmp_scope);
 	for (size_t i = 0; i < ISC_EXAMPLES && i < a->n_scopes && a->scopes[i].cpu > 0; i++) {
-		a->examples[ISC_CAT_CPU][i] = (struct isc_named_ns){ a->scopes[i].name,
-								     a->scopes[i].cpu };
+		a->examples[ISC_CAT_CPU][i] =
+			(struct isc_named_ns){ a->scopes[i].name, a->scopes[i].cpu };
 	}
 	return 0;
 }
 
-int isc_scope_times(const struct isc_trace *t, struct isc_analysis *a,
-		    const struct isc_ivec *cpu)
+int isc_scope_times(const struct isc_trace *t, struct isc_analysis *a, const struct isc_ivec *cpu)
 {
 	size_t ns = isc_trace_n_strings(t);
 	struct scope_acc acc = { .a = a, .cpu = cpu, .by_name = calloc(ns, sizeof(*acc.by_name)) };
@@ -316,8 +315,7 @@ static bool *feeding_threads(const struct isc_trace *t)
 	return feeds;
 }
 
-int isc_wait_times(const struct isc_trace *t, struct isc_analysis *a,
-		   const struct isc_ivec *idle)
+int isc_wait_times(const struct isc_trace *t, struct isc_analysis *a, const struct isc_ivec *idle)
 {
 	size_t ns = isc_trace_n_strings(t);
 	int64_t *on_idle = calloc(ns * 8, sizeof(*on_idle));

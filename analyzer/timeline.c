@@ -35,8 +35,8 @@ static int window_from_scopes(const struct isc_trace *t, const struct isc_analyz
 	for (size_t i = 0; i < t->n; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		if ((e->type == ISC_T_SCOPE || e->type == ISC_T_CPU_OP) && match[e->name]) {
-			a->window.start = hits == 0 || e->ts < a->window.start ? e->ts
-										: a->window.start;
+			a->window.start =
+				hits == 0 || e->ts < a->window.start ? e->ts : a->window.start;
 			int64_t end = e->ts + e->dur;
 			a->window.end = hits == 0 || end > a->window.end ? end : a->window.end;
 			hits++;
@@ -49,8 +49,8 @@ static int window_from_scopes(const struct isc_trace *t, const struct isc_analyz
 		return -ENOENT;
 	}
 	a->window.trimmed = true;
-	snprintf(a->window.how, sizeof(a->window.how), "scopes named '%s' (%llu)",
-		 o->window_scope, (unsigned long long)hits);
+	snprintf(a->window.how, sizeof(a->window.how), "scopes named '%s' (%llu)", o->window_scope,
+		 (unsigned long long)hits);
 	return 0;
 }
 
@@ -64,10 +64,12 @@ int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts
 		}
 		/* Bounded like event times (model.c), so that differences cannot overflow. */
 		const int64_t lim = INT64_C(1) << 61;
-		a->window.start = o->window_start < -lim ? -lim : o->window_start > lim ? lim
-											  : o->window_start;
-		a->window.end = o->window_end < -lim ? -lim : o->window_end > lim ? lim
-										   : o->window_end;
+		a->window.start = o->window_start < -lim  ? -lim
+				  : o->window_start > lim ? lim
+							  : o->window_start;
+		a->window.end = o->window_end < -lim  ? -lim
+				: o->window_end > lim ? lim
+						      : o->window_end;
 		a->window.trimmed = true;
 		snprintf(a->window.how, sizeof(a->window.how), "--window");
 		return 0;
@@ -151,8 +153,11 @@ static int examples(const struct isc_trace *t, struct isc_analysis *a)
 		if (en <= s) {
 			continue;
 		}
-		int slot = e->type == ISC_T_KERNEL ? 0 : e->type == ISC_T_H2D ? 1
-			   : e->type == ISC_T_D2H ? 2 : e->type == ISC_T_CUDA_API ? 3 : -1;
+		int slot = e->type == ISC_T_KERNEL     ? 0
+			   : e->type == ISC_T_H2D      ? 1
+			   : e->type == ISC_T_D2H      ? 2
+			   : e->type == ISC_T_CUDA_API ? 3
+						       : -1;
 		if (slot >= 0) {
 			by[(size_t)slot * ns + e->name] += en - s;
 		}

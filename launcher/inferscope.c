@@ -30,8 +30,8 @@
 /* The command while it runs, 0 before and after: a signal handler reads it. */
 static volatile sig_atomic_t child;
 
-static const int forwarded[] = { SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2,
-				 SIGCONT, SIGWINCH, SIGALRM };
+static const int forwarded[] = { SIGTERM, SIGINT,  SIGQUIT,  SIGHUP, SIGUSR1,
+				 SIGUSR2, SIGCONT, SIGWINCH, SIGALRM };
 #define N_FORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
 
 /*
@@ -134,21 +134,21 @@ static bool usable(const char *path, char *out, int mode)
 bool isc_launcher_find_library(char *out, size_t cap)
 {
 	char dir[PATH_MAX], prefix[PATH_MAX], path[PATH_MAX * 3];
-	(void)cap;	/* out holds PATH_MAX bytes, as realpath(3) needs */
+	(void)cap; /* out holds PATH_MAX bytes, as realpath(3) needs */
 	const char *env = getenv("INFERSCOPE_LIBRARY");
 	if (env != NULL && *env != '\0') {
 		/* named by the user: that one or none */
 		return usable(env, out, R_OK);
 	}
 	self_dir(dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/../preload/libinferscope.so", dir);	/* build tree */
+	snprintf(path, sizeof(path), "%s/../preload/libinferscope.so", dir); /* build tree */
 	if (usable(path, out, R_OK)) {
 		return true;
 	}
 	runtime_prefix(prefix, sizeof(prefix));
 	char libdir[PATH_MAX * 2];
 	join(libdir, sizeof(libdir), prefix, ISC_LIBDIR);
-	snprintf(path, sizeof(path), "%s/libinferscope.so", libdir);		/* installed */
+	snprintf(path, sizeof(path), "%s/libinferscope.so", libdir); /* installed */
 	if (usable(path, out, R_OK)) {
 		return true;
 	}
@@ -167,7 +167,7 @@ bool isc_launcher_find_analyzer(char *out, size_t cap)
 	if (usable(path, out, X_OK)) {
 		return true;
 	}
-	snprintf(path, sizeof(path), "%s/inferscope-analyze", dir);		/* beside us */
+	snprintf(path, sizeof(path), "%s/inferscope-analyze", dir); /* beside us */
 	if (usable(path, out, X_OK)) {
 		return true;
 	}
@@ -350,7 +350,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "run") == 0) {
-		argv[1] = "inferscope run";	/* getopt's messages start with it */
+		argv[1] = "inferscope run"; /* getopt's messages start with it */
 		return cmd_run(argc - 1, argv + 1);
 	}
 	if (strcmp(argv[1], "analyze") == 0) {

@@ -16,7 +16,7 @@ struct opt {
 	int short_name;		/* 0 = none */
 	const char *arg;	/* NULL: a flag */
 	const char *env;	/* NULL: a launcher option */
-	const char *flag_value;	/* value of env for a flag */
+	const char *flag_value; /* value of env for a flag */
 	const char *help;
 };
 
@@ -89,12 +89,18 @@ static bool valid(const char *env, const char *v)
 	bool b;
 	int s;
 	switch (e ? e->type : ISC_CFG_STRING) {
-	case ISC_CFG_BOOL: return isc_parse_bool(v, &b);
-	case ISC_CFG_INT: return isc_parse_int(v, &i) && i >= e->min && i <= e->max;
-	case ISC_CFG_SIZE: return isc_parse_size(v, &u);
-	case ISC_CFG_DURATION: return isc_parse_duration(v, &u);
-	case ISC_CFG_SIGNAL: return isc_parse_signal(v, &s) && s != 0;
-	case ISC_CFG_STRING: return *v != '\0';
+	case ISC_CFG_BOOL:
+		return isc_parse_bool(v, &b);
+	case ISC_CFG_INT:
+		return isc_parse_int(v, &i) && i >= e->min && i <= e->max;
+	case ISC_CFG_SIZE:
+		return isc_parse_size(v, &u);
+	case ISC_CFG_DURATION:
+		return isc_parse_duration(v, &u);
+	case ISC_CFG_SIGNAL:
+		return isc_parse_signal(v, &s) && s != 0;
+	case ISC_CFG_STRING:
+		return *v != '\0';
 	}
 	return false;
 }
@@ -103,7 +109,8 @@ static int apply(struct isc_launch_opts *lo, const struct opt *o, const char *ar
 {
 	if (strcmp(o->name, "format") == 0) {
 		if (strcmp(arg, "md") && strcmp(arg, "json") && strcmp(arg, "html")) {
-			fprintf(stderr, "inferscope: --format: '%s' is not md, json or html\n", arg);
+			fprintf(stderr, "inferscope: --format: '%s' is not md, json or html\n",
+				arg);
 			return -1;
 		}
 		lo->format = arg;
@@ -141,8 +148,8 @@ int isc_launcher_parse(int argc, char **argv, struct isc_launch_opts *lo)
 	lo->format = "md";
 	snprintf(lo->output_abs, sizeof(lo->output_abs), "trace.json");
 	for (const struct opt *o = opts; o->name; o++, n++) {
-		longs[n] = (struct option){ o->name, o->arg ? required_argument : no_argument,
-					    NULL, o->short_name ? o->short_name : 1000 + (int)n };
+		longs[n] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL,
+					    o->short_name ? o->short_name : 1000 + (int)n };
 		if (o->short_name) {
 			size_t k = strlen(shorts);
 			shorts[k] = (char)o->short_name;

@@ -12,10 +12,10 @@
 #define ISC_LAUNCH_MAX_ENV 32
 
 struct isc_launch_opts {
-	const char *format;		/* md, json, html */
-	const char *report;		/* file, or NULL for stdout */
+	const char *format; /* md, json, html */
+	const char *report; /* file, or NULL for stdout */
 	bool no_report;
-	char output_abs[PATH_MAX];	/* the trace the command writes */
+	char output_abs[PATH_MAX]; /* the trace the command writes */
 	const char *env_name[ISC_LAUNCH_MAX_ENV];
 	const char *env_value[ISC_LAUNCH_MAX_ENV];
 	size_t n_env;

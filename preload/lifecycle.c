@@ -28,7 +28,7 @@
 struct isc_capture_state isc_capture = { 0, 0, UINT64_MAX };
 _Atomic uint64_t isc_id_counter;
 
-static _Atomic int init_state;		/* 0 none, 1 running, 2 done */
+static _Atomic int init_state; /* 0 none, 1 running, 2 done */
 static _Atomic bool flushed;
 static _Atomic bool api_on = true;
 
@@ -38,18 +38,15 @@ static unsigned n_flush_fns;
 
 /* Families of hooks, initialised in this order. */
 static const struct isc_family families[] = {
-	{ "cuda", isc_hooks_cuda_init },
-	{ "nvtx", isc_hooks_nvtx_init },
-	{ "host", isc_hooks_host_init },
-	{ "malloc", isc_hooks_malloc_init },
-	{ "syscalls", isc_hooks_syscalls_init },
-	{ NULL, NULL },
+	{ "cuda", isc_hooks_cuda_init },	 { "nvtx", isc_hooks_nvtx_init },
+	{ "host", isc_hooks_host_init },	 { "malloc", isc_hooks_malloc_init },
+	{ "syscalls", isc_hooks_syscalls_init }, { NULL, NULL },
 };
 
 /* ---- capture windows ---- */
 
 #define MAX_WINDOWS 256
-static uint64_t api_windows[MAX_WINDOWS][2];	/* resume .. pause (UINT64_MAX: open) */
+static uint64_t api_windows[MAX_WINDOWS][2]; /* resume .. pause (UINT64_MAX: open) */
 static unsigned n_api_windows;
 static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -101,9 +98,8 @@ size_t isc_capture_windows(uint64_t (*w)[2], size_t max, uint64_t end_ns)
 static void init_capture(uint64_t start)
 {
 	isc_capture.from_ns = start + isc_config.delay_ns;
-	isc_capture.until_ns = isc_config.duration_ns
-				       ? isc_capture.from_ns + isc_config.duration_ns
-				       : UINT64_MAX;
+	isc_capture.until_ns =
+		isc_config.duration_ns ? isc_capture.from_ns + isc_config.duration_ns : UINT64_MAX;
 	atomic_store(&api_on, !isc_config.start_paused);
 	n_api_windows = 0;
 	if (!isc_config.start_paused) {
@@ -120,7 +116,7 @@ static void resolve_process_hooks(void);
 static void on_snapshot_signal(int sig)
 {
 	(void)sig;
-	isc_collector_request_snapshot();	/* an atomic store and a futex wake */
+	isc_collector_request_snapshot(); /* an atomic store and a futex wake */
 }
 
 static void on_terminate(int sig)
@@ -161,7 +157,8 @@ static void install_signals(void)
 	int snap = isc_config.snapshot_signal;
 	if (snap && !install_over_default(snap, on_snapshot_signal)) {
 		isc_error("INFERSCOPE_SNAPSHOT_SIGNAL: signal %d is already used by the program; "
-			  "snapshots are off", snap);
+			  "snapshots are off",
+			  snap);
 	}
 	if (isc_config.handle_signals) {
 		if (!install_over_default(SIGTERM, on_terminate)) {
@@ -177,7 +174,7 @@ static void install_signals(void)
 static void on_first_chunk(void)
 {
 	if (syscall(SYS_getpid) != isc_session.pid) {
-		return;	/* a vfork child shares our memory: never start threads there */
+		return; /* a vfork child shares our memory: never start threads there */
 	}
 	install_signals();
 	isc_collector_start();
@@ -240,9 +237,10 @@ void isc_lifecycle_init(void)
 	isc_log_set_level(isc_config.debug);
 	if (!isc_config.enable) {
 		isc_tls_guard--;
-		return;	/* init_state stays 1: every hook passes through */
+		return; /* init_state stays 1: every hook passes through */
 	}
-	if (isc_intern_init(64u << 20, 1u << 20) < 0 || isc_buffer_init(isc_config.max_memory) < 0) {
+	if (isc_intern_init(64u << 20, 1u << 20) < 0 ||
+	    isc_buffer_init(isc_config.max_memory) < 0) {
 		isc_error("cannot reserve memory for event buffers; recording is off");
 		isc_tls_guard--;
 		return;
@@ -396,7 +394,7 @@ static bool can_exec(const char *file, bool search)
 		const char *end = strchrnul(p, ':');
 		size_t n = (size_t)(end - p);
 		if (n + strlen(file) + 2 < sizeof(buf)) {
-			memcpy(buf, p, n);	/* an empty PATH entry means the current directory */
+			memcpy(buf, p, n); /* an empty PATH entry means the current directory */
 			isc_fmt(buf + n, sizeof(buf) - n, "%s%s", n ? "/" : "./", file);
 			if (access(buf, X_OK) == 0) {
 				return true;
@@ -443,7 +441,8 @@ static int do_exec(enum exec_kind kind, const char *file, int fd, char *const ar
 	}
 	bool mine = isc_lifecycle_ready() && syscall(SYS_getpid) == isc_session.pid;
 	bool wrote = false;
-	if (mine && (kind == EXEC_FD ? fcntl(fd, F_GETFD) >= 0 : can_exec(file, kind == EXEC_SEARCH))) {
+	if (mine &&
+	    (kind == EXEC_FD ? fcntl(fd, F_GETFD) >= 0 : can_exec(file, kind == EXEC_SEARCH))) {
 		wrote = isc_lifecycle_flush("exec");
 	}
 	size_t bytes = 0;
@@ -502,20 +501,20 @@ ISC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 }
 
 /* execl and friends: the arguments into an array on the stack, then as above. */
-#define COLLECT_ARGS(first, ap, argv, extra_env)                                   \
-	size_t argc_ = 1;                                                          \
-	va_start(ap, first);                                                       \
-	while (va_arg(ap, char *) != NULL) {                                       \
-		argc_++;                                                           \
-	}                                                                          \
-	va_end(ap);                                                                \
-	char *argv[argc_ + 1];                                                     \
-	va_start(ap, first);                                                       \
-	argv[0] = (char *)(first);                                                 \
-	for (size_t i_ = 1; i_ <= argc_; i_++) {                                   \
-		argv[i_] = va_arg(ap, char *);                                     \
-	}                                                                          \
-	extra_env;                                                                 \
+#define COLLECT_ARGS(first, ap, argv, extra_env) \
+	size_t argc_ = 1;                        \
+	va_start(ap, first);                     \
+	while (va_arg(ap, char *) != NULL) {     \
+		argc_++;                         \
+	}                                        \
+	va_end(ap);                              \
+	char *argv[argc_ + 1];                   \
+	va_start(ap, first);                     \
+	argv[0] = (char *)(first);               \
+	for (size_t i_ = 1; i_ <= argc_; i_++) { \
+		argv[i_] = va_arg(ap, char *);   \
+	}                                        \
+	extra_env;                               \
 	va_end(ap)
 
 ISC_EXPORT int execl(const char *path, const char *arg, ...)

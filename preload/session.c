@@ -121,7 +121,8 @@ static void make_paths(void)
 	if (s->is_root && s->exec_seq == 0) {
 		isc_fmt(s->trace_path, sizeof(s->trace_path), "%s", s->output);
 	} else {
-		derived_path(s->trace_path, s->output, s->output[stem_len(s->output)] ? ".json" : "");
+		derived_path(s->trace_path, s->output,
+			     s->output[stem_len(s->output)] ? ".json" : "");
 	}
 	derived_path(s->spill_path, s->output, ".spill");
 }
@@ -561,10 +562,14 @@ static int write_trace_file(const char *path, const char *end_reason, const char
 	}
 	open_scopes(&extra, g_end_ns);
 	struct isc_convert_opts o = {
-		.trailer_meta = tmeta.data, .trailer_meta_len = tmeta.len,
-		.trailer_sysinfo = tsys.data, .trailer_sysinfo_len = tsys.len,
-		.extra = extra.data, .n_extra = extra.len, .snapshot_reason = snapshot,
-		.resolve = isc_stacks_resolve,	/* stack frames, symbolised while we can */
+		.trailer_meta = tmeta.data,
+		.trailer_meta_len = tmeta.len,
+		.trailer_sysinfo = tsys.data,
+		.trailer_sysinfo_len = tsys.len,
+		.extra = extra.data,
+		.n_extra = extra.len,
+		.snapshot_reason = snapshot,
+		.resolve = isc_stacks_resolve, /* stack frames, symbolised while we can */
 	};
 	isc_fmt(tmp, sizeof(tmp), "%s.tmp-%d", path, s->pid);
 	int in = open(s->spill.path, O_RDONLY | O_CLOEXEC);
@@ -641,7 +646,8 @@ void isc_session_snapshot(const char *reason)
 	if (s->is_root && s->exec_seq == 0) {
 		isc_fmt(path + n, sizeof(path) - n, ".snapshot-%u.json", s->snapshot_seq);
 	} else {
-		isc_fmt(path + n, sizeof(path) - n, ".%d.snapshot-%u.json", s->pid, s->snapshot_seq);
+		isc_fmt(path + n, sizeof(path) - n, ".%d.snapshot-%u.json", s->pid,
+			s->snapshot_seq);
 	}
 	int r = write_trace_file(path, "snapshot", reason, &res);
 	if (r < 0) {

@@ -33,8 +33,8 @@ struct isc_session {
 	uint64_t start_ns;
 	uint64_t anchor_mono_ns;
 	uint64_t anchor_real_ns;
-	char output[PATH_MAX];		/* absolute INFERSCOPE_OUTPUT */
-	char trace_path[PATH_MAX];	/* this process's trace */
+	char output[PATH_MAX];	   /* absolute INFERSCOPE_OUTPUT */
+	char trace_path[PATH_MAX]; /* this process's trace */
 	char spill_path[PATH_MAX];
 	bool spill_open;
 	bool spill_failed;

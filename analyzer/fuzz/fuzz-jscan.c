@@ -27,18 +27,54 @@ static void mix(struct rec *r, int tag, const void *p, size_t n)
 	r->n++;
 }
 
-static int c_null(void *c) { mix(c, 1, "", 0); return 1; }
-static int c_bool(void *c, int b) { mix(c, 2, &b, sizeof(b)); return 1; }
-static int c_num(void *c, const char *s, size_t n) { mix(c, 3, s, n); return 1; }
-static int c_str(void *c, const unsigned char *s, size_t n) { mix(c, 4, s, n); return 1; }
-static int c_sm(void *c) { mix(c, 5, "", 0); return 1; }
-static int c_key(void *c, const unsigned char *s, size_t n) { mix(c, 6, s, n); return 1; }
-static int c_em(void *c) { mix(c, 7, "", 0); return 1; }
-static int c_sa(void *c) { mix(c, 8, "", 0); return 1; }
-static int c_ea(void *c) { mix(c, 9, "", 0); return 1; }
+static int c_null(void *c)
+{
+	mix(c, 1, "", 0);
+	return 1;
+}
+static int c_bool(void *c, int b)
+{
+	mix(c, 2, &b, sizeof(b));
+	return 1;
+}
+static int c_num(void *c, const char *s, size_t n)
+{
+	mix(c, 3, s, n);
+	return 1;
+}
+static int c_str(void *c, const unsigned char *s, size_t n)
+{
+	mix(c, 4, s, n);
+	return 1;
+}
+static int c_sm(void *c)
+{
+	mix(c, 5, "", 0);
+	return 1;
+}
+static int c_key(void *c, const unsigned char *s, size_t n)
+{
+	mix(c, 6, s, n);
+	return 1;
+}
+static int c_em(void *c)
+{
+	mix(c, 7, "", 0);
+	return 1;
+}
+static int c_sa(void *c)
+{
+	mix(c, 8, "", 0);
+	return 1;
+}
+static int c_ea(void *c)
+{
+	mix(c, 9, "", 0);
+	return 1;
+}
 
-static const yajl_callbacks cbs = { c_null, c_bool, NULL, NULL, c_num, c_str, c_sm, c_key,
-				    c_em, c_sa, c_ea };
+static const yajl_callbacks cbs = { c_null, c_bool, NULL, NULL, c_num, c_str,
+				    c_sm,   c_key,  c_em, c_sa, c_ea };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -86,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(s);
 	free(buf);
 	if (ok && ya && (a.h != b.h || a.n != b.n) && !has_surrogate_escape(data, size)) {
-		abort();	/* both accept, different events */
+		abort(); /* both accept, different events */
 	}
 	return 0;
 }

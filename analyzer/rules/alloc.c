@@ -27,10 +27,13 @@ static bool device_steady(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		return false;
 	}
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Stop allocating device memory in the "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Stop allocating device memory in the "
 		      "steady state (%s): reuse buffers across iterations, use a caching "
-		      "allocator or cudaMallocAsync with a memory pool", isc_trace_str(c->t, top));
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "cudaMalloc and cudaFree are slow "
+		      "allocator or cudaMallocAsync with a memory pool",
+		      isc_trace_str(c->t, top));
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "cudaMalloc and cudaFree are slow "
 		      "driver calls and cudaFree synchronises the device, so every iteration "
 		      "pays them and drains the GPU");
 	isc_sugg_evidence(s, "%llu device allocation/free calls after the warm-up take %s",
@@ -63,10 +66,12 @@ static bool host_churn(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	}
 	double est = (double)sample_ns / (double)sampled * (double)calls;
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Reduce host allocation churn: reuse "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Reduce host allocation churn: reuse "
 		      "buffers and tensors across requests, preallocate, or use a faster "
 		      "allocator (jemalloc/tcmalloc)");
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "Hundreds of thousands of small "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "Hundreds of thousands of small "
 		      "allocations per second cost CPU time on the critical path and fragment "
 		      "the heap");
 	isc_sugg_evidence(s, "%llu host allocations (%s) in the window: %.0f per second",
@@ -79,9 +84,11 @@ static bool host_churn(struct isc_rule_ctx *c, struct isc_suggestion *s)
 }
 
 const struct isc_rule isc_rules_alloc[] = {
-	{ "alloc.device-steady-state", "device allocation in the steady state: caching "
-	  "allocator or cudaMallocAsync pools", false, device_steady },
-	{ "alloc.host-churn", "host allocation churn: reuse buffers or a faster allocator",
-	  false, host_churn },
+	{ "alloc.device-steady-state",
+	  "device allocation in the steady state: caching "
+	  "allocator or cudaMallocAsync pools",
+	  false, device_steady },
+	{ "alloc.host-churn", "host allocation churn: reuse buffers or a faster allocator", false,
+	  host_churn },
 	{ NULL, NULL, false, NULL },
 };

@@ -26,7 +26,7 @@ static void sum_copies(const struct isc_rule_ctx *c, uint16_t flag, struct copy_
 
 static double gbps(const struct copy_sums *s)
 {
-	return s->ns > 0 ? (double)s->bytes / (double)s->ns : 0;	/* bytes/ns = GB/s */
+	return s->ns > 0 ? (double)s->bytes / (double)s->ns : 0; /* bytes/ns = GB/s */
 }
 
 /* Share of copy time that is not hidden behind kernels. */
@@ -50,10 +50,13 @@ static bool pageable(struct isc_rule_ctx *c, struct isc_suggestion *s)
 						  : bw * isc_thr(&c->a->th, ISC_THR_PINNED_SPEEDUP);
 	double saving = (double)pg.ns * exposed_fraction(c->a) * (1.0 - bw / ref);
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Use pinned (page-locked) host memory for "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Use pinned (page-locked) host memory for "
 		      "the %llu pageable copies: cudaMallocHost/cudaHostAlloc buffers, or "
-		      "pin_memory=True in a PyTorch DataLoader", (unsigned long long)pg.n);
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "A copy from pageable memory is "
+		      "pin_memory=True in a PyTorch DataLoader",
+		      (unsigned long long)pg.n);
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "A copy from pageable memory is "
 		      "staged by the driver through a pinned bounce buffer and runs "
 		      "synchronously at a fraction of the bus bandwidth; pinned memory is copied "
 		      "by DMA directly and can overlap with kernels");
@@ -63,7 +66,8 @@ static bool pageable(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	if (pin.n > 0) {
 		isc_sugg_evidence(s, "pinned copies in this trace reach %.2f GB/s", gbps(&pin));
 	} else {
-		isc_sugg_evidence(s, "no pinned copy to measure: pinned assumed %.1fx faster "
+		isc_sugg_evidence(s,
+				  "no pinned copy to measure: pinned assumed %.1fx faster "
 				  "(copy.pinned_speedup)",
 				  isc_thr(&c->a->th, ISC_THR_PINNED_SPEEDUP));
 	}
@@ -91,18 +95,24 @@ static bool synchronous(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	/* Asynchronous copies can hide behind the work that runs beside them. */
 	double other = (double)(a->cat_ns[ISC_CAT_CPU] + a->cat_ns[ISC_CAT_GPU]);
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Make the %llu synchronous copies "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Make the %llu synchronous copies "
 		      "asynchronous (cudaMemcpyAsync on a non-default stream, from pinned "
 		      "memory) so that the host and the GPU keep working during transfers",
 		      (unsigned long long)n);
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "A synchronous cudaMemcpy blocks "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "A synchronous cudaMemcpy blocks "
 		      "the calling thread until the transfer ends and serialises it with every "
 		      "kernel on the legacy default stream");
-	isc_sugg_evidence(s, "%llu synchronous copy calls block the host for %s (%s of the "
-			  "window)", (unsigned long long)n, isc_fmt_dur(b1, (double)ns),
+	isc_sugg_evidence(s,
+			  "%llu synchronous copy calls block the host for %s (%s of the "
+			  "window)",
+			  (unsigned long long)n, isc_fmt_dur(b1, (double)ns),
 			  isc_fmt_pct(b2, share));
-	isc_sugg_evidence(s, "work that could run beside them: %s of host computing and GPU "
-			  "compute", isc_fmt_dur(b1, other));
+	isc_sugg_evidence(s,
+			  "work that could run beside them: %s of host computing and GPU "
+			  "compute",
+			  isc_fmt_dur(b1, other));
 	s->improvement_pct = isc_rules_pct(c, fmin((double)ns, other));
 	return true;
 }
@@ -119,10 +129,12 @@ static bool no_overlap(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	}
 	double exposed = (double)(a->cat_ns[ISC_CAT_H2D] + a->cat_ns[ISC_CAT_D2H]);
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Overlap copies with compute: copy the "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Overlap copies with compute: copy the "
 		      "next batch on a second stream while the current one computes (double "
 		      "buffering, pinned memory, cudaMemcpyAsync)");
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "The GPU has separate copy engines; "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "The GPU has separate copy engines; "
 		      "copies issued on another stream run while kernels execute, so the "
 		      "shorter of the two disappears from the critical path");
 	isc_sugg_evidence(s, "copies take %s of which only %s overlaps with kernels",
@@ -133,11 +145,11 @@ static bool no_overlap(struct isc_rule_ctx *c, struct isc_suggestion *s)
 }
 
 const struct isc_rule isc_rules_copy[] = {
-	{ "copy.pageable", "host-device copies from pageable memory: use pinned memory",
-	  false, pageable },
-	{ "copy.sync", "synchronous copies block the host: use cudaMemcpyAsync and streams",
-	  false, synchronous },
-	{ "copy.no-overlap", "copies and kernels do not overlap: double-buffer on streams",
-	  false, no_overlap },
+	{ "copy.pageable", "host-device copies from pageable memory: use pinned memory", false,
+	  pageable },
+	{ "copy.sync", "synchronous copies block the host: use cudaMemcpyAsync and streams", false,
+	  synchronous },
+	{ "copy.no-overlap", "copies and kernels do not overlap: double-buffer on streams", false,
+	  no_overlap },
 	{ NULL, NULL, false, NULL },
 };

@@ -12,10 +12,12 @@ static bool dropped(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	double frac = (double)a->dropped / (double)(a->dropped + a->events_total);
 	char b1[ISC_FMT_LEN];
 	s->priority = frac >= isc_thr(&a->th, ISC_THR_DROPPED_FRACTION) ? "high" : "low";
-	isc_sugg_text(s->action, sizeof(s->action), "Re-run with a larger recording memory "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Re-run with a larger recording memory "
 		      "cap or a shorter capture window (see libinferscope(7)) so that no event "
 		      "is dropped");
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "Dropped events leave holes in the "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "Dropped events leave holes in the "
 		      "timeline: the breakdown and every estimate above undercount what they "
 		      "miss");
 	if (a->dropped > 0) {
@@ -46,10 +48,12 @@ static bool no_gpu(struct isc_rule_ctx *c, struct isc_suggestion *s)
 			reason = isc_trace_str(c->t, in->cupti_reason);
 		}
 	}
-	isc_sugg_text(s->action, sizeof(s->action), "Re-run with CUPTI available to InferScope: "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Re-run with CUPTI available to InferScope: "
 		      "no other profiler (nsys, ncu, torch.profiler) holding it, and the "
 		      "process's own libcupti findable");
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "Without CUPTI's activity records the "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "Without CUPTI's activity records the "
 		      "GPU side of the timeline is missing: GPU time, copies and gaps cannot be "
 		      "measured, only the host's calls into CUDA");
 	if (calls_cuda && !a->gpu_timeline) {
@@ -65,7 +69,7 @@ static bool no_gpu(struct isc_rule_ctx *c, struct isc_suggestion *s)
 
 const struct isc_rule isc_rules_data[] = {
 	{ "data.dropped-events", "events were dropped: the timeline has holes", true, dropped },
-	{ "data.no-gpu-timeline", "CUDA was used but the GPU timeline is missing (CUPTI)",
-	  true, no_gpu },
+	{ "data.no-gpu-timeline", "CUDA was used but the GPU timeline is missing (CUPTI)", true,
+	  no_gpu },
 	{ NULL, NULL, false, NULL },
 };

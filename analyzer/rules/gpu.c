@@ -17,15 +17,19 @@ static bool gaps(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		worst = a->streams[i].other > worst->other ? &a->streams[i] : worst;
 	}
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Find what GPU stream %d waits for between "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Find what GPU stream %d waits for between "
 		      "operations: cross-stream dependencies (cudaStreamWaitEvent), host "
 		      "callbacks or work that was launched early but queued behind others",
 		      worst->stream);
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "These gaps are neither the host "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "These gaps are neither the host "
 		      "launching late (host wait) nor launch latency (kernel wait): the work was "
 		      "queued but something held it back");
-	isc_sugg_evidence(s, "GPU idle that is neither host wait nor kernel wait: %s (%s of the "
-			  "window)", isc_fmt_dur(b1, other),
+	isc_sugg_evidence(s,
+			  "GPU idle that is neither host wait nor kernel wait: %s (%s of the "
+			  "window)",
+			  isc_fmt_dur(b1, other),
 			  isc_fmt_pct(b2, c->window_ns > 0 ? other / c->window_ns : 0));
 	isc_sugg_evidence(s, "stream %d alone: %s over %llu gaps", worst->stream,
 			  isc_fmt_dur(b1, (double)worst->other), (unsigned long long)worst->gaps);
@@ -42,8 +46,7 @@ static bool gaps(struct isc_rule_ctx *c, struct isc_suggestion *s)
  */
 static bool library_kernel(const char *n)
 {
-	static const char *const marks[] = { "xmma", "cutlass", "cublas", "cudnn", "nvjet",
-					     NULL };
+	static const char *const marks[] = { "xmma", "cutlass", "cublas", "cudnn", "nvjet", NULL };
 	if (n == NULL) {
 		return false;
 	}
@@ -85,13 +88,16 @@ static bool low_occupancy(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	/* Only the kernel time that is alone on the critical path counts. */
 	saving *= (double)a->cat_ns[ISC_CAT_GPU] / (double)kern;
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Raise the occupancy of kernels such as "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Raise the occupancy of kernels such as "
 		      "%s: more threads per block or blocks per launch, fewer registers "
 		      "(__launch_bounds__), less shared memory per block, or larger batches",
 		      isc_trace_str(c->t, top));
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "With few resident warps per SM the "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "With few resident warps per SM the "
 		      "GPU cannot hide memory latency; kernels below %.0f %% theoretical "
-		      "occupancy leave most of each SM unused", low * 100.0);
+		      "occupancy leave most of each SM unused",
+		      low * 100.0);
 	isc_sugg_evidence(s, "kernels below %.0f %% occupancy take %s, %s of kernel time",
 			  low * 100.0, isc_fmt_dur(b1, (double)low_ns),
 			  isc_fmt_pct(b2, (double)low_ns / (double)kern));
@@ -119,11 +125,13 @@ static bool dominant_kernels(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	double spread = (double)top->total - top->pct[0] * (double)top->count;
 	double saving = spread > 0 ? spread * (double)a->cat_ns[ISC_CAT_GPU] / (double)all : 0;
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Optimise the dominant kernels, %s first: "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Optimise the dominant kernels, %s first: "
 		      "lower precision or tensor cores, fusion with its neighbours, a better "
-		      "GEMM/convolution configuration, larger batches", isc_trace_str(c->t,
-										    top->name));
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "The GPU computes for most of the "
+		      "GEMM/convolution configuration, larger batches",
+		      isc_trace_str(c->t, top->name));
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "The GPU computes for most of the "
 		      "window: only faster kernels (or less work) shorten it, and the longest "
 		      "kernels are where it pays");
 	isc_sugg_evidence(s, "kernels run alone for %s of the window", isc_fmt_pct(b1, g));

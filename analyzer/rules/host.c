@@ -26,13 +26,16 @@ static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	double parallel = in_scope * (1.0 - 1.0 / k);
 	double overlap = fmin(in_scope, (double)a->gpu_busy_ns);
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Take '%s' off the critical path: run it "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Take '%s' off the critical path: run it "
 		      "in parallel workers (DataLoader num_workers, a thread pool, a faster or "
 		      "batched implementation) and overlap it with GPU work of the previous batch",
 		      scope);
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "While the host prepares inputs the "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "While the host prepares inputs the "
 		      "GPU has nothing to do; preprocessing spread over %.0f workers or pipelined "
-		      "with inference stops stalling the GPU", k);
+		      "with inference stops stalling the GPU",
+		      k);
 	isc_sugg_evidence(s, "the host computes with the GPU idle for %s (%s of the window)",
 			  isc_fmt_dur(b1, cpu), isc_fmt_pct(b2, cpu / c->window_ns));
 	if (named) {
@@ -40,15 +43,17 @@ static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 				  isc_fmt_dur(b1, in_scope),
 				  (unsigned long long)a->scopes[0].count);
 	}
-	isc_sugg_evidence(s, "estimate: %.0f workers hide %s, pipelining with the GPU (busy "
-			  "%s) hides %s", k, isc_fmt_dur(b1, parallel),
-			  isc_fmt_dur(b2, (double)a->gpu_busy_ns), isc_fmt_dur(b1, overlap));
+	isc_sugg_evidence(s,
+			  "estimate: %.0f workers hide %s, pipelining with the GPU (busy "
+			  "%s) hides %s",
+			  k, isc_fmt_dur(b1, parallel), isc_fmt_dur(b2, (double)a->gpu_busy_ns),
+			  isc_fmt_dur(b1, overlap));
 	s->improvement_pct = isc_rules_pct(c, fmax(parallel, overlap));
 	return true;
 }
 
-static bool wait_rule(struct isc_rule_ctx *c, struct isc_suggestion *s, const int *cats,
-		      int ncats, const char *what)
+static bool wait_rule(struct isc_rule_ctx *c, struct isc_suggestion *s, const int *cats, int ncats,
+		      const char *what)
 {
 	const struct isc_analysis *a = c->a;
 	int64_t on_idle = 0, total = 0;
@@ -64,8 +69,10 @@ static bool wait_rule(struct isc_rule_ctx *c, struct isc_suggestion *s, const in
 		return false;
 	}
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN];
-	isc_sugg_evidence(s, "%llu %s calls wait %s, of which %s with the GPU idle (%s of the "
-			  "window)", (unsigned long long)n, what, isc_fmt_dur(b1, (double)total),
+	isc_sugg_evidence(s,
+			  "%llu %s calls wait %s, of which %s with the GPU idle (%s of the "
+			  "window)",
+			  (unsigned long long)n, what, isc_fmt_dur(b1, (double)total),
 			  isc_fmt_dur(b2, (double)on_idle),
 			  isc_fmt_pct(b3, (double)on_idle / c->window_ns));
 	isc_sugg_evidence(s, "most of it in %s (%s)", isc_trace_str(c->t, top.name),
@@ -80,10 +87,12 @@ static bool io_wait(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	if (!wait_rule(c, s, cats, 3, "I/O")) {
 		return false;
 	}
-	isc_sugg_text(s->action, sizeof(s->action), "Hide I/O behind compute: prefetch the "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Hide I/O behind compute: prefetch the "
 		      "next inputs in background workers or threads, read asynchronously, cache "
 		      "or pre-decode data, and batch small reads");
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "The host blocks in reads and network "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "The host blocks in reads and network "
 		      "calls while the GPU has nothing queued; the same I/O done ahead of time "
 		      "costs nothing on the critical path");
 	return true;
@@ -95,20 +104,23 @@ static bool lock_wait(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	if (!wait_rule(c, s, cats, 1, "lock/condition wait")) {
 		return false;
 	}
-	isc_sugg_text(s->action, sizeof(s->action), "Reduce lock contention on the inference "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Reduce lock contention on the inference "
 		      "path: shorter critical sections, per-thread queues or lock-free hand-off "
 		      "between the request and the GPU threads");
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "Threads blocked on mutexes, "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "Threads blocked on mutexes, "
 		      "condition variables or poll leave the GPU without work");
 	return true;
 }
 
 const struct isc_rule isc_rules_host[] = {
-	{ "host.cpu-preprocessing", "CPU preprocessing dominates (names the scope): "
-	  "parallelise or pipeline it", false, preprocessing },
-	{ "host.io-wait", "host I/O waits leave the GPU idle: prefetch, async I/O",
-	  false, io_wait },
-	{ "host.lock-contention", "lock and condition waits leave the GPU idle",
-	  false, lock_wait },
+	{ "host.cpu-preprocessing",
+	  "CPU preprocessing dominates (names the scope): "
+	  "parallelise or pipeline it",
+	  false, preprocessing },
+	{ "host.io-wait", "host I/O waits leave the GPU idle: prefetch, async I/O", false,
+	  io_wait },
+	{ "host.lock-contention", "lock and condition waits leave the GPU idle", false, lock_wait },
 	{ NULL, NULL, false, NULL },
 };

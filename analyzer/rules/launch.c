@@ -10,8 +10,8 @@ static bool tiny_kernels(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	const struct isc_analysis *a = c->a;
 	const struct isc_launch_stats *l = &a->launch;
 	if (l->pairs == 0 || l->short_kernels < isc_thr(&a->th, ISC_THR_TINY_KERNEL_MIN_COUNT) ||
-	    (double)l->short_kernels < isc_thr(&a->th, ISC_THR_TINY_KERNEL_FRACTION) *
-					   (double)l->pairs) {
+	    (double)l->short_kernels <
+		    isc_thr(&a->th, ISC_THR_TINY_KERNEL_FRACTION) * (double)l->pairs) {
 		return false;
 	}
 	/* What launches cost on the critical path: the GPU idle before each short kernel
@@ -22,32 +22,40 @@ static bool tiny_kernels(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		api_total += api->rows[i].total;
 	}
 	double fw_launch = api_total > 0 ? (double)a->cat_ns[ISC_CAT_FRAMEWORK] *
-					   (double)l->launch_total_ns / (double)api_total : 0;
+						   (double)l->launch_total_ns / (double)api_total
+					 : 0;
 	double saving = fmax((double)l->short_kernel_gap_ns, fw_launch);
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Cut launch overhead: capture the "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Cut launch overhead: capture the "
 		      "repeated sequence of %llu short kernels in a CUDA Graph "
 		      "(torch.cuda.graphs / torch.compile mode=\"reduce-overhead\") or fuse them",
 		      (unsigned long long)l->short_kernels);
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "Each launch costs the host several "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "Each launch costs the host several "
 		      "microseconds; kernels shorter than their launch leave the GPU waiting for "
 		      "the next one. A graph launches the whole sequence with one call");
-	isc_sugg_evidence(s, "%llu of %llu launches (%s) are short kernels: GPU time below the "
-			  "launch call's", (unsigned long long)l->short_kernels,
-			  (unsigned long long)l->pairs,
+	isc_sugg_evidence(s,
+			  "%llu of %llu launches (%s) are short kernels: GPU time below the "
+			  "launch call's",
+			  (unsigned long long)l->short_kernels, (unsigned long long)l->pairs,
 			  isc_fmt_pct(b1, (double)l->short_kernels / (double)l->pairs));
 	isc_sugg_evidence(s, "median launch call %s, median GPU time %s, median launch delay %s",
 			  isc_fmt_dur(b1, l->median_launch_ns), isc_fmt_dur(b2, l->median_gpu_ns),
 			  isc_fmt_dur(b3, l->median_delay_ns));
-	isc_sugg_evidence(s, "GPU idle before short kernels: %s; host in launch calls with the "
-			  "GPU idle: %s", isc_fmt_dur(b1, (double)l->short_kernel_gap_ns),
+	isc_sugg_evidence(s,
+			  "GPU idle before short kernels: %s; host in launch calls with the "
+			  "GPU idle: %s",
+			  isc_fmt_dur(b1, (double)l->short_kernel_gap_ns),
 			  isc_fmt_dur(b2, fw_launch));
 	s->improvement_pct = isc_rules_pct(c, saving);
 	return true;
 }
 
 const struct isc_rule isc_rules_launch[] = {
-	{ "launch.tiny-kernels", "launch-bound: many kernels shorter than their launch: CUDA "
-	  "Graphs or fusion", false, tiny_kernels },
+	{ "launch.tiny-kernels",
+	  "launch-bound: many kernels shorter than their launch: CUDA "
+	  "Graphs or fusion",
+	  false, tiny_kernels },
 	{ NULL, NULL, false, NULL },
 };

@@ -14,14 +14,18 @@ static bool overlapped(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		return false;
 	}
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "No single bottleneck: host preprocessing "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "No single bottleneck: host preprocessing "
 		      "and GPU work overlap at similar cost. Speed up both sides together (a "
 		      "faster preprocessing and faster kernels, or more of both: batching, a "
 		      "second stream or process); speeding up one alone gains little");
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "In a pipeline the slower stage sets "
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "In a pipeline the slower stage sets "
 		      "the pace: making one side faster only helps until it waits for the other");
-	isc_sugg_evidence(s, "the GPU is busy for %s of the window and the host computes for "
-			  "%s, mostly at the same time", isc_fmt_pct(b1, gb), isc_fmt_pct(b2, hb));
+	isc_sugg_evidence(s,
+			  "the GPU is busy for %s of the window and the host computes for "
+			  "%s, mostly at the same time",
+			  isc_fmt_pct(b1, gb), isc_fmt_pct(b2, hb));
 	isc_sugg_evidence(s, "speeding up one side alone gains at most the difference: %s",
 			  isc_fmt_pct(b1, fabs(gb - hb)));
 	s->improvement_pct = 100.0 * fabs(gb - hb);

@@ -78,7 +78,8 @@ static bool excessive(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	if (prev_end != INT64_MIN) {
 		int64_t next = next_gpu(ops, prev_end);
 		bubbles += next != INT64_MAX && next > drained
-			   ? isc_ivec_overlap(&a->host_active, drained, next) : 0;
+				   ? isc_ivec_overlap(&a->host_active, drained, next)
+				   : 0;
 	}
 	/* Without GPU records the refill gaps cannot be measured. */
 	if (ops->n == 0 || n < isc_thr(&a->th, ISC_THR_SYNC_MIN_COUNT) ||
@@ -86,25 +87,34 @@ static bool excessive(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		return false;
 	}
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action), "Synchronise less: remove per-operation "
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Synchronise less: remove per-operation "
 		      "%s calls, order work with events (cudaEventRecord + "
-		      "cudaStreamWaitEvent) and wait once per batch", isc_trace_str(c->t, top));
-	isc_sugg_text(s->rationale, sizeof(s->rationale), "Every blocking synchronisation "
+		      "cudaStreamWaitEvent) and wait once per batch",
+		      isc_trace_str(c->t, top));
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "Every blocking synchronisation "
 		      "drains the GPU's queue: the host stops feeding it, and after the call "
 		      "returns the GPU waits until new work is launched");
-	isc_sugg_evidence(s, "%llu blocking synchronisations for %llu launches and asynchronous "
+	isc_sugg_evidence(s,
+			  "%llu blocking synchronisations for %llu launches and asynchronous "
 			  "copies; the host waits "
-			  "in them for %s", (unsigned long long)n, (unsigned long long)launches,
+			  "in them for %s",
+			  (unsigned long long)n, (unsigned long long)launches,
 			  isc_fmt_dur(b1, (double)blocked));
-	isc_sugg_evidence(s, "host work from the end of the synchronised work to the next GPU "
-			  "operation, with the GPU idle: %s (%s of the window)", isc_fmt_dur(b1, (double)bubbles),
+	isc_sugg_evidence(s,
+			  "host work from the end of the synchronised work to the next GPU "
+			  "operation, with the GPU idle: %s (%s of the window)",
+			  isc_fmt_dur(b1, (double)bubbles),
 			  isc_fmt_pct(b2, c->window_ns > 0 ? (double)bubbles / c->window_ns : 0));
 	s->improvement_pct = isc_rules_pct(c, (double)bubbles);
 	return true;
 }
 
 const struct isc_rule isc_rules_sync[] = {
-	{ "sync.excessive", "excessive host-device synchronisation: order with events, wait "
-	  "once per batch", false, excessive },
+	{ "sync.excessive",
+	  "excessive host-device synchronisation: order with events, wait "
+	  "once per batch",
+	  false, excessive },
 	{ NULL, NULL, false, NULL },
 };

@@ -11,7 +11,7 @@
 
 struct gen {
 	uint64_t id, corr, n, limit;
-	int64_t t;	/* ns */
+	int64_t t; /* ns */
 };
 
 static void ts(const char *key, int64_t ns)
@@ -21,8 +21,8 @@ static void ts(const char *key, int64_t ns)
 
 static void head(struct gen *g, const char *type, const char *name, int64_t at, int64_t dur)
 {
-	printf("%s{\"id\":%" PRIu64 ",\"type\":\"%s\",\"name\":\"%s\",", g->id ? ",\n" : "",
-	       g->id, type, name);
+	printf("%s{\"id\":%" PRIu64 ",\"type\":\"%s\",\"name\":\"%s\",", g->id ? ",\n" : "", g->id,
+	       type, name);
 	ts("timestamp_start_us", at);
 	putchar(',');
 	ts("duration_us", dur);
@@ -37,7 +37,8 @@ static void iteration(struct gen *g, unsigned k)
 	head(g, "cpu_call", "tokenize", t, 180000);
 	printf("\"thread_id\":4242,\"cpu_id\":3,\"call_depth\":1,\"scope_id\":%" PRIu64 ","
 	       "\"parent_scope\":\"request\",\"parent_scope_id\":null,\"allocations_bytes\":0,"
-	       "\"source\":\"api\"}}", g->id);
+	       "\"source\":\"api\"}}",
+	       g->id);
 	head(g, "cpu_syscall", "read", t - 40000, 35000);
 	printf("\"thread_id\":4243,\"syscall_number\":0,\"fd\":7,\"target\":\"file\","
 	       "\"bytes\":65536,\"return_value\":65536,\"category\":\"io\"}}");
@@ -47,13 +48,15 @@ static void iteration(struct gen *g, unsigned k)
 		head(g, "cuda_api", "cudaLaunchKernel", t, 4500);
 		printf("\"thread_id\":4242,\"correlation_id\":%" PRIu64 ",\"stream_id\":7,"
 		       "\"return_code\":0,\"blocked\":false,\"kernel\":\"gemm_%u\","
-		       "\"source\":\"interposer\"}}", g->corr, i);
+		       "\"source\":\"interposer\"}}",
+		       g->corr, i);
 		head(g, "gpu_kernel", i % 2 ? "gemm_128x64" : "elementwise_add", t + 6000,
 		     i % 2 ? 60000 : 8000);
 		printf("\"thread_id\":4242,\"correlation_id\":%" PRIu64 ",\"device_id\":0,"
 		       "\"stream_id\":7,\"context_id\":1,\"grid_dim\":[128,1,1],"
 		       "\"block_dim\":[256,1,1],\"shared_memory_bytes\":0,"
-		       "\"registers_per_thread\":32,\"occupancy\":0.75}}", g->corr);
+		       "\"registers_per_thread\":32,\"occupancy\":0.75}}",
+		       g->corr);
 		t += 5000;
 	}
 	g->corr++;

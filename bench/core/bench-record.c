@@ -37,7 +37,8 @@ int main(int argc, char **argv)
 	}
 	uint64_t t1 = isc_now();
 	struct isc_thread *t = isc_thread_self();
-	printf("record events=%llu dropped=%llu ns_per_event=%.2f\n", (unsigned long long)t->recorded,
-	       (unsigned long long)t->dropped[ISC_EV_COUNTER], (double)(t1 - t0) / (double)n);
+	printf("record events=%llu dropped=%llu ns_per_event=%.2f\n",
+	       (unsigned long long)t->recorded, (unsigned long long)t->dropped[ISC_EV_COUNTER],
+	       (double)(t1 - t0) / (double)n);
 	return 0;
 }

@@ -66,7 +66,11 @@ int main(int argc, char **argv)
 	names[64] = isc_intern_cstr("cpu_time");
 	names[65] = isc_intern_cstr("live_heap");
 	snprintf(spill_path, sizeof(spill_path), "%s/bench-%d.spill", dir, (int)getpid());
-	if (argc > 3) { snprintf(out_path, sizeof(out_path), "%s", argv[3]); } else { snprintf(out_path, sizeof(out_path), "%s/bench-%d.json", dir, (int)getpid()); }
+	if (argc > 3) {
+		snprintf(out_path, sizeof(out_path), "%s", argv[3]);
+	} else {
+		snprintf(out_path, sizeof(out_path), "%s/bench-%d.json", dir, (int)getpid());
+	}
 	if (isc_spill_create(&s, spill_path, 1, 1000000000ull) < 0) {
 		perror(spill_path);
 		return 1;
@@ -81,7 +85,8 @@ int main(int argc, char **argv)
 		for (uint32_t k = 0; k < h.count; k++) {
 			fill(&block[k], i + k, names);
 		}
-		isc_spill_queue(&s, ISC_BLK_EVENTS, &h, sizeof(h), block, h.count * sizeof(block[0]));
+		isc_spill_queue(&s, ISC_BLK_EVENTS, &h, sizeof(h), block,
+				h.count * sizeof(block[0]));
 		isc_spill_sync(&s);
 	}
 	isc_spill_close(&s);
@@ -90,7 +95,8 @@ int main(int argc, char **argv)
 	int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	struct isc_convert_result res;
 	static const char trailer[] = "{\"end_reason\":\"exit\"}";
-	struct isc_convert_opts o = { .trailer_meta = trailer, .trailer_meta_len = sizeof(trailer) - 1 };
+	struct isc_convert_opts o = { .trailer_meta = trailer,
+				      .trailer_meta_len = sizeof(trailer) - 1 };
 	uint64_t t0 = isc_now();
 	int r = isc_trace_convert(in, out, &o, &res);
 	uint64_t t1 = isc_now();
@@ -98,7 +104,7 @@ int main(int argc, char **argv)
 	close(out);
 	unlink(spill_path);
 	if (argc <= 3) {
-		unlink(out_path);	/* only the file we named ourselves */
+		unlink(out_path); /* only the file we named ourselves */
 	}
 	if (r < 0) {
 		fprintf(stderr, "convert failed: %s\n", strerror(-r));

@@ -25,10 +25,14 @@ static cudaError_t call(int which)
 {
 	static const dim3 one = { 1, 1, 1 };
 	switch (which) {
-	case 0: return cudaLaunchKernel((const void *)bench_kernel, one, one, NULL, 0, NULL);
-	case 1: return cudaMemsetAsync(device, 0, 64, NULL);
-	case 2: return cudaMemcpyAsync(device, pinned, 64, cudaMemcpyHostToDevice, NULL);
-	default: return cudaStreamQuery(NULL);
+	case 0:
+		return cudaLaunchKernel((const void *)bench_kernel, one, one, NULL, 0, NULL);
+	case 1:
+		return cudaMemsetAsync(device, 0, 64, NULL);
+	case 2:
+		return cudaMemcpyAsync(device, pinned, 64, cudaMemcpyHostToDevice, NULL);
+	default:
+		return cudaStreamQuery(NULL);
 	}
 }
 
@@ -48,9 +52,8 @@ int main(int argc, char **argv)
 	for (int i = 0; argc > 1 && i < 4; i++) {
 		which = strcmp(argv[1], names[i]) == 0 ? i : which;
 	}
-	int (*reg)(const void *, const char *, uint64_t) =
-		(int (*)(const void *, const char *, uint64_t))simgpu_lookup(
-			"simgpu_kernel_register");
+	int (*reg)(const void *, const char *, uint64_t) = (int (*)(
+		const void *, const char *, uint64_t))simgpu_lookup("simgpu_kernel_register");
 	if (reg == NULL) {
 		fprintf(stderr, "bench-cuda-calls: needs the simulated runtime\n");
 		return 2;

@@ -27,8 +27,8 @@ extern char **environ;
 #define MAX_ROUNDS 32
 #define MODES 4
 
-static const char *const functions[] = { "cudaLaunchKernel", "cudaMemsetAsync",
-					 "cudaMemcpyAsync", "cudaStreamQuery" };
+static const char *const functions[] = { "cudaLaunchKernel", "cudaMemsetAsync", "cudaMemcpyAsync",
+					 "cudaStreamQuery" };
 
 /* One run of the timed loop: ns per call on the wall and CPU clocks; false on failure. */
 static bool run(const char *fn, const char *calls, int mode, const char *dir, double *wall,
@@ -38,10 +38,15 @@ static bool run(const char *fn, const char *calls, int mode, const char *dir, do
 	snprintf(out, sizeof(out), "INFERSCOPE_OUTPUT=%s/bench.json", dir);
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s",
 		 mode == 2 ? BENCH_CUPTI_CLIENT : BENCH_PRELOAD);
-	const char *env[] = { "SIMGPU_LAUNCH_COST_NS=0", "SIMGPU_API_COST_NS=0",
-			      "SIMGPU_LAUNCH_LATENCY_NS=0", "SIMGPU_COPY_LATENCY_NS=0", out,
-			      "BENCH_CUPTI_LIB=" BENCH_CUPTI_LIB, mode > 0 ? preload : NULL,
-			      mode == 1 ? "INFERSCOPE_CUPTI=0" : NULL, NULL };
+	const char *env[] = { "SIMGPU_LAUNCH_COST_NS=0",
+			      "SIMGPU_API_COST_NS=0",
+			      "SIMGPU_LAUNCH_LATENCY_NS=0",
+			      "SIMGPU_COPY_LATENCY_NS=0",
+			      out,
+			      "BENCH_CUPTI_LIB=" BENCH_CUPTI_LIB,
+			      mode > 0 ? preload : NULL,
+			      mode == 1 ? "INFERSCOPE_CUPTI=0" : NULL,
+			      NULL };
 	char *envp[16];
 	int k = 0;
 	for (int i = 0; i < 8; i++) {
@@ -116,8 +121,8 @@ int main(int argc, char **argv)
 				m[c][mode] = median(v[c][mode], rounds);
 			}
 			printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %+.1f | %+.1f |\n",
-			       functions[f], c ? "cpu" : "wall", m[c][0], m[c][1], m[c][2],
-			       m[c][3], m[c][1] - m[c][0], m[c][3] - m[c][2]);
+			       functions[f], c ? "cpu" : "wall", m[c][0], m[c][1], m[c][2], m[c][3],
+			       m[c][1] - m[c][0], m[c][3] - m[c][2]);
 		}
 		fflush(stdout);
 	}

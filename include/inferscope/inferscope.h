@@ -42,15 +42,15 @@ extern "C" {
 
 /** Type of a key-value pair's value. */
 enum inferscope_kv_type {
-	INFERSCOPE_KV_INT = 0,		/**< value.i */
-	INFERSCOPE_KV_DOUBLE = 1,	/**< value.d */
-	INFERSCOPE_KV_STRING = 2,	/**< value.s, copied (at most 255 bytes) */
+	INFERSCOPE_KV_INT = 0,	  /**< value.i */
+	INFERSCOPE_KV_DOUBLE = 1, /**< value.d */
+	INFERSCOPE_KV_STRING = 2, /**< value.s, copied (at most 255 bytes) */
 };
 
 /** One key-value pair of a mark's metadata. */
 struct inferscope_kv {
-	const char *key;	/**< copied into the string table */
-	int type;		/**< enum inferscope_kv_type */
+	const char *key; /**< copied into the string table */
+	int type;	 /**< enum inferscope_kv_type */
 	union {
 		long long i;
 		double d;
@@ -59,9 +59,27 @@ struct inferscope_kv {
 };
 
 /** Initialisers for struct inferscope_kv. */
-#define INFERSCOPE_KV_I(k, v) { (k), INFERSCOPE_KV_INT, { .i = (v) } }
-#define INFERSCOPE_KV_D(k, v) { (k), INFERSCOPE_KV_DOUBLE, { .d = (v) } }
-#define INFERSCOPE_KV_S(k, v) { (k), INFERSCOPE_KV_STRING, { .s = (v) } }
+#define INFERSCOPE_KV_I(k, v)           \
+	{                               \
+		(k), INFERSCOPE_KV_INT, \
+		{                       \
+			.i = (v)        \
+		}                       \
+	}
+#define INFERSCOPE_KV_D(k, v)              \
+	{                                  \
+		(k), INFERSCOPE_KV_DOUBLE, \
+		{                          \
+			.d = (v)           \
+		}                          \
+	}
+#define INFERSCOPE_KV_S(k, v)              \
+	{                                  \
+		(k), INFERSCOPE_KV_STRING, \
+		{                          \
+			.s = (v)           \
+		}                          \
+	}
 
 /** Where an annotation comes from (the `source` field of the trace). */
 enum inferscope_source {
@@ -83,12 +101,12 @@ void inferscope_impl_capture_stop(void);
 int inferscope_impl_flush(void);
 
 /* Looks a symbol of libinferscope.so up once per call site's translation unit. */
-#define INFERSCOPE_RESOLVE_(type, sym)                                                   \
-	static __typeof__(type) fn_;                                                     \
-	static int resolved_;                                                            \
-	if (!__atomic_load_n(&resolved_, __ATOMIC_ACQUIRE)) {                            \
+#define INFERSCOPE_RESOLVE_(type, sym)                                                    \
+	static __typeof__(type) fn_;                                                      \
+	static int resolved_;                                                             \
+	if (!__atomic_load_n(&resolved_, __ATOMIC_ACQUIRE)) {                             \
 		__atomic_store_n(&fn_, (type)dlsym(RTLD_DEFAULT, sym), __ATOMIC_RELAXED); \
-		__atomic_store_n(&resolved_, 1, __ATOMIC_RELEASE);                       \
+		__atomic_store_n(&resolved_, 1, __ATOMIC_RELEASE);                        \
 	}
 
 /**
@@ -175,7 +193,7 @@ static inline void inferscope_scope_end_(int *unused)
 	inferscope_range_pop();
 }
 /** Opens a scope that closes when the enclosing block ends (GNU C). */
-#define INFERSCOPE_SCOPE(name)                                                           \
+#define INFERSCOPE_SCOPE(name)                                                                    \
 	int inferscope_scope_##__LINE__ __attribute__((cleanup(inferscope_scope_end_), unused)) = \
 		inferscope_range_push(name)
 #endif

@@ -14,10 +14,10 @@ __thread unsigned isc_tls_guard ISC_TLS;
 
 #define MAX_THREADS 65536u
 
-static struct isc_chunk *region;	/* the chunks, memory-cap bytes */
+static struct isc_chunk *region; /* the chunks, memory-cap bytes */
 static uint32_t n_chunks;
-static _Atomic uint32_t next_unused;	/* bump index into region */
-static _Atomic uint64_t free_head;	/* (tag << 32) | (index + 1) */
+static _Atomic uint32_t next_unused; /* bump index into region */
+static _Atomic uint64_t free_head;   /* (tag << 32) | (index + 1) */
 static _Atomic(struct isc_chunk *) full_head;
 static _Atomic uint32_t in_use;
 static _Atomic bool first_chunk_taken;
@@ -117,9 +117,8 @@ static struct isc_chunk *free_pop(void)
 		}
 		struct isc_chunk *c = &region[idx1 - 1];
 		uint64_t next = ((old >> 32) + 1) << 32 | c->next_free;
-		if (atomic_compare_exchange_weak_explicit(&free_head, &old, next,
-							  memory_order_acq_rel,
-							  memory_order_acquire)) {
+		if (atomic_compare_exchange_weak_explicit(
+			    &free_head, &old, next, memory_order_acq_rel, memory_order_acquire)) {
 			return c;
 		}
 	}
@@ -132,9 +131,8 @@ void isc_chunk_release(struct isc_chunk *c)
 	do {
 		c->next_free = (uint32_t)old;
 		next = ((old >> 32) + 1) << 32 | (c->index + 1);
-	} while (!atomic_compare_exchange_weak_explicit(&free_head, &old, next,
-							memory_order_acq_rel,
-							memory_order_acquire));
+	} while (!atomic_compare_exchange_weak_explicit(
+		&free_head, &old, next, memory_order_acq_rel, memory_order_acquire));
 	atomic_fetch_sub_explicit(&in_use, 1, memory_order_relaxed);
 }
 

@@ -38,13 +38,13 @@
 #define ISC_CHUNK_RECORDS (ISC_CHUNK_BYTES / sizeof(struct isc_event) - 1)
 
 struct isc_chunk {
-	_Atomic uint32_t head;		/* records published by the owner */
-	uint32_t spilled;		/* records already written to the spill (collector) */
-	uint32_t tid;			/* owner */
-	uint32_t index;			/* position in the region */
-	struct isc_chunk *next_full;	/* full list link */
-	uint32_t next_free;		/* free list link: index + 1, 0 = end */
-	_Atomic uint32_t full;		/* the owner moved on; the collector owns it now */
+	_Atomic uint32_t head;	     /* records published by the owner */
+	uint32_t spilled;	     /* records already written to the spill (collector) */
+	uint32_t tid;		     /* owner */
+	uint32_t index;		     /* position in the region */
+	struct isc_chunk *next_full; /* full list link */
+	uint32_t next_free;	     /* free list link: index + 1, 0 = end */
+	_Atomic uint32_t full;	     /* the owner moved on; the collector owns it now */
 	char pad[sizeof(struct isc_event) - 32];
 	struct isc_event rec[ISC_CHUNK_RECORDS];
 };

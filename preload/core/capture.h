@@ -16,9 +16,9 @@
 #include <stdint.h>
 
 struct isc_capture_state {
-	_Atomic int on;		/* initialised, not flushed, not paused by the API */
-	uint64_t from_ns;	/* window start */
-	uint64_t until_ns;	/* window end (UINT64_MAX when open-ended) */
+	_Atomic int on;	   /* initialised, not flushed, not paused by the API */
+	uint64_t from_ns;  /* window start */
+	uint64_t until_ns; /* window end (UINT64_MAX when open-ended) */
 };
 
 extern struct isc_capture_state isc_capture;

@@ -77,7 +77,7 @@ static void *collector_main(void *arg)
 	/* Signals are the application's business: never let one land on our thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	isc_tls_guard = 1;	/* nothing this thread does is the application's */
+	isc_tls_guard = 1; /* nothing this thread does is the application's */
 	atomic_store(&thread_tid, (uint32_t)syscall(SYS_gettid));
 	prctl(PR_SET_NAME, "inferscope", 0, 0, 0);
 
@@ -121,7 +121,8 @@ void isc_collector_start(void)
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
 		isc_error("cannot start the collector thread (%s); events are kept in memory "
-			  "until exit", strerror(r));
+			  "until exit",
+			  strerror(r));
 		return;
 	}
 	atomic_store_explicit(&running, true, memory_order_release);
@@ -133,7 +134,7 @@ bool isc_collector_stop(void)
 		return true;
 	}
 	if ((uint32_t)syscall(SYS_gettid) == atomic_load(&thread_tid)) {
-		return false;	/* a flush from the collector itself cannot wait for it */
+		return false; /* a flush from the collector itself cannot wait for it */
 	}
 	atomic_store_explicit(&stop_requested, true, memory_order_release);
 	uint64_t deadline = isc_now() + STOP_TIMEOUT_NS;
@@ -190,7 +191,7 @@ static bool thread_gone(struct isc_thread *t)
 	return syscall(SYS_tgkill, getpid(), t->tid, 0) != 0 && errno == ESRCH;
 }
 
-#define MAX_BATCH 16	/* chunk ranges per writev batch (3 iovecs each + headers) */
+#define MAX_BATCH 16 /* chunk ranges per writev batch (3 iovecs each + headers) */
 
 struct batch {
 	struct isc_chunk *release[MAX_BATCH];
@@ -231,7 +232,7 @@ static int batch_add(struct isc_spill *s, struct batch *b, struct isc_chunk *c, 
 
 static int spill_strings(struct isc_spill *s)
 {
-	static uint64_t hdr;	/* one STRINGS block at a time: its header must outlive the queue */
+	static uint64_t hdr; /* one STRINGS block at a time: its header must outlive the queue */
 	uint64_t pub = isc_intern_published();
 	if (pub <= s->strings_upto) {
 		return 0;
@@ -254,7 +255,7 @@ static int spill_strings(struct isc_spill *s)
 int isc_collector_spill(bool final)
 {
 	struct isc_spill *s = isc_session_spill();
-	static struct batch b;	/* one spiller at a time (see collector.h) */
+	static struct batch b; /* one spiller at a time (see collector.h) */
 	if (s == NULL) {
 		return -EIO;
 	}
@@ -273,8 +274,7 @@ int isc_collector_spill(bool final)
 	int r = spill_strings(s);
 	b.n = b.nrel = 0;
 	for (struct isc_chunk *c = rev; c && r == 0; c = c->next_full) {
-		r = batch_add(s, &b, c, atomic_load_explicit(&c->head, memory_order_acquire),
-			      true);
+		r = batch_add(s, &b, c, atomic_load_explicit(&c->head, memory_order_acquire), true);
 	}
 	if (r == 0) {
 		r = batch_flush(s, &b);

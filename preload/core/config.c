@@ -17,13 +17,15 @@ static const struct isc_cfg_entry table[] = {
 	{ "INFERSCOPE_ENABLE", ISC_CFG_BOOL, F(enable), "1", 0, 0,
 	  "0 turns the library into a pass-through: nothing is recorded or written" },
 	{ "INFERSCOPE_OUTPUT", ISC_CFG_STRING, F(output), "trace.json", 0, 0,
-	  "trace file of the process the user started; descendants write <stem>.<pid>.json beside it" },
+	  "trace file of the process the user started; descendants write <stem>.<pid>.json beside "
+	  "it" },
 	{ "INFERSCOPE_DEBUG", ISC_CFG_INT, F(debug), "0", 0, 2,
 	  "1 prints what the library does (files written, CUPTI status), 2 adds debug detail" },
 	{ "INFERSCOPE_MAX_MEMORY", ISC_CFG_SIZE, F(max_memory), "256M", 1 << 20, 1ll << 40,
 	  "memory for event buffers; when full, new events are dropped and counted" },
 	{ "INFERSCOPE_SPILL", ISC_CFG_BOOL, F(spill), "1", 0, 0,
-	  "1 writes full buffers to <output>.<pid>.spill while the process runs (survives SIGKILL)" },
+	  "1 writes full buffers to <output>.<pid>.spill while the process runs (survives "
+	  "SIGKILL)" },
 	{ "INFERSCOPE_DELAY", ISC_CFG_DURATION, F(delay_ns), "0", 0, 100000 * NS_PER_S,
 	  "start recording this long after the process starts (e.g. 30s)" },
 	{ "INFERSCOPE_DURATION", ISC_CFG_DURATION, F(duration_ns), "0", 0, 100000 * NS_PER_S,
@@ -151,11 +153,21 @@ static bool parse_scaled(const char *s, const char *const *suffixes, const doubl
 
 bool isc_parse_size(const char *s, uint64_t *out)
 {
-	static const char *const suf[] = { "b", "k", "kb", "kib", "m", "mb", "mib", "g", "gb",
-					   "gib", "t", "tb", "tib", NULL };
-	static const double sc[] = { 1, 1024.0, 1024.0, 1024.0, 1048576.0, 1048576.0, 1048576.0,
-				     1073741824.0, 1073741824.0, 1073741824.0, 1099511627776.0,
-				     1099511627776.0, 1099511627776.0 };
+	static const char *const suf[] = { "b", "k",  "kb",  "kib", "m",  "mb",	 "mib",
+					   "g", "gb", "gib", "t",   "tb", "tib", NULL };
+	static const double sc[] = { 1,
+				     1024.0,
+				     1024.0,
+				     1024.0,
+				     1048576.0,
+				     1048576.0,
+				     1048576.0,
+				     1073741824.0,
+				     1073741824.0,
+				     1073741824.0,
+				     1099511627776.0,
+				     1099511627776.0,
+				     1099511627776.0 };
 	return parse_scaled(s, suf, sc, 1, out);
 }
 
@@ -172,8 +184,9 @@ bool isc_parse_signal(const char *s, int *out)
 		const char *name;
 		int sig;
 	} sigs[] = {
-		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP }, { "QUIT", SIGQUIT },
-		{ "PROF", SIGPROF }, { "URG", SIGURG }, { "WINCH", SIGWINCH }, { NULL, 0 },
+		{ "USR1", SIGUSR1 },   { "USR2", SIGUSR2 }, { "HUP", SIGHUP },
+		{ "QUIT", SIGQUIT },   { "PROF", SIGPROF }, { "URG", SIGURG },
+		{ "WINCH", SIGWINCH }, { NULL, 0 },
 	};
 	if (*s == '\0') {
 		*out = 0;
@@ -203,12 +216,18 @@ bool isc_parse_signal(const char *s, int *out)
 static const char *type_hint(enum isc_cfg_type t)
 {
 	switch (t) {
-	case ISC_CFG_BOOL: return "0 or 1";
-	case ISC_CFG_INT: return "an integer";
-	case ISC_CFG_SIZE: return "a size such as 512K or 256M";
-	case ISC_CFG_DURATION: return "a duration such as 10us, 500ms or 30s";
-	case ISC_CFG_SIGNAL: return "a signal such as SIGUSR2";
-	case ISC_CFG_STRING: return "a path";
+	case ISC_CFG_BOOL:
+		return "0 or 1";
+	case ISC_CFG_INT:
+		return "an integer";
+	case ISC_CFG_SIZE:
+		return "a size such as 512K or 256M";
+	case ISC_CFG_DURATION:
+		return "a duration such as 10us, 500ms or 30s";
+	case ISC_CFG_SIGNAL:
+		return "a signal such as SIGUSR2";
+	case ISC_CFG_STRING:
+		return "a path";
 	}
 	return "a value";
 }
@@ -231,7 +250,8 @@ static bool apply(struct isc_config *cfg, const struct isc_cfg_entry *e, const c
 		return true;
 	case ISC_CFG_SIZE:
 	case ISC_CFG_DURATION:
-		if (!(e->type == ISC_CFG_SIZE ? isc_parse_size(v, &u) : isc_parse_duration(v, &u))) {
+		if (!(e->type == ISC_CFG_SIZE ? isc_parse_size(v, &u)
+					      : isc_parse_duration(v, &u))) {
 			return false;
 		}
 		if ((int64_t)u < e->min || (int64_t)u > e->max) {
@@ -280,8 +300,8 @@ int isc_config_load(struct isc_config *cfg, const char *(*get)(const char *name)
 		}
 		apply(cfg, e, e->def);
 		bad++;
-		isc_error("%s='%s' is not valid (expected %s); using the default '%s'", e->name,
-			  v, type_hint(e->type), e->def);
+		isc_error("%s='%s' is not valid (expected %s); using the default '%s'", e->name, v,
+			  type_hint(e->type), e->def);
 	}
 	/* An empty output name cannot be written: the default is the documented one. */
 	if (cfg->output[0] == '\0') {

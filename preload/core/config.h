@@ -20,48 +20,48 @@ struct isc_config {
 	bool enable;
 	char output[PATH_MAX];
 	int debug;
-	uint64_t max_memory;		/* bytes of event chunks held in memory */
-	bool spill;			/* the collector spills during the run */
-	uint64_t delay_ns;		/* capture starts this long after start */
-	uint64_t duration_ns;		/* and lasts this long (0 = until exit) */
-	bool start_paused;		/* capture starts only at inferscope_capture_start() */
-	int snapshot_signal;		/* 0 = none */
-	bool handle_signals;		/* flush on SIGTERM/SIGINT when their disposition is default */
-	uint64_t tick_ns;		/* collector period */
+	uint64_t max_memory;  /* bytes of event chunks held in memory */
+	bool spill;	      /* the collector spills during the run */
+	uint64_t delay_ns;    /* capture starts this long after start */
+	uint64_t duration_ns; /* and lasts this long (0 = until exit) */
+	bool start_paused;    /* capture starts only at inferscope_capture_start() */
+	int snapshot_signal;  /* 0 = none */
+	bool handle_signals;  /* flush on SIGTERM/SIGINT when their disposition is default */
+	uint64_t tick_ns;     /* collector period */
 	/* host hooks (issue: host interposition) */
 	bool hook_malloc;
 	bool hook_syscalls;
-	uint64_t malloc_sample;		/* mean bytes between sampled allocations; 0 = every one */
-	uint64_t malloc_threshold;	/* allocations at least this large are always events */
+	uint64_t malloc_sample;	   /* mean bytes between sampled allocations; 0 = every one */
+	uint64_t malloc_threshold; /* allocations at least this large are always events */
 	uint64_t syscall_threshold_ns;
-	unsigned stacks;		/* frames per stack, 0 = off */
+	unsigned stacks; /* frames per stack, 0 = off */
 	/* CUDA */
 	bool hook_cuda;
 	bool cupti;
 	char cupti_lib[PATH_MAX];
 	bool nvtx;
-	uint64_t cupti_buffer_size;	/* bytes of one CUPTI activity buffer */
-	int cupti_buffers;		/* buffers CUPTI may hold at once; then it drops records */
-	bool cupti_clock_callback;	/* CUPTI reads our clock; else a calibrated offset */
+	uint64_t cupti_buffer_size; /* bytes of one CUPTI activity buffer */
+	int cupti_buffers;	    /* buffers CUPTI may hold at once; then it drops records */
+	bool cupti_clock_callback;  /* CUPTI reads our clock; else a calibrated offset */
 };
 
 enum isc_cfg_type {
 	ISC_CFG_BOOL,
 	ISC_CFG_INT,
-	ISC_CFG_SIZE,		/* bytes, with K/M/G suffixes */
-	ISC_CFG_DURATION,	/* seconds, with ns/us/ms/s/m suffixes; stored in ns */
-	ISC_CFG_STRING,		/* a path or name */
-	ISC_CFG_SIGNAL,		/* SIGUSR2, USR2 or 12; empty = none */
+	ISC_CFG_SIZE,	  /* bytes, with K/M/G suffixes */
+	ISC_CFG_DURATION, /* seconds, with ns/us/ms/s/m suffixes; stored in ns */
+	ISC_CFG_STRING,	  /* a path or name */
+	ISC_CFG_SIGNAL,	  /* SIGUSR2, USR2 or 12; empty = none */
 };
 
 struct isc_cfg_entry {
 	const char *name;
 	enum isc_cfg_type type;
-	size_t offset;		/* into struct isc_config */
-	size_t size;		/* of the field (strings) */
-	const char *def;	/* default, as a user would write it */
-	int64_t min, max;	/* for INT, SIZE, DURATION (ns) */
-	const char *doc;	/* one line, for --help of the launcher and the man page */
+	size_t offset;	  /* into struct isc_config */
+	size_t size;	  /* of the field (strings) */
+	const char *def;  /* default, as a user would write it */
+	int64_t min, max; /* for INT, SIZE, DURATION (ns) */
+	const char *doc;  /* one line, for --help of the launcher and the man page */
 };
 
 extern struct isc_config isc_config;

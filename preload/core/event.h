@@ -20,28 +20,28 @@
 
 enum isc_event_kind {
 	ISC_EV_NONE = 0,
-	ISC_EV_SCOPE,		/* cpu_call: annotation API, Python helper, NVTX range */
-	ISC_EV_INSTANT,		/* instant: a mark; followed by n_kv ISC_EV_KV records */
-	ISC_EV_SYSCALL,		/* cpu_syscall */
-	ISC_EV_MEMORY,		/* memory_event */
-	ISC_EV_COUNTER,		/* counter */
-	ISC_EV_CUDA_API,	/* cuda_api; a launch is followed by one ISC_EV_EXT */
-	ISC_EV_GPU_KERNEL,	/* gpu_kernel; followed by one ISC_EV_EXT */
-	ISC_EV_GPU_MEMCPY,	/* h2d_copy, d2h_copy, d2d_copy, h2h_copy */
-	ISC_EV_GPU_MEMSET,	/* gpu_memset */
-	ISC_EV_GPU_SYNC,	/* gpu_sync */
-	ISC_EV_EXT,		/* continuation: kind-specific extra payload */
-	ISC_EV_KV,		/* continuation: one key-value pair of a mark */
-	ISC_EV_TEXT,		/* continuation: inline text (string values) */
-	ISC_EV_STACK,		/* continuation: up to 7 return addresses */
-	ISC_EV_RANGE_START,	/* NVTX start/end range opened (paired by id at write time) */
-	ISC_EV_RANGE_END,	/* NVTX start/end range closed */
+	ISC_EV_SCOPE,	    /* cpu_call: annotation API, Python helper, NVTX range */
+	ISC_EV_INSTANT,	    /* instant: a mark; followed by n_kv ISC_EV_KV records */
+	ISC_EV_SYSCALL,	    /* cpu_syscall */
+	ISC_EV_MEMORY,	    /* memory_event */
+	ISC_EV_COUNTER,	    /* counter */
+	ISC_EV_CUDA_API,    /* cuda_api; a launch is followed by one ISC_EV_EXT */
+	ISC_EV_GPU_KERNEL,  /* gpu_kernel; followed by one ISC_EV_EXT */
+	ISC_EV_GPU_MEMCPY,  /* h2d_copy, d2h_copy, d2d_copy, h2h_copy */
+	ISC_EV_GPU_MEMSET,  /* gpu_memset */
+	ISC_EV_GPU_SYNC,    /* gpu_sync */
+	ISC_EV_EXT,	    /* continuation: kind-specific extra payload */
+	ISC_EV_KV,	    /* continuation: one key-value pair of a mark */
+	ISC_EV_TEXT,	    /* continuation: inline text (string values) */
+	ISC_EV_STACK,	    /* continuation: up to 7 return addresses */
+	ISC_EV_RANGE_START, /* NVTX start/end range opened (paired by id at write time) */
+	ISC_EV_RANGE_END,   /* NVTX start/end range closed */
 	ISC_EV__COUNT
 };
 
 /* Header flags. */
 enum {
-	ISC_EVF_UNTERMINATED = 1u << 0,	/* scope still open at flush; dur is up to the flush */
+	ISC_EVF_UNTERMINATED = 1u << 0, /* scope still open at flush; dur is up to the flush */
 	ISC_EVF_BLOCKED = 1u << 1,	/* cuda_api: the call waited for the device */
 	ISC_EVF_CUPTI = 1u << 2,	/* cuda_api: seen only by CUPTI */
 	ISC_EVF_ERRNO = 1u << 3,	/* syscall: failed, errno in payload */
@@ -60,31 +60,31 @@ enum isc_scope_source {
 enum isc_kv_type {
 	ISC_KV_INT = 0,
 	ISC_KV_DOUBLE = 1,
-	ISC_KV_STRING = 2,	/* the value follows as ISC_EV_TEXT records */
+	ISC_KV_STRING = 2, /* the value follows as ISC_EV_TEXT records */
 };
 
 struct isc_scope_payload {
 	uint64_t scope_id;
-	uint64_t parent_id;	/* 0 for an outermost scope */
-	uint32_t parent_name;	/* string id of the parent's name, 0 when none */
-	int32_t cpu;		/* CPU at open, -1 unknown */
-	uint64_t alloc_bytes;	/* bytes this thread allocated while open */
+	uint64_t parent_id;   /* 0 for an outermost scope */
+	uint32_t parent_name; /* string id of the parent's name, 0 when none */
+	int32_t cpu;	      /* CPU at open, -1 unknown */
+	uint64_t alloc_bytes; /* bytes this thread allocated while open */
 };
 
 struct isc_instant_payload {
-	uint64_t scope_id;	/* innermost open scope, 0 when none */
-	uint32_t n_kv;		/* ISC_EV_KV records that follow (each may have TEXT) */
-	uint32_t source;	/* enum isc_scope_source */
+	uint64_t scope_id; /* innermost open scope, 0 when none */
+	uint32_t n_kv;	   /* ISC_EV_KV records that follow (each may have TEXT) */
+	uint32_t source;   /* enum isc_scope_source */
 	uint64_t reserved[2];
 };
 
 struct isc_kv_payload {
-	uint32_t key;		/* string id */
-	uint32_t type;		/* enum isc_kv_type */
+	uint32_t key;  /* string id */
+	uint32_t type; /* enum isc_kv_type */
 	union {
 		int64_t i;
 		double d;
-		uint64_t text_len;	/* ISC_KV_STRING: bytes in the TEXT records that follow */
+		uint64_t text_len; /* ISC_KV_STRING: bytes in the TEXT records that follow */
 	} v;
 	uint64_t reserved[2];
 };
@@ -102,9 +102,9 @@ struct isc_counter_payload {
 		int64_t i;
 		double d;
 	} value;
-	uint32_t unit;		/* enum isc_counter_unit */
+	uint32_t unit; /* enum isc_counter_unit */
 	uint32_t is_double;
-	uint64_t device_id;	/* device_memory */
+	uint64_t device_id; /* device_memory */
 	uint64_t reserved;
 };
 
@@ -124,8 +124,8 @@ enum isc_copy_dir {
 	ISC_DIR_D2H = 2,
 	ISC_DIR_D2D = 3,
 	ISC_DIR_H2H = 4,
-	ISC_DIR_DEFAULT = 5,	/* cudaMemcpyDefault: the runtime infers it */
-	ISC_DIR_P2P = 6,	/* between two devices */
+	ISC_DIR_DEFAULT = 5, /* cudaMemcpyDefault: the runtime infers it */
+	ISC_DIR_P2P = 6,     /* between two devices */
 };
 
 enum isc_mem_kind {
@@ -139,31 +139,31 @@ enum isc_mem_kind {
 
 /* cuda_api aux: device + 1 in bits 0-7 (0 = unknown), then these fields. */
 enum {
-	ISC_API_DIR_SHIFT = 8,		/* enum isc_copy_dir, 3 bits */
-	ISC_API_HOSTMEM_SHIFT = 11,	/* enum isc_mem_kind of the host side, 3 bits */
+	ISC_API_DIR_SHIFT = 8,	    /* enum isc_copy_dir, 3 bits */
+	ISC_API_HOSTMEM_SHIFT = 11, /* enum isc_mem_kind of the host side, 3 bits */
 	ISC_API_HAS_BYTES = 1u << 14,
 	ISC_API_HAS_PTR = 1u << 15,
-	ISC_API_LAUNCH = 1u << 16,	/* an ISC_EV_EXT with struct isc_launch_payload follows */
+	ISC_API_LAUNCH = 1u << 16, /* an ISC_EV_EXT with struct isc_launch_payload follows */
 };
 
-#define ISC_STREAM_NONE 0xffffffffu	/* the call names no stream */
-#define ISC_CUPTI_CORR_BASE (1ull << 48)	/* ids of calls only CUPTI saw: base + CUPTI's id */
+#define ISC_STREAM_NONE 0xffffffffu	 /* the call names no stream */
+#define ISC_CUPTI_CORR_BASE (1ull << 48) /* ids of calls only CUPTI saw: base + CUPTI's id */
 
 /* cuda_api: name = function (or CUPTI callback) name; flags BLOCKED, CUPTI, ASYNC. */
 struct isc_cuda_api_payload {
 	uint64_t correlation_id;
-	uint64_t bytes;		/* copy, memset or allocation size (ISC_API_HAS_BYTES) */
-	uint64_t ptr;		/* pointer allocated or freed (ISC_API_HAS_PTR) */
-	uint32_t stream_id;	/* ISC_STREAM_NONE when the call has no stream */
-	int32_t result;		/* cudaError_t */
+	uint64_t bytes;	    /* copy, memset or allocation size (ISC_API_HAS_BYTES) */
+	uint64_t ptr;	    /* pointer allocated or freed (ISC_API_HAS_PTR) */
+	uint32_t stream_id; /* ISC_STREAM_NONE when the call has no stream */
+	int32_t result;	    /* cudaError_t */
 };
 
 /* The EXT record after a launch's cuda_api record. */
 struct isc_launch_payload {
-	uint32_t kernel;	/* string id of the kernel name, 0 when unknown */
+	uint32_t kernel; /* string id of the kernel name, 0 when unknown */
 	uint32_t grid[3];
 	uint32_t block[3];
-	uint32_t shared_bytes;	/* dynamic shared memory */
+	uint32_t shared_bytes; /* dynamic shared memory */
 };
 
 #define ISC_OCCUPANCY_UNKNOWN 0xffffu
@@ -172,12 +172,12 @@ struct isc_launch_payload {
  * (struct isc_kernel_ext_payload). */
 struct isc_gpu_kernel_payload {
 	uint64_t correlation_id;
-	uint64_t graph_node_id;	/* 0 when not launched from a graph */
+	uint64_t graph_node_id; /* 0 when not launched from a graph */
 	uint32_t stream_id;
 	uint32_t context_id;
 	uint32_t graph_id;
-	uint16_t registers;	/* per thread */
-	uint16_t occupancy;	/* theoretical, in 1/10000; ISC_OCCUPANCY_UNKNOWN */
+	uint16_t registers; /* per thread */
+	uint16_t occupancy; /* theoretical, in 1/10000; ISC_OCCUPANCY_UNKNOWN */
 };
 
 struct isc_kernel_ext_payload {
@@ -193,11 +193,11 @@ struct isc_gpu_memcpy_payload {
 	uint64_t bytes;
 	uint32_t stream_id;
 	uint32_t graph_id;
-	uint8_t dir;		/* enum isc_copy_dir */
-	uint8_t src_kind;	/* enum isc_mem_kind */
+	uint8_t dir;	  /* enum isc_copy_dir */
+	uint8_t src_kind; /* enum isc_mem_kind */
 	uint8_t dst_kind;
 	uint8_t reserved;
-	uint16_t src_device;	/* ISC_DIR_P2P only */
+	uint16_t src_device; /* ISC_DIR_P2P only */
 	uint16_t dst_device;
 };
 
@@ -208,7 +208,7 @@ struct isc_gpu_memset_payload {
 	uint32_t stream_id;
 	uint32_t value;
 	uint32_t graph_id;
-	uint32_t mem_kind;	/* enum isc_mem_kind */
+	uint32_t mem_kind; /* enum isc_mem_kind */
 };
 
 enum isc_sync_type {
@@ -222,8 +222,8 @@ enum isc_sync_type {
 /* gpu_sync: aux = device id + 1 (0 = unknown). */
 struct isc_gpu_sync_payload {
 	uint64_t correlation_id;
-	uint32_t stream_id;	/* ISC_STREAM_NONE when not about a stream */
-	uint32_t sync_type;	/* enum isc_sync_type */
+	uint32_t stream_id; /* ISC_STREAM_NONE when not about a stream */
+	uint32_t sync_type; /* enum isc_sync_type */
 	uint32_t event_id;
 	uint32_t context_id;
 	uint64_t reserved;
@@ -250,12 +250,12 @@ enum isc_mem_op {
 };
 
 struct isc_memory_payload {
-	uint64_t ptr;		/* address returned (or released) */
-	uint64_t bytes;		/* size requested (free: usable size); numa_migration: pages */
-	uint64_t weight;	/* bytes this sample stands for */
-	uint16_t op;		/* enum isc_mem_op */
-	int16_t numa_node;	/* node of the thread's CPU, -1 unknown */
-	uint16_t frames;	/* stack frames that follow */
+	uint64_t ptr;	   /* address returned (or released) */
+	uint64_t bytes;	   /* size requested (free: usable size); numa_migration: pages */
+	uint64_t weight;   /* bytes this sample stands for */
+	uint16_t op;	   /* enum isc_mem_op */
+	int16_t numa_node; /* node of the thread's CPU, -1 unknown */
+	uint16_t frames;   /* stack frames that follow */
 	uint16_t reserved;
 };
 
@@ -270,24 +270,24 @@ enum isc_sys_category {
 };
 
 enum isc_fd_target {
-	ISC_FD_UNKNOWN = 0,	/* not classified (no fd, or the fd is gone) */
+	ISC_FD_UNKNOWN = 0, /* not classified (no fd, or the fd is gone) */
 	ISC_FD_FILE,
 	ISC_FD_SOCKET,
 	ISC_FD_PIPE,
 	ISC_FD_TTY,
-	ISC_FD_NVIDIA,		/* /dev/nvidia*: time in the GPU driver */
+	ISC_FD_NVIDIA, /* /dev/nvidia*: time in the GPU driver */
 	ISC_FD_OTHER,
 };
 
 struct isc_syscall_payload {
-	int64_t ret;		/* raw result */
-	uint64_t bytes;		/* bytes requested, 0 when the call moves none */
-	int32_t fd;		/* -1 when the call has none */
-	int32_t err;		/* errno, valid with ISC_EVF_ERRNO */
-	int16_t nr;		/* x86-64 syscall number, -1 for futex-based waits */
-	uint8_t category;	/* enum isc_sys_category */
-	uint8_t target;		/* enum isc_fd_target */
-	uint16_t frames;	/* stack frames that follow */
+	int64_t ret;	  /* raw result */
+	uint64_t bytes;	  /* bytes requested, 0 when the call moves none */
+	int32_t fd;	  /* -1 when the call has none */
+	int32_t err;	  /* errno, valid with ISC_EVF_ERRNO */
+	int16_t nr;	  /* x86-64 syscall number, -1 for futex-based waits */
+	uint8_t category; /* enum isc_sys_category */
+	uint8_t target;	  /* enum isc_fd_target */
+	uint16_t frames;  /* stack frames that follow */
 	uint16_t reserved;
 };
 
@@ -310,15 +310,15 @@ static inline unsigned isc_stack_records(unsigned frames)
 
 /* The common header; the payload union follows at offset 32. */
 struct isc_event {
-	uint64_t ts;		/* start, CLOCK_MONOTONIC nanoseconds (isc_now()) */
-	uint64_t dur;		/* nanoseconds; 0 for instants */
-	uint32_t tid;		/* thread the event belongs to (not always the writer) */
-	uint16_t kind;		/* enum isc_event_kind */
-	uint16_t flags;		/* ISC_EVF_* */
-	uint32_t name;		/* string id (intern.h); 0 = no name */
-	uint32_t aux;		/* kind-specific small field (see each kind) */
+	uint64_t ts;	/* start, CLOCK_MONOTONIC nanoseconds (isc_now()) */
+	uint64_t dur;	/* nanoseconds; 0 for instants */
+	uint32_t tid;	/* thread the event belongs to (not always the writer) */
+	uint16_t kind;	/* enum isc_event_kind */
+	uint16_t flags; /* ISC_EVF_* */
+	uint32_t name;	/* string id (intern.h); 0 = no name */
+	uint32_t aux;	/* kind-specific small field (see each kind) */
 	union {
-		struct isc_scope_payload scope;		/* aux: call depth | source << 16 */
+		struct isc_scope_payload scope; /* aux: call depth | source << 16 */
 		struct isc_instant_payload instant;
 		struct isc_kv_payload kv;
 		struct isc_counter_payload counter;

@@ -91,8 +91,8 @@ static uint32_t lookup_or_insert(const char *s, size_t n)
 	uint32_t h = hash(s, n);
 	uint32_t mine = 0;
 
-	for (uint32_t i = h & slot_mask, probes = 0; probes <= slot_mask; i = (i + 1) & slot_mask,
-		      probes++) {
+	for (uint32_t i = h & slot_mask, probes = 0; probes <= slot_mask;
+	     i = (i + 1) & slot_mask, probes++) {
 		uint32_t id = atomic_load_explicit(&slots[i], memory_order_acquire);
 		if (id == 0) {
 			if (mine == 0) {

@@ -12,7 +12,7 @@
 #include "clock.h"
 
 static int log_level;
-static _Atomic uint64_t window_start;	/* second (monotonic) of the current burst window */
+static _Atomic uint64_t window_start; /* second (monotonic) of the current burst window */
 static _Atomic unsigned window_count;
 static _Atomic unsigned suppressed;
 
@@ -173,7 +173,8 @@ void isc_log(int level, const char *fmt, ...)
 	if (rate_ok()) {
 		char buf[512];
 		/* getpid through the syscall: the cached value is wrong in a vfork child */
-		size_t n = isc_fmt(buf, sizeof(buf), "inferscope[%ld]: ", (long)syscall(SYS_getpid));
+		size_t n =
+			isc_fmt(buf, sizeof(buf), "inferscope[%ld]: ", (long)syscall(SYS_getpid));
 		unsigned held = atomic_exchange(&suppressed, 0);
 		if (held > 0) {
 			n += isc_fmt(buf + n, sizeof(buf) - n, "(%u messages suppressed) ", held);

@@ -20,24 +20,24 @@
 
 struct isc_chunk;
 
-#define ISC_SCOPE_MAX 128	/* deeper scopes are counted, not recorded */
+#define ISC_SCOPE_MAX 128 /* deeper scopes are counted, not recorded */
 
 struct isc_scope_frame {
 	uint64_t id;
 	uint64_t start;
-	uint64_t alloc_at_open;	/* isc_thread.alloc_bytes when the scope opened */
+	uint64_t alloc_at_open; /* isc_thread.alloc_bytes when the scope opened */
 	uint32_t name;
 	int32_t cpu;
 	uint32_t source;
-	uint32_t recorded;	/* 0 when the push fell outside the capture window */
+	uint32_t recorded; /* 0 when the push fell outside the capture window */
 };
 
-#define ISC_CUDA_FN_MAX 192	/* intercepted CUDA functions (hooks/cuda-fns.h) */
+#define ISC_CUDA_FN_MAX 192 /* intercepted CUDA functions (hooks/cuda-fns.h) */
 
 /* The CUDA hooks' exact per-function counters and per-thread state. */
 struct isc_cuda_thread {
-	uint32_t depth;			/* intercepted calls in progress (inner ones forward only) */
-	int32_t device;			/* set by cudaSetDevice on this thread; CUDA's default 0 */
+	uint32_t depth; /* intercepted calls in progress (inner ones forward only) */
+	int32_t device; /* set by cudaSetDevice on this thread; CUDA's default 0 */
 	struct {
 		uint64_t count;
 		uint64_t ns;
@@ -46,23 +46,23 @@ struct isc_cuda_thread {
 
 enum isc_thread_state {
 	ISC_THREAD_LIVE = 0,
-	ISC_THREAD_EXITING = 1,	/* its TLS destructor ran; it may still record a little */
+	ISC_THREAD_EXITING = 1, /* its TLS destructor ran; it may still record a little */
 	ISC_THREAD_GONE = 2,	/* the collector saw it gone; its chunk was released */
 };
 
 /* Host hooks, malloc family (hooks/hook-malloc.c): whole-run exact counters. Byte
  * counts are the allocator's usable sizes, except bytes_requested. */
 struct isc_malloc_counters {
-	uint64_t calls;			/* allocations that returned memory */
-	uint64_t frees;			/* free() of a non-NULL pointer, realloc's release */
-	uint64_t failed;		/* allocations that returned NULL */
-	uint64_t bytes_freed;		/* (requested: alloc_bytes; allocated: live + freed) */
-	int64_t live;			/* allocated - freed by this thread (< 0 when it frees
+	uint64_t calls;	      /* allocations that returned memory */
+	uint64_t frees;	      /* free() of a non-NULL pointer, realloc's release */
+	uint64_t failed;      /* allocations that returned NULL */
+	uint64_t bytes_freed; /* (requested: alloc_bytes; allocated: live + freed) */
+	int64_t live;	      /* allocated - freed by this thread (< 0 when it frees
 					 * what other threads allocated) */
 	int64_t peak;
-	int64_t countdown;		/* requested bytes until the next sample */
-	uint64_t rng;			/* xorshift state of the sampler, 0 = unseeded */
-	uint64_t sampled;		/* memory events recorded */
+	int64_t countdown; /* requested bytes until the next sample */
+	uint64_t rng;	   /* xorshift state of the sampler, 0 = unseeded */
+	uint64_t sampled;  /* memory events recorded */
 	uint64_t mmaps, munmaps, mremaps;
 	uint64_t mapped_bytes, unmapped_bytes;
 };
@@ -76,9 +76,9 @@ struct isc_syscall_agg {
 	uint64_t count;
 	uint64_t total;
 	uint64_t max;
-	uint64_t bytes;			/* bytes moved (positive results of I/O calls) */
+	uint64_t bytes; /* bytes moved (positive results of I/O calls) */
 	uint32_t errors;
-	uint32_t events;		/* calls also recorded as events */
+	uint32_t events; /* calls also recorded as events */
 };
 
 struct isc_thread {
@@ -86,16 +86,16 @@ struct isc_thread {
 	 * spill partial progress. The owner clears it (release) before a full chunk goes
 	 * onto the full list, so the collector never sees a chunk it already released. */
 	struct isc_chunk *_Atomic chunk;
-	struct isc_thread *next;	/* registry link, immutable once published */
+	struct isc_thread *next; /* registry link, immutable once published */
 	uint32_t tid;
-	_Atomic int state;		/* enum isc_thread_state */
-	char comm[16];			/* thread name when it first recorded */
+	_Atomic int state; /* enum isc_thread_state */
+	char comm[16];	   /* thread name when it first recorded */
 
-	uint64_t recorded;		/* events recorded by this thread */
-	uint64_t dropped[ISC_EV__COUNT];	/* events lost at the memory cap, by kind */
+	uint64_t recorded;		 /* events recorded by this thread */
+	uint64_t dropped[ISC_EV__COUNT]; /* events lost at the memory cap, by kind */
 
 	/* Scopes (api.c): the open ones, innermost last. */
-	uint32_t depth;			/* may exceed ISC_SCOPE_MAX: frames beyond are counted only */
+	uint32_t depth; /* may exceed ISC_SCOPE_MAX: frames beyond are counted only */
 	uint32_t scope_overflow;
 	struct isc_scope_frame scopes[ISC_SCOPE_MAX];
 
@@ -107,7 +107,7 @@ struct isc_thread {
 	/* Host hooks (hooks/): reset by their own fork handler. */
 	struct isc_malloc_counters malloc;
 	struct isc_syscall_agg syscalls[ISC_SYSCALL_SLOTS];
-	int32_t numa_node;		/* 1 + node last seen by a host hook; 0 = unknown */
+	int32_t numa_node; /* 1 + node last seen by a host hook; 0 = unknown */
 };
 
 #endif /* ISC_THREAD_H */

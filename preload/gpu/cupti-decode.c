@@ -14,7 +14,7 @@
 #include "intern.h"
 
 #define MAX_CONTEXTS 4096
-static _Atomic uint16_t context_device[MAX_CONTEXTS];	/* device + 1 */
+static _Atomic uint16_t context_device[MAX_CONTEXTS]; /* device + 1 */
 
 static void note_context(uint32_t context, uint32_t device)
 {
@@ -35,14 +35,20 @@ int isc_cupti_context_device(uint32_t context)
 static uint8_t mem_kind(uint32_t k)
 {
 	switch (k) {
-	case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return ISC_MEM_PAGEABLE;
-	case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return ISC_MEM_PINNED;
+	case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+		return ISC_MEM_PAGEABLE;
+	case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+		return ISC_MEM_PINNED;
 	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
-	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return ISC_MEM_DEVICE;
-	case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return ISC_MEM_ARRAY;
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+		return ISC_MEM_DEVICE;
+	case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+		return ISC_MEM_ARRAY;
 	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
-	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return ISC_MEM_MANAGED;
-	default: return ISC_MEM_UNKNOWN;
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+		return ISC_MEM_MANAGED;
+	default:
+		return ISC_MEM_UNKNOWN;
 	}
 }
 
@@ -50,16 +56,22 @@ static uint8_t copy_dir(uint32_t k)
 {
 	switch (k) {
 	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return ISC_DIR_H2D;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+		return ISC_DIR_H2D;
 	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return ISC_DIR_D2H;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+		return ISC_DIR_D2H;
 	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
 	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
 	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return ISC_DIR_D2D;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return ISC_DIR_H2H;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return ISC_DIR_P2P;
-	default: return ISC_DIR_NONE;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+		return ISC_DIR_D2D;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+		return ISC_DIR_H2H;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+		return ISC_DIR_P2P;
+	default:
+		return ISC_DIR_NONE;
 	}
 }
 
@@ -159,7 +171,7 @@ static void sync(const CUpti_ActivitySynchronization2 *y, struct isc_staged *s)
 			  ? isc_cupti_context_device(y->contextId)
 			  : -1;
 	e->aux = dev >= 0 ? (uint32_t)dev + 1 : 0;
-	e->u.gpu_sync.stream_id = y->streamId;	/* 0xffffffff: not about a stream */
+	e->u.gpu_sync.stream_id = y->streamId; /* 0xffffffff: not about a stream */
 	e->u.gpu_sync.sync_type = (uint32_t)y->type <= ISC_SYNC_CONTEXT ? (uint32_t)y->type : 0;
 	e->u.gpu_sync.event_id = y->cudaEventId;
 	e->u.gpu_sync.context_id = y->contextId;

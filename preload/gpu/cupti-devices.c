@@ -118,8 +118,8 @@ void isc_gpu_devices_json(struct isc_json *j)
 void isc_gpu_model_json(struct isc_json *j)
 {
 	for (unsigned i = 0; i < ISC_GPU_MAX_DEVICES; i++) {
-		const char *name = atomic_load(&present[i]) ? isc_intern_get(devices[i].name, NULL)
-							    : NULL;
+		const char *name =
+			atomic_load(&present[i]) ? isc_intern_get(devices[i].name, NULL) : NULL;
 		if (name) {
 			isc_json_kv_string(j, "gpu_model", name);
 			return;

@@ -53,12 +53,12 @@ void isc_cupti_records_drain(void);
 uint32_t isc_cupti_api_name(CUpti_CallbackDomain domain, uint32_t cbid, bool *issues_work);
 
 struct isc_cupti_stats {
-	uint64_t dropped;		/* CUPTI's count of records it could not store */
-	uint64_t buffers;		/* buffers completed */
-	uint64_t buffers_refused;	/* requests refused at the cap (records are dropped) */
-	uint64_t records;		/* activity records decoded */
-	uint64_t unresolved;		/* GPU records whose host call never showed up */
-	uint64_t overhead_ns;		/* CUPTI's own overhead records */
+	uint64_t dropped;	  /* CUPTI's count of records it could not store */
+	uint64_t buffers;	  /* buffers completed */
+	uint64_t buffers_refused; /* requests refused at the cap (records are dropped) */
+	uint64_t records;	  /* activity records decoded */
+	uint64_t unresolved;	  /* GPU records whose host call never showed up */
+	uint64_t overhead_ns;	  /* CUPTI's own overhead records */
 };
 void isc_cupti_stats(struct isc_cupti_stats *out);
 
@@ -69,9 +69,9 @@ void isc_cupti_stats(struct isc_cupti_stats *out);
  * correlation id `cc` resolves. */
 struct isc_staged {
 	uint32_t cc;
-	uint8_t n;		/* records in ev */
-	uint8_t kernel;		/* occupancy is computed once the device is known */
-	uint8_t resolved;	/* the host side is filled in */
+	uint8_t n;	  /* records in ev */
+	uint8_t kernel;	  /* occupancy is computed once the device is known */
+	uint8_t resolved; /* the host side is filled in */
 	uint8_t pad;
 	struct isc_event ev[2];
 };

@@ -29,17 +29,17 @@
 #include "gpu-devices.h"
 #include "intern.h"
 
-#define MAP_SLOTS (1u << 17)	/* correlation ids in flight; CUPTI's ids only grow */
+#define MAP_SLOTS (1u << 17) /* correlation ids in flight; CUPTI's ids only grow */
 #define PENDING_MAX (1u << 16)
 #define MAX_BUFFERS 4096
 
 enum { API_NONE = 0, API_RUNTIME = 1, API_DRIVER = 2 };
 
 struct centry {
-	uint32_t cc;		/* CUPTI's correlation id; 0 = empty */
-	uint8_t ext;		/* an EXTERNAL_CORRELATION record gave ours and tid */
-	uint8_t api;		/* API_* record seen */
-	uint8_t emitted;	/* the CUPTI-only cuda_api event is written */
+	uint32_t cc;	 /* CUPTI's correlation id; 0 = empty */
+	uint8_t ext;	 /* an EXTERNAL_CORRELATION record gave ours and tid */
+	uint8_t api;	 /* API_* record seen */
+	uint8_t emitted; /* the CUPTI-only cuda_api event is written */
 	uint8_t pad;
 	uint32_t tid;
 	uint32_t name;
@@ -123,11 +123,24 @@ static void release_buffer(uint8_t *b)
 static bool issues_work(const char *n)
 {
 	static const char *const prefixes[] = {
-		"cudaLaunch", "__cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch",
-		"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
-		"cudaStreamWaitEvent", "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch",
-		"cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
-		"cuStreamWaitEvent", NULL,
+		"cudaLaunch",
+		"__cudaLaunch",
+		"cudaMemcpy",
+		"cudaMemset",
+		"cudaGraphLaunch",
+		"cudaDeviceSynchronize",
+		"cudaStreamSynchronize",
+		"cudaEventSynchronize",
+		"cudaStreamWaitEvent",
+		"cuLaunch",
+		"cuMemcpy",
+		"cuMemset",
+		"cuGraphLaunch",
+		"cuCtxSynchronize",
+		"cuStreamSynchronize",
+		"cuEventSynchronize",
+		"cuStreamWaitEvent",
+		NULL,
 	};
 	for (unsigned i = 0; prefixes[i]; i++) {
 		if (strncmp(n, prefixes[i], strlen(prefixes[i])) == 0) {
@@ -139,7 +152,7 @@ static bool issues_work(const char *n)
 
 #define NAME_CACHE 1024
 #define NAME_WORK 0x80000000u
-static _Atomic uint32_t name_cache[2][NAME_CACHE];	/* name id | NAME_WORK; 0 unknown */
+static _Atomic uint32_t name_cache[2][NAME_CACHE]; /* name id | NAME_WORK; 0 unknown */
 
 /* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": the name the interposer uses. */
 static size_t strip_version(const char *n)
@@ -157,9 +170,9 @@ static size_t strip_version(const char *n)
 uint32_t isc_cupti_api_name(CUpti_CallbackDomain domain, uint32_t cbid, bool *work)
 {
 	unsigned dom = domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0;
-	uint32_t v = cbid < NAME_CACHE ? atomic_load_explicit(&name_cache[dom][cbid],
-							      memory_order_relaxed)
-				       : 0;
+	uint32_t v = cbid < NAME_CACHE
+			     ? atomic_load_explicit(&name_cache[dom][cbid], memory_order_relaxed)
+			     : 0;
 	if (v == 0) {
 		const char *n = NULL;
 		if (isc_cupti.get_callback_name == NULL ||
@@ -263,11 +276,10 @@ static void on_api(const CUpti_ActivityAPI *a, bool driver)
 	bool work;
 	struct centry *e = entry(a->correlationId, true);
 	if (e->ext || a->correlationId == 0 || (driver && e->api == API_RUNTIME)) {
-		return;	/* intercepted, or a driver call inside a runtime call */
+		return; /* intercepted, or a driver call inside a runtime call */
 	}
-	uint32_t name = isc_cupti_api_name(driver ? CUPTI_CB_DOMAIN_DRIVER_API
-						  : CUPTI_CB_DOMAIN_RUNTIME_API,
-					   a->cbid, &work);
+	uint32_t name = isc_cupti_api_name(
+		driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid, &work);
 	if (!work) {
 		return;
 	}
@@ -296,11 +308,11 @@ static bool resolve(struct isc_staged *s, bool final)
 		tid = e->tid;
 	} else if (e && e->api) {
 		if (!in_window(s->ev[0].ts)) {
-			s->n = 0;	/* outside the capture window: dropped on purpose */
+			s->n = 0; /* outside the capture window: dropped on purpose */
 			return true;
 		}
 		if (!e->emitted) {
-			emit_api(e);	/* a driver launch the runtime never made (Triton) */
+			emit_api(e); /* a driver launch the runtime never made (Triton) */
 		}
 		corr = ISC_CUPTI_CORR_BASE + s->cc;
 		tid = e->tid;

@@ -41,15 +41,15 @@ static const char *const status_names[] = {
 };
 
 static struct {
-	_Atomic int started;		/* 0 no, 1 starting, 2 done */
+	_Atomic int started; /* 0 no, 1 starting, 2 done */
 	enum status status;
 	char reason[256];
 	char library[PATH_MAX];
 	char holder[128];
 	char via[64];
 	uint32_t version;
-	bool ts_callback;		/* our clock through the timestamp callback */
-	int pid;			/* the process that started CUPTI (not a fork child) */
+	bool ts_callback; /* our clock through the timestamp callback */
+	int pid;	  /* the process that started CUPTI (not a fork child) */
 	_Atomic bool exit_flushed;
 	/* calibration: our clock = CUPTI's + offset, interpolated between two pairs */
 	uint64_t c0, o0, c1, o1;
@@ -125,7 +125,7 @@ static int find_runtime(struct dl_phdr_info *info, size_t size, void *data)
 	memcpy(r->dir, name, n);
 	r->dir[n] = '\0';
 	if (base[13] == '.') {
-		r->major = atoi(base + 14);	/* libcudart.so.13 */
+		r->major = atoi(base + 14); /* libcudart.so.13 */
 	}
 	return 1;
 }
@@ -244,7 +244,8 @@ static bool subscribe(void)
 		}
 		isc_fmt(st.reason, sizeof(st.reason),
 			"CUPTI is held by %s (one subscriber per process): no GPU timeline, "
-			"host-side tracing goes on", st.holder);
+			"host-side tracing goes on",
+			st.holder);
 		return false;
 	}
 	if (r != CUPTI_SUCCESS) {
@@ -267,17 +268,21 @@ static void enable_api_kind(CUpti_ActivityKind kind, CUpti_CallbackDomain domain
 		}
 	}
 	if (!fine) {
-		isc_cupti.enable(kind);	/* all of them: the decoder filters */
+		isc_cupti.enable(kind); /* all of them: the decoder filters */
 	}
 }
 
 static bool enable_kinds(void)
 {
 	static const CUpti_ActivityKind kinds[] = {
-		CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-		CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+		CUPTI_ACTIVITY_KIND_DEVICE,
+		CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+		CUPTI_ACTIVITY_KIND_MEMCPY,
+		CUPTI_ACTIVITY_KIND_MEMCPY2,
+		CUPTI_ACTIVITY_KIND_MEMSET,
+		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+		CUPTI_ACTIVITY_KIND_OVERHEAD,
 	};
 	for (unsigned i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		CUptiResult r = isc_cupti.enable(kinds[i]);
@@ -430,8 +435,9 @@ static void cupti_meta(struct isc_json *j)
 	isc_json_begin_object(j);
 	isc_json_kv_string(j, "status", status_names[st.status]);
 	if (st.status == ST_NOT_USED) {
-		isc_json_kv_string(j, "reason", "no intercepted CUDA call, and the driver never "
-						"loaded the injection");
+		isc_json_kv_string(j, "reason",
+				   "no intercepted CUDA call, and the driver never "
+				   "loaded the injection");
 	} else if (st.status != ST_ACTIVE) {
 		isc_json_kv_string(j, "reason", st.reason);
 	}

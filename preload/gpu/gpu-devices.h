@@ -15,7 +15,7 @@
 
 struct isc_gpu_device {
 	uint32_t id;
-	uint32_t name;			/* string id */
+	uint32_t name; /* string id */
 	uint32_t sm_count;
 	uint32_t cc_major, cc_minor;
 	uint32_t max_warps_per_sm;

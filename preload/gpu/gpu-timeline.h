@@ -35,7 +35,7 @@ struct isc_cupti_hot {
 
 extern struct isc_cupti_hot isc_cupti_hot;
 
-#define ISC_CUPTI_EXT_KIND 5	/* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2 */
+#define ISC_CUPTI_EXT_KIND 5 /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2 */
 
 static inline uint64_t isc_ext_id(uint64_t corr, uint32_t tid)
 {

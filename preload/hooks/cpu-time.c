@@ -34,7 +34,7 @@
 #include "session.h"
 
 #define WAIT_EVERY 10
-#define CACHE 4096	/* last values, direct-mapped by thread struct */
+#define CACHE 4096 /* last values, direct-mapped by thread struct */
 
 struct last {
 	const struct isc_thread *t;
@@ -46,7 +46,7 @@ static struct last cache[CACHE];
 static uint32_t id_cpu, id_wait, id_heap;
 static uint64_t ticks;
 static int64_t last_heap = INT64_MIN, peak_heap;
-static _Atomic int last_sample;	/* 0, 1: asked by the flush, 2: taken */
+static _Atomic int last_sample; /* 0, 1: asked by the flush, 2: taken */
 
 /* A counter record in the collector's own chunk, on behalf of thread tid (0: the
  * process). Values in µs keep nanosecond resolution as doubles; bytes are integers. */
@@ -92,7 +92,7 @@ static bool thread_wait_ns(uint32_t tid, uint64_t *ns)
 		return false;
 	}
 	char *end;
-	strtoull(buf, &end, 10);	/* run time, taken from the clock instead */
+	strtoull(buf, &end, 10); /* run time, taken from the clock instead */
 	if (end == buf) {
 		return false;
 	}
@@ -137,8 +137,8 @@ static void tick(uint64_t now)
 	uint32_t self = isc_collector_tid();
 	bool waits = ++ticks % WAIT_EVERY == 1;
 	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
-		if (t->tid != self && atomic_load_explicit(&t->state, memory_order_relaxed) !=
-					      ISC_THREAD_GONE) {
+		if (t->tid != self &&
+		    atomic_load_explicit(&t->state, memory_order_relaxed) != ISC_THREAD_GONE) {
 			sample_thread(t, now, waits);
 		}
 	}

@@ -24,109 +24,109 @@ enum {
 	ISC_CF_0 = 0,
 };
 
-#define ISC_CUDA_FUNCS(X)						\
-	/* launches (hook-cuda-launch.c) */				\
-	X(cudaLaunchKernel, A)						\
-	X(cudaLaunchKernel_ptsz, AP)					\
-	X(__cudaLaunchKernel, A)					\
-	X(__cudaLaunchKernel_ptsz, AP)					\
-	X(cudaLaunchKernelExC, A)					\
-	X(cudaLaunchKernelExC_ptsz, AP)					\
-	X(cudaLaunchCooperativeKernel, A)				\
-	X(cudaLaunchCooperativeKernel_ptsz, AP)				\
-	X(cudaLaunchHostFunc, A)					\
-	X(cudaLaunchHostFunc_ptsz, AP)					\
-	X(cudaGraphLaunch, A)						\
-	X(cudaGraphLaunch_ptsz, AP)					\
-	X(__cudaGetKernel, Q)						\
-	/* copies (hook-cuda-copy.c) */					\
-	X(cudaMemcpy, B)						\
-	X(cudaMemcpy_ptds, BP)						\
-	X(cudaMemcpyAsync, A)						\
-	X(cudaMemcpyAsync_ptsz, AP)					\
-	X(cudaMemcpy2D, B)						\
-	X(cudaMemcpy2D_ptds, BP)					\
-	X(cudaMemcpy2DAsync, A)						\
-	X(cudaMemcpy2DAsync_ptsz, AP)					\
-	X(cudaMemcpy3D, B)						\
-	X(cudaMemcpy3D_ptds, BP)					\
-	X(cudaMemcpy3DAsync, A)						\
-	X(cudaMemcpy3DAsync_ptsz, AP)					\
-	X(cudaMemcpyPeer, B)						\
-	X(cudaMemcpyPeerAsync, A)					\
-	X(cudaMemcpy3DPeer, B)						\
-	X(cudaMemcpy3DPeer_ptds, BP)					\
-	X(cudaMemcpy3DPeerAsync, A)					\
-	X(cudaMemcpy3DPeerAsync_ptsz, AP)				\
-	X(cudaMemcpyToSymbol, B)					\
-	X(cudaMemcpyToSymbol_ptds, BP)					\
-	X(cudaMemcpyFromSymbol, B)					\
-	X(cudaMemcpyFromSymbol_ptds, BP)				\
-	X(cudaMemcpyToSymbolAsync, A)					\
-	X(cudaMemcpyToSymbolAsync_ptsz, AP)				\
-	X(cudaMemcpyFromSymbolAsync, A)					\
-	X(cudaMemcpyFromSymbolAsync_ptsz, AP)				\
-	X(cudaMemcpy2DToArray, B)					\
-	X(cudaMemcpy2DToArray_ptds, BP)					\
-	X(cudaMemcpy2DFromArray, B)					\
-	X(cudaMemcpy2DFromArray_ptds, BP)				\
-	X(cudaMemcpy2DToArrayAsync, A)					\
-	X(cudaMemcpy2DToArrayAsync_ptsz, AP)				\
-	X(cudaMemcpy2DFromArrayAsync, A)				\
-	X(cudaMemcpy2DFromArrayAsync_ptsz, AP)				\
-	X(cudaMemcpyBatchAsync, A)					\
-	X(cudaMemcpyBatchAsync_ptsz, AP)				\
-	/* memsets (hook-cuda-copy.c) */				\
-	X(cudaMemset, 0)						\
-	X(cudaMemset_ptds, P)						\
-	X(cudaMemsetAsync, A)						\
-	X(cudaMemsetAsync_ptsz, AP)					\
-	X(cudaMemset2D, 0)						\
-	X(cudaMemset2D_ptds, P)						\
-	X(cudaMemset2DAsync, A)						\
-	X(cudaMemset2DAsync_ptsz, AP)					\
-	X(cudaMemset3D, 0)						\
-	X(cudaMemset3D_ptds, P)						\
-	X(cudaMemset3DAsync, A)						\
-	X(cudaMemset3DAsync_ptsz, AP)					\
-	/* allocation (hook-cuda-memory.c) */				\
-	X(cudaMalloc, 0)						\
-	X(cudaFree, B)							\
-	X(cudaMallocAsync, A)						\
-	X(cudaMallocAsync_ptsz, AP)					\
-	X(cudaFreeAsync, A)						\
-	X(cudaFreeAsync_ptsz, AP)					\
-	X(cudaMallocFromPoolAsync, A)					\
-	X(cudaMallocFromPoolAsync_ptsz, AP)				\
-	X(cudaMallocManaged, 0)						\
-	X(cudaMallocPitch, 0)						\
-	X(cudaMalloc3D, 0)						\
-	X(cudaMallocHost, 0)						\
-	X(cudaHostAlloc, 0)						\
-	X(cudaFreeHost, B)						\
-	X(cudaHostRegister, 0)						\
-	X(cudaHostUnregister, 0)					\
-	/* synchronisation and control (hook-cuda-sync.c) */		\
-	X(cudaDeviceSynchronize, B)					\
-	X(cudaStreamSynchronize, B)					\
-	X(cudaStreamSynchronize_ptsz, BP)				\
-	X(cudaEventSynchronize, B)					\
-	X(cudaStreamWaitEvent, 0)					\
-	X(cudaStreamWaitEvent_ptsz, P)					\
-	X(cudaStreamQuery, 0)						\
-	X(cudaStreamQuery_ptsz, P)					\
-	X(cudaEventQuery, 0)						\
-	X(cudaEventRecord, A)						\
-	X(cudaEventRecord_ptsz, AP)					\
-	X(cudaSetDevice, 0)						\
-	X(cudaProfilerStart, 0)						\
+#define ISC_CUDA_FUNCS(X)                                    \
+	/* launches (hook-cuda-launch.c) */                  \
+	X(cudaLaunchKernel, A)                               \
+	X(cudaLaunchKernel_ptsz, AP)                         \
+	X(__cudaLaunchKernel, A)                             \
+	X(__cudaLaunchKernel_ptsz, AP)                       \
+	X(cudaLaunchKernelExC, A)                            \
+	X(cudaLaunchKernelExC_ptsz, AP)                      \
+	X(cudaLaunchCooperativeKernel, A)                    \
+	X(cudaLaunchCooperativeKernel_ptsz, AP)              \
+	X(cudaLaunchHostFunc, A)                             \
+	X(cudaLaunchHostFunc_ptsz, AP)                       \
+	X(cudaGraphLaunch, A)                                \
+	X(cudaGraphLaunch_ptsz, AP)                          \
+	X(__cudaGetKernel, Q)                                \
+	/* copies (hook-cuda-copy.c) */                      \
+	X(cudaMemcpy, B)                                     \
+	X(cudaMemcpy_ptds, BP)                               \
+	X(cudaMemcpyAsync, A)                                \
+	X(cudaMemcpyAsync_ptsz, AP)                          \
+	X(cudaMemcpy2D, B)                                   \
+	X(cudaMemcpy2D_ptds, BP)                             \
+	X(cudaMemcpy2DAsync, A)                              \
+	X(cudaMemcpy2DAsync_ptsz, AP)                        \
+	X(cudaMemcpy3D, B)                                   \
+	X(cudaMemcpy3D_ptds, BP)                             \
+	X(cudaMemcpy3DAsync, A)                              \
+	X(cudaMemcpy3DAsync_ptsz, AP)                        \
+	X(cudaMemcpyPeer, B)                                 \
+	X(cudaMemcpyPeerAsync, A)                            \
+	X(cudaMemcpy3DPeer, B)                               \
+	X(cudaMemcpy3DPeer_ptds, BP)                         \
+	X(cudaMemcpy3DPeerAsync, A)                          \
+	X(cudaMemcpy3DPeerAsync_ptsz, AP)                    \
+	X(cudaMemcpyToSymbol, B)                             \
+	X(cudaMemcpyToSymbol_ptds, BP)                       \
+	X(cudaMemcpyFromSymbol, B)                           \
+	X(cudaMemcpyFromSymbol_ptds, BP)                     \
+	X(cudaMemcpyToSymbolAsync, A)                        \
+	X(cudaMemcpyToSymbolAsync_ptsz, AP)                  \
+	X(cudaMemcpyFromSymbolAsync, A)                      \
+	X(cudaMemcpyFromSymbolAsync_ptsz, AP)                \
+	X(cudaMemcpy2DToArray, B)                            \
+	X(cudaMemcpy2DToArray_ptds, BP)                      \
+	X(cudaMemcpy2DFromArray, B)                          \
+	X(cudaMemcpy2DFromArray_ptds, BP)                    \
+	X(cudaMemcpy2DToArrayAsync, A)                       \
+	X(cudaMemcpy2DToArrayAsync_ptsz, AP)                 \
+	X(cudaMemcpy2DFromArrayAsync, A)                     \
+	X(cudaMemcpy2DFromArrayAsync_ptsz, AP)               \
+	X(cudaMemcpyBatchAsync, A)                           \
+	X(cudaMemcpyBatchAsync_ptsz, AP)                     \
+	/* memsets (hook-cuda-copy.c) */                     \
+	X(cudaMemset, 0)                                     \
+	X(cudaMemset_ptds, P)                                \
+	X(cudaMemsetAsync, A)                                \
+	X(cudaMemsetAsync_ptsz, AP)                          \
+	X(cudaMemset2D, 0)                                   \
+	X(cudaMemset2D_ptds, P)                              \
+	X(cudaMemset2DAsync, A)                              \
+	X(cudaMemset2DAsync_ptsz, AP)                        \
+	X(cudaMemset3D, 0)                                   \
+	X(cudaMemset3D_ptds, P)                              \
+	X(cudaMemset3DAsync, A)                              \
+	X(cudaMemset3DAsync_ptsz, AP)                        \
+	/* allocation (hook-cuda-memory.c) */                \
+	X(cudaMalloc, 0)                                     \
+	X(cudaFree, B)                                       \
+	X(cudaMallocAsync, A)                                \
+	X(cudaMallocAsync_ptsz, AP)                          \
+	X(cudaFreeAsync, A)                                  \
+	X(cudaFreeAsync_ptsz, AP)                            \
+	X(cudaMallocFromPoolAsync, A)                        \
+	X(cudaMallocFromPoolAsync_ptsz, AP)                  \
+	X(cudaMallocManaged, 0)                              \
+	X(cudaMallocPitch, 0)                                \
+	X(cudaMalloc3D, 0)                                   \
+	X(cudaMallocHost, 0)                                 \
+	X(cudaHostAlloc, 0)                                  \
+	X(cudaFreeHost, B)                                   \
+	X(cudaHostRegister, 0)                               \
+	X(cudaHostUnregister, 0)                             \
+	/* synchronisation and control (hook-cuda-sync.c) */ \
+	X(cudaDeviceSynchronize, B)                          \
+	X(cudaStreamSynchronize, B)                          \
+	X(cudaStreamSynchronize_ptsz, BP)                    \
+	X(cudaEventSynchronize, B)                           \
+	X(cudaStreamWaitEvent, 0)                            \
+	X(cudaStreamWaitEvent_ptsz, P)                       \
+	X(cudaStreamQuery, 0)                                \
+	X(cudaStreamQuery_ptsz, P)                           \
+	X(cudaEventQuery, 0)                                 \
+	X(cudaEventRecord, A)                                \
+	X(cudaEventRecord_ptsz, AP)                          \
+	X(cudaSetDevice, 0)                                  \
+	X(cudaProfilerStart, 0)                              \
 	X(cudaProfilerStop, 0)
 
 enum isc_cuda_fn {
 #define ISC_CUDA_FN_ENUM(name, flags) ISC_FN_##name,
 	ISC_CUDA_FUNCS(ISC_CUDA_FN_ENUM)
 #undef ISC_CUDA_FN_ENUM
-	ISC_CUDA_FN_COUNT
+		ISC_CUDA_FN_COUNT
 };
 
 /* Function names and flags, indexed by enum isc_cuda_fn (cuda-runtime.c). */

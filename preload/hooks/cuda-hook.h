@@ -52,16 +52,16 @@ struct isc_cuda_call {
 
 /* What a call did, beyond its result: filled by each hook with what applies. */
 struct isc_cuda_info {
-	const void *stream;	/* cudaStream_t */
+	const void *stream; /* cudaStream_t */
 	uint64_t bytes;
 	uint64_t ptr;
-	const void *host_ptr;	/* the host side of a copy, to tell pageable from pinned */
-	uint8_t dir;		/* enum isc_copy_dir */
-	uint8_t host_mem;	/* enum isc_mem_kind, when known without a lookup */
+	const void *host_ptr; /* the host side of a copy, to tell pageable from pinned */
+	uint8_t dir;	      /* enum isc_copy_dir */
+	uint8_t host_mem;     /* enum isc_mem_kind, when known without a lookup */
 	bool has_stream;
 	bool has_bytes;
 	bool has_ptr;
-	bool blocked;		/* besides the function's B flag */
+	bool blocked; /* besides the function's B flag */
 };
 
 /* ---- real functions (cuda-runtime.c) ---- */
@@ -136,18 +136,18 @@ static inline void isc_cuda_leave(struct isc_cuda_call *c, int result,
  * expression of type struct isc_cuda_info evaluated after the real call (it may use
  * r_, the call's result).
  */
-#define ISC_CUDA_HOOK(proto, fn, args, ...)				\
-	struct isc_cuda_call c_;					\
-	__typeof__(proto) *real_ = isc_cuda_real(fn, RA);		\
-	if (real_ == NULL) {						\
-		return ISC_CUDA_NO_RUNTIME;				\
-	}								\
-	if (!isc_cuda_enter(&c_, fn)) {					\
-		return real_ args;					\
-	}								\
-	cudaError_t r_ = real_ args;					\
-	struct isc_cuda_info info_ = __VA_ARGS__;			\
-	isc_cuda_leave(&c_, r_, &info_);				\
+#define ISC_CUDA_HOOK(proto, fn, args, ...)               \
+	struct isc_cuda_call c_;                          \
+	__typeof__(proto) *real_ = isc_cuda_real(fn, RA); \
+	if (real_ == NULL) {                              \
+		return ISC_CUDA_NO_RUNTIME;               \
+	}                                                 \
+	if (!isc_cuda_enter(&c_, fn)) {                   \
+		return real_ args;                        \
+	}                                                 \
+	cudaError_t r_ = real_ args;                      \
+	struct isc_cuda_info info_ = __VA_ARGS__;         \
+	isc_cuda_leave(&c_, r_, &info_);                  \
 	return r_
 
 /* ---- tables (cuda-tables.c) ---- */

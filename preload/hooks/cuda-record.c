@@ -22,8 +22,7 @@ static uint32_t aux_of(const struct isc_cuda_call *c, const struct isc_cuda_info
 	return aux;
 }
 
-static bool blocked(const struct isc_cuda_call *c, const struct isc_cuda_info *info,
-		    uint32_t aux)
+static bool blocked(const struct isc_cuda_call *c, const struct isc_cuda_info *info, uint32_t aux)
 {
 	unsigned f = isc_cuda_fn_flags[c->fn];
 	if (info->blocked) {
@@ -64,9 +63,9 @@ void isc_cuda_record(const struct isc_cuda_call *c, uint64_t end, int result,
 		e->u.cuda_api.correlation_id = c->corr;
 		e->u.cuda_api.bytes = info->bytes;
 		e->u.cuda_api.ptr = info->ptr;
-		e->u.cuda_api.stream_id =
-			info->has_stream ? isc_cuda_stream_id(info->stream, f & ISC_CF_P)
-					 : ISC_STREAM_NONE;
+		e->u.cuda_api.stream_id = info->has_stream
+						  ? isc_cuda_stream_id(info->stream, f & ISC_CF_P)
+						  : ISC_STREAM_NONE;
 		e->u.cuda_api.result = result;
 		if (launch) {
 			memset(&e[1], 0, 32);

@@ -33,11 +33,11 @@ void *_Atomic isc_cuda_real_fns[ISC_CUDA_FN_COUNT];
 _Atomic bool isc_cuda_on;
 uint32_t isc_cuda_fn_ids[ISC_CUDA_FN_COUNT];
 
-static struct dl_find_object self;	/* our own mapping, to never resolve to ourselves */
+static struct dl_find_object self; /* our own mapping, to never resolve to ourselves */
 static _Atomic bool started;
 static int runtime_version, driver_version;
 static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *pinned_lib;		/* the runtime found through a caller, kept loaded */
+static void *pinned_lib; /* the runtime found through a caller, kept loaded */
 
 static bool is_ours(const void *p)
 {
@@ -72,12 +72,12 @@ static void *find_in_caller(const char *name, const void *caller)
 	}
 	const char *path = o.dlfo_link_map->l_name;
 	if (path == NULL || path[0] == '\0') {
-		return NULL;	/* the main program: its scope is the global one */
+		return NULL; /* the main program: its scope is the global one */
 	}
 	void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
 	void *p = h ? dlsym(h, name) : NULL;
 	if (h) {
-		dlclose(h);	/* the caller is running: it stays loaded */
+		dlclose(h); /* the caller is running: it stays loaded */
 	}
 	return p && !is_ours(p) ? p : NULL;
 }
@@ -133,10 +133,10 @@ static void start(const void *caller)
 	if (atomic_exchange(&started, true)) {
 		return;
 	}
-	cudaError_t (*rt)(int *) = (cudaError_t(*)(int *))resolve_symbol("cudaRuntimeGetVersion",
-									 caller);
-	cudaError_t (*drv)(int *) = (cudaError_t(*)(int *))resolve_symbol("cudaDriverGetVersion",
-									  caller);
+	cudaError_t (*rt)(int *) =
+		(cudaError_t(*)(int *))resolve_symbol("cudaRuntimeGetVersion", caller);
+	cudaError_t (*drv)(int *) =
+		(cudaError_t(*)(int *))resolve_symbol("cudaDriverGetVersion", caller);
 	if (rt && rt(&runtime_version) != cudaSuccess) {
 		runtime_version = 0;
 	}
@@ -155,7 +155,8 @@ void *isc_cuda_resolve(unsigned fn, const void *caller)
 		atomic_store_explicit(&isc_cuda_real_fns[fn], p, memory_order_release);
 	} else if (!atomic_exchange(&complained, true)) {
 		isc_error("%s: no CUDA runtime in this process implements it; returning "
-			  "cudaErrorInitializationError", isc_cuda_fn_names[fn]);
+			  "cudaErrorInitializationError",
+			  isc_cuda_fn_names[fn]);
 	}
 	if (p && isc_lifecycle_ready() && atomic_load(&isc_cuda_on)) {
 		start(caller);

@@ -15,12 +15,12 @@
 #include "cuda-hook.h"
 #include "intern.h"
 
-#define SLOTS 4096u		/* per table; a full table answers "unknown" */
-#define NO_NAME UINT32_MAX	/* cached: dladdr found no symbol */
+#define SLOTS 4096u	   /* per table; a full table answers "unknown" */
+#define NO_NAME UINT32_MAX /* cached: dladdr found no symbol */
 
 struct slot {
 	_Atomic uintptr_t key;
-	_Atomic uint32_t value;	/* 0 while the inserter is filling it */
+	_Atomic uint32_t value; /* 0 while the inserter is filling it */
 };
 
 static struct slot streams[SLOTS];
@@ -159,9 +159,9 @@ struct range {
 	uint64_t end;
 };
 
-static struct range pinned[PINNED_MAX];	/* sorted by base, disjoint */
+static struct range pinned[PINNED_MAX]; /* sorted by base, disjoint */
 static _Atomic uint32_t n_pinned;
-static _Atomic uint32_t pinned_seq;		/* odd while a writer changes the array */
+static _Atomic uint32_t pinned_seq; /* odd while a writer changes the array */
 static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* First index whose base is > a (reader and writer). */

@@ -10,7 +10,7 @@
 
 #include "cuda-hook.h"
 
-#define SYNC NULL, false	/* no stream argument */
+#define SYNC NULL, false /* no stream argument */
 
 /* The per-thread-default-stream variants: the plain function's prototype. */
 __typeof__(cudaMemcpy) cudaMemcpy_ptds;
@@ -34,8 +34,9 @@ __typeof__(cudaMemcpyBatchAsync) cudaMemcpyBatchAsync_ptsz;
 static struct isc_cuda_info copy_info(enum cudaMemcpyKind kind, const void *dst, const void *src,
 				      uint64_t bytes, cudaStream_t stream, bool has_stream)
 {
-	struct isc_cuda_info i = { .stream = stream, .has_stream = has_stream, .bytes = bytes,
-				   .has_bytes = true };
+	struct isc_cuda_info i = {
+		.stream = stream, .has_stream = has_stream, .bytes = bytes, .has_bytes = true
+	};
 	switch (kind) {
 	case cudaMemcpyHostToDevice:
 		i.dir = ISC_DIR_H2D;
@@ -53,7 +54,7 @@ static struct isc_cuda_info copy_info(enum cudaMemcpyKind kind, const void *dst,
 		i.host_ptr = src;
 		break;
 	default:
-		i.dir = ISC_DIR_DEFAULT;	/* the runtime infers it from the pointers */
+		i.dir = ISC_DIR_DEFAULT; /* the runtime infers it from the pointers */
 		break;
 	}
 	return i;
@@ -77,13 +78,16 @@ static struct isc_cuda_info copy3d_info(const struct cudaMemcpy3DParms *p, cudaS
 
 static struct isc_cuda_info peer_info(uint64_t bytes, cudaStream_t stream, bool has_stream)
 {
-	struct isc_cuda_info i = { .stream = stream, .has_stream = has_stream, .bytes = bytes,
-				   .has_bytes = true, .dir = ISC_DIR_P2P };
+	struct isc_cuda_info i = { .stream = stream,
+				   .has_stream = has_stream,
+				   .bytes = bytes,
+				   .has_bytes = true,
+				   .dir = ISC_DIR_P2P };
 	return i;
 }
 
-static struct isc_cuda_info peer3d_info(const struct cudaMemcpy3DPeerParms *p,
-					cudaStream_t stream, bool has_stream)
+static struct isc_cuda_info peer3d_info(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream,
+					bool has_stream)
 {
 	return peer_info(p ? extent_bytes(&p->extent) : 0, stream, has_stream);
 }
@@ -94,8 +98,11 @@ static struct isc_cuda_info batch_info(const size_t *sizes, size_t count, cudaSt
 	for (size_t k = 0; sizes != NULL && k < count; k++) {
 		total += sizes[k];
 	}
-	struct isc_cuda_info i = { .stream = stream, .has_stream = true, .bytes = total,
-				   .has_bytes = true, .dir = ISC_DIR_DEFAULT };
+	struct isc_cuda_info i = { .stream = stream,
+				   .has_stream = true,
+				   .bytes = total,
+				   .has_bytes = true,
+				   .dir = ISC_DIR_DEFAULT };
 	return i;
 }
 
@@ -125,8 +132,7 @@ ISC_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
 ISC_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
 					    enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-	ISC_CUDA_HOOK(cudaMemcpyAsync, ISC_FN_cudaMemcpyAsync_ptsz,
-		      (dst, src, count, kind, stream),
+	ISC_CUDA_HOOK(cudaMemcpyAsync, ISC_FN_cudaMemcpyAsync_ptsz, (dst, src, count, kind, stream),
 		      copy_info(kind, dst, src, count, stream, true));
 }
 
@@ -140,18 +146,17 @@ ISC_EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, s
 		      copy_info(kind, dst, src, (uint64_t)width * height, SYNC));
 }
 
-ISC_EXPORT cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src,
-					 size_t spitch, size_t width, size_t height,
-					 enum cudaMemcpyKind kind)
+ISC_EXPORT cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch,
+					 size_t width, size_t height, enum cudaMemcpyKind kind)
 {
 	ISC_CUDA_HOOK(cudaMemcpy2D, ISC_FN_cudaMemcpy2D_ptds,
 		      (dst, dpitch, src, spitch, width, height, kind),
 		      copy_info(kind, dst, src, (uint64_t)width * height, SYNC));
 }
 
-ISC_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
-					 size_t spitch, size_t width, size_t height,
-					 enum cudaMemcpyKind kind, cudaStream_t stream)
+ISC_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+					 size_t width, size_t height, enum cudaMemcpyKind kind,
+					 cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMemcpy2DAsync, ISC_FN_cudaMemcpy2DAsync,
 		      (dst, dpitch, src, spitch, width, height, kind, stream),
@@ -199,8 +204,8 @@ ISC_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
 		      (dst, dstDevice, src, srcDevice, count), peer_info(count, SYNC));
 }
 
-ISC_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
-					   int srcDevice, size_t count, cudaStream_t stream)
+ISC_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
+					   size_t count, cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMemcpyPeerAsync, ISC_FN_cudaMemcpyPeerAsync,
 		      (dst, dstDevice, src, srcDevice, count, stream),
@@ -237,32 +242,28 @@ ISC_EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, s
 					  size_t offset, enum cudaMemcpyKind kind)
 {
 	ISC_CUDA_HOOK(cudaMemcpyToSymbol, ISC_FN_cudaMemcpyToSymbol,
-		      (symbol, src, count, offset, kind),
-		      copy_info(kind, NULL, src, count, SYNC));
+		      (symbol, src, count, offset, kind), copy_info(kind, NULL, src, count, SYNC));
 }
 
 ISC_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count,
 					       size_t offset, enum cudaMemcpyKind kind)
 {
 	ISC_CUDA_HOOK(cudaMemcpyToSymbol, ISC_FN_cudaMemcpyToSymbol_ptds,
-		      (symbol, src, count, offset, kind),
-		      copy_info(kind, NULL, src, count, SYNC));
+		      (symbol, src, count, offset, kind), copy_info(kind, NULL, src, count, SYNC));
 }
 
 ISC_EXPORT cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count,
 					    size_t offset, enum cudaMemcpyKind kind)
 {
 	ISC_CUDA_HOOK(cudaMemcpyFromSymbol, ISC_FN_cudaMemcpyFromSymbol,
-		      (dst, symbol, count, offset, kind),
-		      copy_info(kind, dst, NULL, count, SYNC));
+		      (dst, symbol, count, offset, kind), copy_info(kind, dst, NULL, count, SYNC));
 }
 
 ISC_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count,
 						 size_t offset, enum cudaMemcpyKind kind)
 {
 	ISC_CUDA_HOOK(cudaMemcpyFromSymbol, ISC_FN_cudaMemcpyFromSymbol_ptds,
-		      (dst, symbol, count, offset, kind),
-		      copy_info(kind, dst, NULL, count, SYNC));
+		      (dst, symbol, count, offset, kind), copy_info(kind, dst, NULL, count, SYNC));
 }
 
 ISC_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
@@ -292,9 +293,8 @@ ISC_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, 
 		      copy_info(kind, dst, NULL, count, stream, true));
 }
 
-ISC_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol,
-						      size_t count, size_t offset,
-						      enum cudaMemcpyKind kind,
+ISC_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
+						      size_t offset, enum cudaMemcpyKind kind,
 						      cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMemcpyFromSymbolAsync, ISC_FN_cudaMemcpyFromSymbolAsync_ptsz,
@@ -331,10 +331,9 @@ ISC_EXPORT cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray
 		      copy_info(kind, dst, NULL, (uint64_t)width * height, SYNC));
 }
 
-ISC_EXPORT cudaError_t cudaMemcpy2DFromArray_ptds(void *dst, size_t dpitch,
-						  cudaArray_const_t src, size_t wOffset,
-						  size_t hOffset, size_t width, size_t height,
-						  enum cudaMemcpyKind kind)
+ISC_EXPORT cudaError_t cudaMemcpy2DFromArray_ptds(void *dst, size_t dpitch, cudaArray_const_t src,
+						  size_t wOffset, size_t hOffset, size_t width,
+						  size_t height, enum cudaMemcpyKind kind)
 {
 	ISC_CUDA_HOOK(cudaMemcpy2DFromArray, ISC_FN_cudaMemcpy2DFromArray_ptds,
 		      (dst, dpitch, src, wOffset, hOffset, width, height, kind),
@@ -352,8 +351,8 @@ ISC_EXPORT cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset,
 }
 
 ISC_EXPORT cudaError_t cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t dst, size_t wOffset,
-						     size_t hOffset, const void *src,
-						     size_t spitch, size_t width, size_t height,
+						     size_t hOffset, const void *src, size_t spitch,
+						     size_t width, size_t height,
 						     enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMemcpy2DToArrayAsync, ISC_FN_cudaMemcpy2DToArrayAsync_ptsz,
@@ -361,10 +360,10 @@ ISC_EXPORT cudaError_t cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t dst, size_t wOf
 		      copy_info(kind, NULL, src, (uint64_t)width * height, stream, true));
 }
 
-ISC_EXPORT cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch,
-						  cudaArray_const_t src, size_t wOffset,
-						  size_t hOffset, size_t width, size_t height,
-						  enum cudaMemcpyKind kind, cudaStream_t stream)
+ISC_EXPORT cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src,
+						  size_t wOffset, size_t hOffset, size_t width,
+						  size_t height, enum cudaMemcpyKind kind,
+						  cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMemcpy2DFromArrayAsync, ISC_FN_cudaMemcpy2DFromArrayAsync,
 		      (dst, dpitch, src, wOffset, hOffset, width, height, kind, stream),
@@ -373,8 +372,8 @@ ISC_EXPORT cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch,
 
 ISC_EXPORT cudaError_t cudaMemcpy2DFromArrayAsync_ptsz(void *dst, size_t dpitch,
 						       cudaArray_const_t src, size_t wOffset,
-						       size_t hOffset, size_t width,
-						       size_t height, enum cudaMemcpyKind kind,
+						       size_t hOffset, size_t width, size_t height,
+						       enum cudaMemcpyKind kind,
 						       cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMemcpy2DFromArrayAsync, ISC_FN_cudaMemcpy2DFromArrayAsync_ptsz,

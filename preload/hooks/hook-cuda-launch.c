@@ -18,8 +18,8 @@
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
 			       size_t sharedMem, cudaStream_t stream);
-cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-				    void **args, size_t sharedMem, cudaStream_t stream);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+				    size_t sharedMem, cudaStream_t stream);
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 				  size_t sharedMem, cudaStream_t stream);
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
@@ -46,8 +46,8 @@ static void describe(struct isc_launch_payload *l, const void *func, dim3 g, dim
 typedef cudaError_t launch_fn(const void *func, dim3 grid, dim3 block, void **args, size_t smem,
 			      cudaStream_t stream);
 
-static cudaError_t launch(unsigned fn, const void *caller, const void *func, dim3 grid,
-			  dim3 block, void **args, size_t smem, cudaStream_t stream)
+static cudaError_t launch(unsigned fn, const void *caller, const void *func, dim3 grid, dim3 block,
+			  void **args, size_t smem, cudaStream_t stream)
 {
 	struct isc_cuda_call c;
 	launch_fn *real = (launch_fn *)isc_cuda_real(fn, caller);
@@ -148,14 +148,14 @@ ISC_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, con
 	return launch_ex(ISC_FN_cudaLaunchKernelExC, RA, config, func, args);
 }
 
-ISC_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config,
-						const void *func, void **args)
+ISC_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
+						void **args)
 {
 	return launch_ex(ISC_FN_cudaLaunchKernelExC_ptsz, RA, config, func, args);
 }
 
-static cudaError_t host_func(unsigned fn, const void *caller, cudaStream_t stream,
-			     cudaHostFn_t hfn, void *user)
+static cudaError_t host_func(unsigned fn, const void *caller, cudaStream_t stream, cudaHostFn_t hfn,
+			     void *user)
 {
 	struct isc_cuda_call c;
 	__typeof__(cudaLaunchHostFunc) *real = isc_cuda_real(fn, caller);
@@ -176,8 +176,7 @@ ISC_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, 
 	return host_func(ISC_FN_cudaLaunchHostFunc, RA, stream, fn, userData);
 }
 
-ISC_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn,
-					       void *userData)
+ISC_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
 	return host_func(ISC_FN_cudaLaunchHostFunc_ptsz, RA, stream, fn, userData);
 }

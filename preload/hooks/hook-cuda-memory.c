@@ -14,11 +14,12 @@ __typeof__(cudaMallocAsync) cudaMallocAsync_ptsz;
 __typeof__(cudaFreeAsync) cudaFreeAsync_ptsz;
 __typeof__(cudaMallocFromPoolAsync) cudaMallocFromPoolAsync_ptsz;
 
-static struct isc_cuda_info alloc_info(cudaError_t r, void **p, uint64_t bytes,
-				       cudaStream_t stream, bool has_stream)
+static struct isc_cuda_info alloc_info(cudaError_t r, void **p, uint64_t bytes, cudaStream_t stream,
+				       bool has_stream)
 {
-	struct isc_cuda_info i = { .stream = stream, .has_stream = has_stream, .bytes = bytes,
-				   .has_bytes = true };
+	struct isc_cuda_info i = {
+		.stream = stream, .has_stream = has_stream, .bytes = bytes, .has_bytes = true
+	};
 	if (r == cudaSuccess && p != NULL) {
 		i.ptr = (uintptr_t)*p;
 		i.has_ptr = true;
@@ -28,8 +29,9 @@ static struct isc_cuda_info alloc_info(cudaError_t r, void **p, uint64_t bytes,
 
 static struct isc_cuda_info free_info(const void *p, cudaStream_t stream, bool has_stream)
 {
-	struct isc_cuda_info i = { .stream = stream, .has_stream = has_stream,
-				   .ptr = (uintptr_t)p, .has_ptr = true };
+	struct isc_cuda_info i = {
+		.stream = stream, .has_stream = has_stream, .ptr = (uintptr_t)p, .has_ptr = true
+	};
 	return i;
 }
 
@@ -75,8 +77,8 @@ ISC_EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemP
 		      (ptr, size, memPool, stream), alloc_info(r_, ptr, size, stream, true));
 }
 
-ISC_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size,
-						    cudaMemPool_t memPool, cudaStream_t stream)
+ISC_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+						    cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMallocFromPoolAsync, ISC_FN_cudaMallocFromPoolAsync_ptsz,
 		      (ptr, size, memPool, stream), alloc_info(r_, ptr, size, stream, true));
@@ -163,8 +165,10 @@ ISC_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int fla
 		isc_pinned_add(ptr, size);
 	}
 	if (rec) {
-		struct isc_cuda_info info = { .bytes = size, .has_bytes = true,
-					      .ptr = (uintptr_t)ptr, .has_ptr = true,
+		struct isc_cuda_info info = { .bytes = size,
+					      .has_bytes = true,
+					      .ptr = (uintptr_t)ptr,
+					      .has_ptr = true,
 					      .host_mem = ISC_MEM_PINNED };
 		isc_cuda_leave(&c, r, &info);
 	}

@@ -4,7 +4,7 @@
 
 #include "cuda-hook.h"
 
-#define SYNC NULL, false	/* no stream argument */
+#define SYNC NULL, false /* no stream argument */
 
 __typeof__(cudaMemset) cudaMemset_ptds;
 __typeof__(cudaMemsetAsync) cudaMemsetAsync_ptsz;
@@ -20,15 +20,15 @@ static uint64_t extent_bytes(const struct cudaExtent *e)
 
 static struct isc_cuda_info set_info(uint64_t bytes, cudaStream_t stream, bool has_stream)
 {
-	struct isc_cuda_info i = { .stream = stream, .has_stream = has_stream, .bytes = bytes,
-				   .has_bytes = true };
+	struct isc_cuda_info i = {
+		.stream = stream, .has_stream = has_stream, .bytes = bytes, .has_bytes = true
+	};
 	return i;
 }
 
 ISC_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
-	ISC_CUDA_HOOK(cudaMemset, ISC_FN_cudaMemset, (devPtr, value, count),
-		      set_info(count, SYNC));
+	ISC_CUDA_HOOK(cudaMemset, ISC_FN_cudaMemset, (devPtr, value, count), set_info(count, SYNC));
 }
 
 ISC_EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
@@ -60,8 +60,7 @@ ISC_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_
 ISC_EXPORT cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width,
 					 size_t height)
 {
-	ISC_CUDA_HOOK(cudaMemset2D, ISC_FN_cudaMemset2D_ptds,
-		      (devPtr, pitch, value, width, height),
+	ISC_CUDA_HOOK(cudaMemset2D, ISC_FN_cudaMemset2D_ptds, (devPtr, pitch, value, width, height),
 		      set_info((uint64_t)width * height, SYNC));
 }
 
@@ -73,8 +72,8 @@ ISC_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, 
 		      set_info((uint64_t)width * height, stream, true));
 }
 
-ISC_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value,
-					      size_t width, size_t height, cudaStream_t stream)
+ISC_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width,
+					      size_t height, cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMemset2DAsync, ISC_FN_cudaMemset2DAsync_ptsz,
 		      (devPtr, pitch, value, width, height, stream),

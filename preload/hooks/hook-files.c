@@ -50,8 +50,7 @@ void isc_hooks_files_resolve(void)
 	real.open = isc_host_next("open");
 }
 
-#define REAL(f) \
-	(__builtin_expect(real.f != NULL, 1) ? real.f : (isc_hooks_files_resolve(), real.f))
+#define REAL(f) (__builtin_expect(real.f != NULL, 1) ? real.f : (isc_hooks_files_resolve(), real.f))
 
 static inline int opened(const struct isc_sys_call *c, const char *path, int r)
 {

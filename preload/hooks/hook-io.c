@@ -23,8 +23,8 @@ ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
 ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
 ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
-ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
-		       __SOCKADDR_ARG addr, socklen_t *addrlen);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, __SOCKADDR_ARG addr,
+		       socklen_t *addrlen);
 
 static struct {
 	__typeof(read) *read;
@@ -102,8 +102,8 @@ static inline ssize_t io_done(const struct isc_sys_call *c, int fd, uint64_t byt
 	return r;
 }
 
-static inline ssize_t iov_done(const struct isc_sys_call *c, int fd, const struct iovec *iov,
-			       int n, ssize_t r)
+static inline ssize_t iov_done(const struct isc_sys_call *c, int fd, const struct iovec *iov, int n,
+			       ssize_t r)
 {
 	return io_done(c, fd, r >= 0 ? iov_bytes(iov, n) : 0, r);
 }
@@ -247,8 +247,8 @@ ISC_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int fl
 	return io_done(&c, fd, n, REAL(recv_chk)(fd, buf, n, buflen, flags));
 }
 
-ISC_EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags,
-			    __SOCKADDR_ARG addr, socklen_t *restrict len)
+ISC_EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags, __SOCKADDR_ARG addr,
+			    socklen_t *restrict len)
 {
 	struct isc_sys_call c;
 	if (!isc_sys_begin(&c, ISC_SC_RECVFROM)) {
@@ -308,8 +308,8 @@ ISC_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	return io_done(&c, fd, n, REAL(send)(fd, buf, n, flags));
 }
 
-ISC_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
-			  __CONST_SOCKADDR_ARG addr, socklen_t len)
+ISC_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
+			  socklen_t len)
 {
 	struct isc_sys_call c;
 	if (!isc_sys_begin(&c, ISC_SC_SENDTO)) {
@@ -346,7 +346,7 @@ ISC_EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *restrict len)
 		return REAL(accept)(fd, addr, len);
 	}
 	int r = REAL(accept)(fd, addr, len);
-	isc_fd_closed(r);	/* a new descriptor: forget what its number was before */
+	isc_fd_closed(r); /* a new descriptor: forget what its number was before */
 	isc_sys_end(&c, fd, 0, 0, r, isc_sys_err(r));
 	return r;
 }

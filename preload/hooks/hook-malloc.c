@@ -60,9 +60,9 @@ static _Atomic bool resolving;
 /* Read on every call. */
 static struct {
 	bool on;
-	uint64_t threshold;	/* allocations this large are always events */
-	uint64_t free_threshold;	/* so are releases (0: every one, with sample=0) */
-	uint64_t mean;		/* sampling mean, 0 = every allocation */
+	uint64_t threshold;	 /* allocations this large are always events */
+	uint64_t free_threshold; /* so are releases (0: every one, with sample=0) */
+	uint64_t mean;		 /* sampling mean, 0 = every allocation */
 } hot;
 
 bool isc_host_malloc_on;
@@ -320,7 +320,7 @@ ISC_EXPORT void free(void *p)
 		return;
 	}
 	if (__builtin_expect(!ready(), 0)) {
-		return;	/* cannot happen: a pointer not from the pool came from real malloc */
+		return; /* cannot happen: a pointer not from the pool came from real malloc */
 	}
 	note_free(p, ISC_MEM_FREE);
 	real.free(p);
@@ -359,7 +359,7 @@ static void *do_realloc(void *old, size_t n, unsigned op)
 	size_t had = t ? usable(old) : 0;
 	void *p = real.realloc(old, n);
 	if (p == NULL && n > 0) {
-		note_alloc(NULL, n, op);	/* failed: the old block stays */
+		note_alloc(NULL, n, op); /* failed: the old block stays */
 		return NULL;
 	}
 	if (t) {
@@ -488,15 +488,17 @@ static void reset_after_fork(void)
 /* Is real malloc glibc's, and does chunk_usable() agree with it? (guard raised) */
 static bool check_glibc_chunks(void)
 {
-	static const size_t sizes[] = { 0, 1, 24, 25, 100, 1000, 1032, 5000, 70000, 300000,
-					4u << 20 };
+	static const size_t sizes[] = {
+		0, 1, 24, 25, 100, 1000, 1032, 5000, 70000, 300000, 4u << 20
+	};
 	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
 	bool ok = libc && dlsym(libc, "malloc") == (void *)real.malloc &&
 		  dlsym(libc, "malloc_usable_size") == (void *)real.usable;
 	for (size_t i = 0; ok && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		void *a = real.malloc(sizes[i]), *b = real.memalign(256, sizes[i] + 1);
-		void *c = real.calloc(1, sizes[i] + 3), *d = a ? real.realloc(a, sizes[i] * 2 + 8) : NULL;
-		void *blocks[] = { b, c, d ? d : a };	/* a failed realloc leaves a */
+		void *c = real.calloc(1, sizes[i] + 3),
+		     *d = a ? real.realloc(a, sizes[i] * 2 + 8) : NULL;
+		void *blocks[] = { b, c, d ? d : a }; /* a failed realloc leaves a */
 		for (int k = 0; k < 3; k++) {
 			ok = ok && blocks[k] && chunk_usable(blocks[k]) == real.usable(blocks[k]);
 			real.free(blocks[k]);
@@ -515,8 +517,9 @@ void isc_hooks_malloc_init(void)
 	isc_tls_guard++;
 	glibc_chunks = check_glibc_chunks();
 	isc_tls_guard--;
-	isc_debug("malloc hooks: %s", glibc_chunks ? "glibc chunk sizes read inline"
-						    : "sizes from the allocator's malloc_usable_size");
+	isc_debug("malloc hooks: %s", glibc_chunks
+					      ? "glibc chunk sizes read inline"
+					      : "sizes from the allocator's malloc_usable_size");
 	hot.mean = isc_config.malloc_sample;
 	hot.threshold = hot.mean ? isc_config.malloc_threshold : 0;
 	hot.free_threshold = hot.threshold;

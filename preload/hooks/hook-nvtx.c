@@ -14,7 +14,7 @@
  * NVTX keeps one push/pop stack per domain; we keep one per thread, which differs
  * only when a program interleaves the ranges of two domains out of order.
  */
-#define NVTX_NO_IMPL	/* the types only: no NVTX implementation in this library */
+#define NVTX_NO_IMPL /* the types only: no NVTX implementation in this library */
 #include <inferscope/inferscope.h>
 #include <nvtx3/nvToolsExt.h>
 #include <sched.h>
@@ -33,7 +33,7 @@
 
 #define NAME_MAX_BYTES 1024
 #define RANGES 4096u
-#define BUSY 1ull	/* a slot being filled; real ids are larger */
+#define BUSY 1ull /* a slot being filled; real ids are larger */
 
 struct open_range {
 	_Atomic uint64_t id;
@@ -164,7 +164,7 @@ static nvtxRangeId_t start_named(const char *m)
 		}
 	}
 	isc_tls_guard--;
-	return id;	/* a full table: the end finds nothing and records nothing */
+	return id; /* a full table: the end finds nothing and records nothing */
 }
 
 /* Writes a start/end range as a scope of the thread that started it. */
@@ -357,7 +357,7 @@ ISC_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_tabl
 		{ NVTX_CBID_CORE2_DomainDestroy, FN(d_destroy) },
 	};
 	if (get_export_table == NULL || !isc_lifecycle_ready() || !isc_config.nvtx) {
-		return 0;	/* NVTX turns every call into a no-op */
+		return 0; /* NVTX turns every call into a no-op */
 	}
 	const NvtxExportTableCallbacks *cb = get_export_table(NVTX_ETID_CALLBACKS);
 	if (cb == NULL || cb->struct_size < sizeof(*cb) || cb->GetModuleFunctionTable == NULL) {

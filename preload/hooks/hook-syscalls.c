@@ -30,7 +30,10 @@
 #include "log.h"
 #include "session.h"
 
-#define D(n, nr, cat) { n, nr, ISC_SYSCAT_##cat }
+#define D(n, nr, cat)                   \
+	{                               \
+		n, nr, ISC_SYSCAT_##cat \
+	}
 
 const struct isc_sys_desc isc_sys_table[ISC_SC__COUNT] = {
 	[ISC_SC_READ] = D("read", SYS_read, IO),
@@ -103,7 +106,7 @@ static unsigned char_device_target(int fd, dev_t rdev)
 {
 	unsigned maj = major(rdev);
 	if (maj == 195) {
-		return ISC_FD_NVIDIA;	/* nvidia0..N, nvidiactl, nvidia-modeset */
+		return ISC_FD_NVIDIA; /* nvidia0..N, nvidiactl, nvidia-modeset */
 	}
 	if (maj == 4 || maj == 5 || (maj >= 136 && maj <= 143)) {
 		return ISC_FD_TTY;
@@ -128,11 +131,23 @@ unsigned isc_fd_target(int fd)
 	unsigned r = ISC_FD_UNKNOWN;
 	if (fd >= 0 && fstat(fd, &st) == 0) {
 		switch (st.st_mode & S_IFMT) {
-		case S_IFREG: case S_IFDIR: case S_IFBLK: r = ISC_FD_FILE; break;
-		case S_IFSOCK: r = ISC_FD_SOCKET; break;
-		case S_IFIFO: r = ISC_FD_PIPE; break;
-		case S_IFCHR: r = char_device_target(fd, st.st_rdev); break;
-		default: r = ISC_FD_OTHER; break;
+		case S_IFREG:
+		case S_IFDIR:
+		case S_IFBLK:
+			r = ISC_FD_FILE;
+			break;
+		case S_IFSOCK:
+			r = ISC_FD_SOCKET;
+			break;
+		case S_IFIFO:
+			r = ISC_FD_PIPE;
+			break;
+		case S_IFCHR:
+			r = char_device_target(fd, st.st_rdev);
+			break;
+		default:
+			r = ISC_FD_OTHER;
+			break;
 		}
 	}
 	errno = saved;
@@ -142,7 +157,8 @@ unsigned isc_fd_target(int fd)
 void isc_fd_opened(int fd, const char *path)
 {
 	if (fd >= 0 && fd < FD_CACHE) {
-		atomic_store_explicit(&fd_class[fd], path_is_nvidia(path) ? FDC_NVIDIA : FDC_UNKNOWN,
+		atomic_store_explicit(&fd_class[fd],
+				      path_is_nvidia(path) ? FDC_NVIDIA : FDC_UNKNOWN,
 				      memory_order_relaxed);
 	}
 }
@@ -166,7 +182,7 @@ bool isc_fd_is_nvidia(int fd)
 	if (c == FDC_UNKNOWN) {
 		unsigned t = isc_fd_target(fd);
 		if (t == ISC_FD_UNKNOWN) {
-			return false;	/* not open: nothing to remember */
+			return false; /* not open: nothing to remember */
 		}
 		c = t == ISC_FD_NVIDIA ? FDC_NVIDIA : FDC_OTHER;
 		atomic_store_explicit(&fd_class[fd], (uint8_t)c, memory_order_relaxed);
@@ -176,11 +192,11 @@ bool isc_fd_is_nvidia(int fd)
 
 /* ---- the slow path ---- */
 
-void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t bytes,
-		    int64_t ret, int err)
+void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t bytes, int64_t ret,
+		    int err)
 {
 	if (isc_sys_table[c->sc].nr < 0 && !isc_host_may_start_collector()) {
-		return;	/* a lock wait may be inside an allocator: see host.h */
+		return; /* a lock wait may be inside an allocator: see host.h */
 	}
 	int saved = errno;
 	isc_tls_guard++;
@@ -191,7 +207,7 @@ void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t
 	if (c->sc == ISC_SC_IOCTL_NVIDIA) {
 		target = ISC_FD_NVIDIA;
 	} else if (fd >= 0 && c->sc != ISC_SC_CLOSE) {
-		target = isc_fd_target(fd);	/* a closed fd would name its successor */
+		target = isc_fd_target(fd); /* a closed fd would name its successor */
 	}
 	unsigned cat = d->category;
 	if (cat == ISC_SYSCAT_IO && target == ISC_FD_SOCKET) {
@@ -267,7 +283,8 @@ static void reset_after_fork(void)
 void isc_hooks_syscalls_init(void)
 {
 	for (unsigned i = 0; i < ISC_SC__COUNT; i++) {
-		name_ids[i] = isc_intern_cstr(i == ISC_SC_IOCTL_NVIDIA ? "ioctl" : isc_sys_table[i].name);
+		name_ids[i] =
+			isc_intern_cstr(i == ISC_SC_IOCTL_NVIDIA ? "ioctl" : isc_sys_table[i].name);
 	}
 	isc_hooks_io_resolve();
 	isc_hooks_files_resolve();

@@ -32,8 +32,8 @@
 #include "lifecycle.h"
 
 int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
-int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
-		const sigset_t *ss, size_t fdslen);
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *ss,
+		size_t fdslen);
 
 static struct {
 	__typeof(poll) *poll;
@@ -82,8 +82,7 @@ void isc_hooks_waits_resolve(void)
 	real.poll = isc_host_next("poll");
 }
 
-#define REAL(f) \
-	(__builtin_expect(real.f != NULL, 1) ? real.f : (isc_hooks_waits_resolve(), real.f))
+#define REAL(f) (__builtin_expect(real.f != NULL, 1) ? real.f : (isc_hooks_waits_resolve(), real.f))
 
 /* Ends a call that returns -1 and sets errno on failure. */
 static inline int done(const struct isc_sys_call *c, int fd, int r)
@@ -232,8 +231,8 @@ ISC_EXPORT unsigned int sleep(unsigned int s)
 static inline bool uncontended(pthread_mutex_t *m, const struct isc_thread *t)
 {
 	int word = __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED);
-	return word == 0 || (t && __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) ==
-					  (int)t->tid);
+	return word == 0 ||
+	       (t && __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) == (int)t->tid);
 }
 
 ISC_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)

@@ -65,8 +65,7 @@ static void derive(void)
 	}
 	uint64_t from = isc_capture.from_ns, until = isc_capture.until_ns;
 	isc_sys.from = from > base_ns ? base_tsc + ns_to_units(from - base_ns) : 0;
-	isc_sys.until = until == UINT64_MAX ? UINT64_MAX
-					    : base_tsc + ns_to_units(until - base_ns);
+	isc_sys.until = until == UINT64_MAX ? UINT64_MAX : base_tsc + ns_to_units(until - base_ns);
 }
 
 static void calibrate(uint64_t now_ns, uint64_t now_tsc)
@@ -92,7 +91,7 @@ uint64_t isc_sys_units_to_ns(uint64_t units)
 
 void isc_host_clock_init(void)
 {
-	isc_sys.mult = 1ull << 32;	/* nanoseconds: one unit is 1 ns */
+	isc_sys.mult = 1ull << 32; /* nanoseconds: one unit is 1 ns */
 	isc_sys.tsc = invariant_tsc();
 	if (!isc_sys.tsc) {
 		derive();

@@ -34,9 +34,9 @@
 #include "event.h"
 
 /* ---- family inits (lifecycle.c, families[]) ---- */
-void isc_hooks_host_init(void);		/* stacks, NUMA, samplers: first */
-void isc_hooks_malloc_init(void);	/* malloc family and mappings */
-void isc_hooks_syscalls_init(void);	/* system calls and waits */
+void isc_hooks_host_init(void);	    /* stacks, NUMA, samplers: first */
+void isc_hooks_malloc_init(void);   /* malloc family and mappings */
+void isc_hooks_syscalls_init(void); /* system calls and waits */
 
 /*
  * Attaches the calling thread (guard raised) and notes its NUMA node; NULL when
@@ -98,7 +98,7 @@ const char *isc_stacks_resolve(void *ctx, uint64_t addr, char *buf, size_t cap);
 void isc_stacks_init(void);
 
 /* ---- NUMA (numa.c) ---- */
-int isc_numa_node_now(void);		/* node of the CPU the caller runs on, -1 unknown */
+int isc_numa_node_now(void); /* node of the CPU the caller runs on, -1 unknown */
 void isc_numa_init(void);
 
 /* ---- samplers (cpu-time.c) ---- */
@@ -109,30 +109,64 @@ void isc_cpu_time_init(void);
 /* One aggregate slot per call name; the order is the table's in hook-syscalls.c. */
 enum isc_sc {
 	/* io */
-	ISC_SC_READ, ISC_SC_WRITE, ISC_SC_PREAD, ISC_SC_PWRITE, ISC_SC_READV, ISC_SC_WRITEV,
-	ISC_SC_PREADV, ISC_SC_PWRITEV, ISC_SC_PREADV2, ISC_SC_PWRITEV2,
+	ISC_SC_READ,
+	ISC_SC_WRITE,
+	ISC_SC_PREAD,
+	ISC_SC_PWRITE,
+	ISC_SC_READV,
+	ISC_SC_WRITEV,
+	ISC_SC_PREADV,
+	ISC_SC_PWRITEV,
+	ISC_SC_PREADV2,
+	ISC_SC_PWRITEV2,
 	/* net */
-	ISC_SC_RECV, ISC_SC_RECVFROM, ISC_SC_RECVMSG, ISC_SC_RECVMMSG, ISC_SC_SEND,
-	ISC_SC_SENDTO, ISC_SC_SENDMSG, ISC_SC_SENDMMSG, ISC_SC_ACCEPT, ISC_SC_ACCEPT4,
+	ISC_SC_RECV,
+	ISC_SC_RECVFROM,
+	ISC_SC_RECVMSG,
+	ISC_SC_RECVMMSG,
+	ISC_SC_SEND,
+	ISC_SC_SENDTO,
+	ISC_SC_SENDMSG,
+	ISC_SC_SENDMMSG,
+	ISC_SC_ACCEPT,
+	ISC_SC_ACCEPT4,
 	ISC_SC_CONNECT,
 	/* wait */
-	ISC_SC_POLL, ISC_SC_PPOLL, ISC_SC_SELECT, ISC_SC_PSELECT, ISC_SC_EPOLL_WAIT,
-	ISC_SC_EPOLL_PWAIT, ISC_SC_MUTEX_LOCK, ISC_SC_COND_WAIT, ISC_SC_COND_TIMEDWAIT,
-	ISC_SC_COND_CLOCKWAIT, ISC_SC_SEM_WAIT, ISC_SC_SEM_TIMEDWAIT, ISC_SC_SEM_CLOCKWAIT,
+	ISC_SC_POLL,
+	ISC_SC_PPOLL,
+	ISC_SC_SELECT,
+	ISC_SC_PSELECT,
+	ISC_SC_EPOLL_WAIT,
+	ISC_SC_EPOLL_PWAIT,
+	ISC_SC_MUTEX_LOCK,
+	ISC_SC_COND_WAIT,
+	ISC_SC_COND_TIMEDWAIT,
+	ISC_SC_COND_CLOCKWAIT,
+	ISC_SC_SEM_WAIT,
+	ISC_SC_SEM_TIMEDWAIT,
+	ISC_SC_SEM_CLOCKWAIT,
 	/* sleep */
-	ISC_SC_NANOSLEEP, ISC_SC_CLOCK_NANOSLEEP, ISC_SC_USLEEP, ISC_SC_SLEEP,
+	ISC_SC_NANOSLEEP,
+	ISC_SC_CLOCK_NANOSLEEP,
+	ISC_SC_USLEEP,
+	ISC_SC_SLEEP,
 	/* fs, driver */
-	ISC_SC_OPEN, ISC_SC_OPENAT, ISC_SC_CLOSE, ISC_SC_FSYNC, ISC_SC_FDATASYNC,
-	ISC_SC_IOCTL, ISC_SC_IOCTL_NVIDIA,
+	ISC_SC_OPEN,
+	ISC_SC_OPENAT,
+	ISC_SC_CLOSE,
+	ISC_SC_FSYNC,
+	ISC_SC_FDATASYNC,
+	ISC_SC_IOCTL,
+	ISC_SC_IOCTL_NVIDIA,
 	ISC_SC__COUNT
 };
 
 _Static_assert(ISC_SC__COUNT <= ISC_SYSCALL_SLOTS, "thread.h has a slot per call name");
 
 struct isc_sys_desc {
-	const char *name;	/* aggregate key and event name */
-	int16_t nr;		/* x86-64 syscall number, -1 for futex-based waits */
-	uint8_t category;	/* enum isc_sys_category */
+	const char *name; /* aggregate key and event name */
+	int16_t nr;	  /* x86-64 syscall number, -1 for futex-based waits */
+	uint8_t category; /* enum isc_sys_category */
 };
 
 extern const struct isc_sys_desc isc_sys_table[ISC_SC__COUNT];
@@ -143,9 +177,9 @@ extern const struct isc_sys_desc isc_sys_table[ISC_SC__COUNT];
 struct isc_sys_hot {
 	bool on;
 	bool tsc;
-	uint64_t threshold;	/* INFERSCOPE_SYSCALL_THRESHOLD in units */
-	uint64_t mult;		/* ns per unit, 32.32 fixed point */
-	uint64_t from, until;	/* the capture window in units */
+	uint64_t threshold;   /* INFERSCOPE_SYSCALL_THRESHOLD in units */
+	uint64_t mult;	      /* ns per unit, 32.32 fixed point */
+	uint64_t from, until; /* the capture window in units */
 };
 extern struct isc_sys_hot isc_sys;
 
@@ -181,15 +215,15 @@ static inline bool isc_sys_begin(struct isc_sys_call *c, unsigned sc)
 }
 
 /* Slow path: records the call as a cpu_syscall event (errno kept); dur in units. */
-void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t bytes,
-		    int64_t ret, int err);
+void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t bytes, int64_t ret,
+		    int err);
 
 /*
  * After the real call: fd (-1 none), bytes requested, bytes moved, raw result, and
  * err (the errno or error code of a failed call, 0 on success). Never touches errno.
  */
-static inline void isc_sys_end(const struct isc_sys_call *c, int fd, uint64_t bytes,
-			       uint64_t moved, int64_t ret, int err)
+static inline void isc_sys_end(const struct isc_sys_call *c, int fd, uint64_t bytes, uint64_t moved,
+			       int64_t ret, int err)
 {
 	uint64_t dur = isc_sys_clock() - c->t0;
 	if (!atomic_load_explicit(&isc_capture.on, memory_order_relaxed) || c->t0 < isc_sys.from ||
@@ -214,9 +248,9 @@ static inline int isc_sys_err(int64_t ret)
 }
 
 /* ---- fd targets (hook-syscalls.c) ---- */
-void isc_fd_opened(int fd, const char *path);	/* open/openat/accept results */
+void isc_fd_opened(int fd, const char *path); /* open/openat/accept results */
 void isc_fd_closed(int fd);
-bool isc_fd_is_nvidia(int fd);			/* cached; classifies on first sight */
+bool isc_fd_is_nvidia(int fd); /* cached; classifies on first sight */
 /* Pure: ISC_FD_NVIDIA for a /dev/nvidia* path, else ISC_FD_UNKNOWN. */
 unsigned isc_fd_target_of_path(const char *path);
 /* What an fd is now (fstat; /proc/self/fd for character devices). */

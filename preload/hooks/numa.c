@@ -26,7 +26,7 @@
 
 struct migrations {
 	bool have_task, have_system;
-	uint64_t task;		/* sum over the process's live threads */
+	uint64_t task; /* sum over the process's live threads */
 	uint64_t system;
 };
 
@@ -116,7 +116,7 @@ static void numa_metadata(struct isc_json *j)
 {
 	struct migrations now = at_end;
 	if (!have_end) {
-		read_migrations(&now, true);	/* a snapshot */
+		read_migrations(&now, true); /* a snapshot */
 	}
 	if (!at_start.have_task && !at_start.have_system) {
 		return;

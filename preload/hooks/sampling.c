@@ -70,7 +70,7 @@ double isc_exp_neg(double x)
 		sum += term;
 	}
 	while (k >= 60) {
-		sum /= 1152921504606846976.0;	/* 2^60 */
+		sum /= 1152921504606846976.0; /* 2^60 */
 		k -= 60;
 	}
 	return sum / (double)(1ull << k);

@@ -29,7 +29,7 @@ typedef int (*backtrace_fn)(void **buffer, int size);
 
 static backtrace_fn unw_backtrace_fn;
 static unsigned depth;
-static uintptr_t self_lo, self_hi;	/* this library's code: frames to skip */
+static uintptr_t self_lo, self_hi; /* this library's code: frames to skip */
 
 unsigned isc_stacks_depth(void)
 {
@@ -62,8 +62,8 @@ void isc_stacks_init(void)
 	void *fn = h ? dlsym(h, "unw_backtrace") : NULL;
 	if (fn == NULL) {
 		isc_error("INFERSCOPE_STACKS=%u: libunwind.so.8 cannot be loaded (%s); events are "
-			  "recorded without stacks", isc_config.stacks,
-			  h ? "no unw_backtrace" : "install libunwind8");
+			  "recorded without stacks",
+			  isc_config.stacks, h ? "no unw_backtrace" : "install libunwind8");
 		return;
 	}
 	unw_backtrace_fn = (backtrace_fn)fn;
@@ -108,10 +108,10 @@ void isc_stacks_fill(struct isc_event *recs, uint32_t tid, const uint64_t *pcs, 
 
 /* ---- symbolisation ---- */
 
-#define SLOTS (1u << 16)	/* distinct return addresses remembered */
-#define ARENA (8u << 20)	/* bytes of names */
+#define SLOTS (1u << 16) /* distinct return addresses remembered */
+#define ARENA (8u << 20) /* bytes of names */
 #define PROBES 32
-#define UNKNOWN UINT32_MAX	/* dladdr knew nothing: remembered too */
+#define UNKNOWN UINT32_MAX /* dladdr knew nothing: remembered too */
 
 struct name_slot {
 	uint64_t addr;
@@ -180,7 +180,7 @@ static const char *lookup(uint64_t addr, char *buf, size_t cap)
 	}
 	const char *slash = strrchr(info.dli_fname, '/');
 	const char *obj = slash ? slash + 1 : info.dli_fname;
-	obj = obj[0] ? obj : "[exe]";	/* the main program has no name in the link map */
+	obj = obj[0] ? obj : "[exe]"; /* the main program has no name in the link map */
 	if (info.dli_sname) {
 		isc_fmt(buf, cap, "%s+0x%lx (%s)", info.dli_sname,
 			(unsigned long)(addr - (uintptr_t)info.dli_saddr), obj);

@@ -8,10 +8,10 @@
 
 #include <string.h>
 
-static const char *const mem_names[] = { "unknown", "pageable", "pinned", "device", "managed",
-					 "array" };
-static const char *const mem_short[] = { "Unknown", "Pageable", "Pinned", "Device", "Managed",
-					 "Array" };
+static const char *const mem_names[] = { "unknown", "pageable", "pinned",
+					 "device",  "managed",	"array" };
+static const char *const mem_short[] = { "Unknown", "Pageable", "Pinned",
+					 "Device",  "Managed",	"Array" };
 
 /* Appends s to buf at *n (no snprintf: this also runs in a dying process). */
 static void put(char *buf, size_t cap, size_t *n, const char *s)
@@ -159,10 +159,14 @@ static void throughput_json(struct isc_json *j, uint64_t bytes, uint64_t dur_ns)
 static const char *copy_type(unsigned dir)
 {
 	switch (dir) {
-	case ISC_DIR_H2D: return "h2d_copy";
-	case ISC_DIR_D2H: return "d2h_copy";
-	case ISC_DIR_H2H: return "h2h_copy";
-	default: return "d2d_copy";
+	case ISC_DIR_H2D:
+		return "h2d_copy";
+	case ISC_DIR_D2H:
+		return "d2h_copy";
+	case ISC_DIR_H2H:
+		return "h2h_copy";
+	default:
+		return "d2d_copy";
 	}
 }
 
@@ -178,16 +182,18 @@ unsigned isc_encode_gpu_memcpy(struct isc_enc *e, const struct isc_event *r, uns
 
 	/* Kineto's spelling, which users of the PyTorch profiler know */
 	size_t n = 0;
-	const char *parts[] = { "Memcpy ", abbrev[dir], " (", mem_short[src], " -> ",
-				mem_short[dst], ")" };
+	const char *parts[] = { "Memcpy ", abbrev[dir],	   " (", mem_short[src],
+				" -> ",	   mem_short[dst], ")" };
 	for (unsigned i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		put(name, sizeof(name), &n, parts[i]);
 	}
 	isc_enc_begin_named(e, copy_type(dir), name, n, r);
 	gpu_common(j, p->correlation_id, r->aux, p->stream_id);
 	isc_json_kv_uint(j, "bytes", p->bytes);
-	unsigned kind = dir == ISC_DIR_D2H ? dst : (dir == ISC_DIR_H2D || dir == ISC_DIR_H2H) ? src
-					: (src != ISC_MEM_DEVICE ? src : dst);
+	unsigned kind = dir == ISC_DIR_D2H ? dst
+			: (dir == ISC_DIR_H2D || dir == ISC_DIR_H2H)
+				? src
+				: (src != ISC_MEM_DEVICE ? src : dst);
 	isc_json_kv_string(j, "kind", mem_name(kind));
 	throughput_json(j, p->bytes, r->dur);
 	isc_json_kv_bool(j, "async", (r->flags & ISC_EVF_ASYNC) != 0);

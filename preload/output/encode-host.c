@@ -53,7 +53,7 @@ static unsigned encode_stack(struct isc_enc *e, const struct isc_event *recs, un
 	unsigned need = isc_stack_records(frames);
 	unsigned have = stack_span(recs, avail, need);
 	if (have < need) {
-		e->skipped++;	/* a torn stack: the event is written without it */
+		e->skipped++; /* a torn stack: the event is written without it */
 		return 1 + have;
 	}
 	if (frames == 0) {
@@ -66,7 +66,8 @@ static unsigned encode_stack(struct isc_enc *e, const struct isc_event *recs, un
 		uint64_t pc;
 		memcpy(&pc, b + isc_stack_offset(k % ISC_STACK_PER_RECORD), sizeof(pc));
 		char buf[512];
-		const char *sym = e->resolve ? e->resolve(e->resolve_ctx, pc, buf, sizeof(buf)) : NULL;
+		const char *sym =
+			e->resolve ? e->resolve(e->resolve_ctx, pc, buf, sizeof(buf)) : NULL;
 		if (sym) {
 			isc_json_string(e->j, sym);
 		} else {

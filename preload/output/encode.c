@@ -68,8 +68,7 @@ void isc_enc_begin_named(struct isc_enc *e, const char *type, const char *name, 
 	isc_json_kv_uint(j, "thread_id", r->tid);
 }
 
-void isc_enc_begin(struct isc_enc *e, const char *type, uint32_t name_id,
-		   const struct isc_event *r)
+void isc_enc_begin(struct isc_enc *e, const char *type, uint32_t name_id, const struct isc_event *r)
 {
 	size_t n = 0;
 	const char *s = isc_strings_get(e->strings, name_id, &n);
@@ -97,8 +96,7 @@ void isc_enc_kv_name(struct isc_enc *e, const char *key, uint32_t name_id)
 
 /* Text bytes live in the first 16 and the last 32 bytes of a record; the header's
  * tid, kind and flags in between stay valid so the record is still identifiable. */
-size_t isc_enc_text(const struct isc_event *recs, unsigned n, uint64_t len, char *out,
-		    size_t cap)
+size_t isc_enc_text(const struct isc_event *recs, unsigned n, uint64_t len, char *out, size_t cap)
 {
 	size_t w = 0;
 	for (unsigned i = 0; i < n && w < len && w < cap; i++) {

@@ -37,12 +37,12 @@ struct isc_scope_rec {
 struct isc_enc {
 	struct isc_json *j;
 	const struct isc_strings *strings;
-	uint64_t next_id;		/* id of the next event written */
-	struct isc_vec scopes;		/* struct isc_scope_rec, for relationships.scopes */
+	uint64_t next_id;      /* id of the next event written */
+	struct isc_vec scopes; /* struct isc_scope_rec, for relationships.scopes */
 	isc_resolve_fn resolve;
 	void *resolve_ctx;
-	uint64_t skipped;		/* records not understood (torn, unknown kind) */
-	uint64_t written;		/* events written */
+	uint64_t skipped; /* records not understood (torn, unknown kind) */
+	uint64_t written; /* events written */
 };
 
 /*
@@ -63,8 +63,7 @@ void isc_enc_end(struct isc_enc *e);
 /* metadata helpers */
 void isc_enc_kv_name(struct isc_enc *e, const char *key, uint32_t name_id);
 /* Reassembles inline text from ISC_EV_TEXT records; returns bytes copied. */
-size_t isc_enc_text(const struct isc_event *recs, unsigned n, uint64_t len, char *out,
-		    size_t cap);
+size_t isc_enc_text(const struct isc_event *recs, unsigned n, uint64_t len, char *out, size_t cap);
 /* Records of inline text needed for len bytes. */
 static inline unsigned isc_text_records(uint64_t len)
 {

@@ -136,10 +136,22 @@ static void close_(struct isc_json *j, char c)
 	putc_(j, c);
 }
 
-void isc_json_begin_object(struct isc_json *j) { open_(j, '{'); }
-void isc_json_end_object(struct isc_json *j) { close_(j, '}'); }
-void isc_json_begin_array(struct isc_json *j) { open_(j, '['); }
-void isc_json_end_array(struct isc_json *j) { close_(j, ']'); }
+void isc_json_begin_object(struct isc_json *j)
+{
+	open_(j, '{');
+}
+void isc_json_end_object(struct isc_json *j)
+{
+	close_(j, '}');
+}
+void isc_json_begin_array(struct isc_json *j)
+{
+	open_(j, '[');
+}
+void isc_json_end_array(struct isc_json *j)
+{
+	close_(j, ']');
+}
 
 static const char hexd[] = "0123456789abcdef";
 
@@ -162,11 +174,21 @@ static void escape_run(struct isc_json *j, const char *s, size_t n)
 		put(j, s + i - run, run);
 		run = 0;
 		switch (c) {
-		case '"': put(j, "\\\"", 2); break;
-		case '\\': put(j, "\\\\", 2); break;
-		case '\n': put(j, "\\n", 2); break;
-		case '\r': put(j, "\\r", 2); break;
-		case '\t': put(j, "\\t", 2); break;
+		case '"':
+			put(j, "\\\"", 2);
+			break;
+		case '\\':
+			put(j, "\\\\", 2);
+			break;
+		case '\n':
+			put(j, "\\n", 2);
+			break;
+		case '\r':
+			put(j, "\\r", 2);
+			break;
+		case '\t':
+			put(j, "\\t", 2);
+			break;
 		default: {
 			char u[6] = { '\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15] };
 			put(j, u, 6);
@@ -190,7 +212,10 @@ static size_t utf8_valid_prefix(const unsigned char *s, size_t n)
 			i++;
 			continue;
 		}
-		size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		size_t len = (c & 0xe0) == 0xc0	  ? 2
+			     : (c & 0xf0) == 0xe0 ? 3
+			     : (c & 0xf8) == 0xf0 ? 4
+						  : 0;
 		if (len == 0 || c == 0xc0 || c == 0xc1 || c > 0xf4 || i + len > n) {
 			return i;
 		}

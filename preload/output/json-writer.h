@@ -31,12 +31,12 @@ struct isc_json {
 	size_t cap;
 	isc_json_sink sink;
 	void *ctx;
-	int err;			/* first sink error, sticky */
+	int err; /* first sink error, sticky */
 	int depth;
 	bool pretty;
 	bool need_comma[ISC_JSON_MAX_DEPTH];
 	bool after_key;
-	uint64_t written;		/* bytes handed to the sink */
+	uint64_t written; /* bytes handed to the sink */
 };
 
 void isc_json_init(struct isc_json *j, char *buf, size_t cap, isc_json_sink sink, void *ctx);

@@ -13,10 +13,10 @@
 
 struct isc_vec {
 	void *data;
-	size_t len;		/* elements */
-	size_t cap;		/* elements */
-	size_t elem;		/* element size */
-	size_t mapped;		/* bytes */
+	size_t len;    /* elements */
+	size_t cap;    /* elements */
+	size_t elem;   /* element size */
+	size_t mapped; /* bytes */
 };
 
 void isc_vec_init(struct isc_vec *v, size_t elem);

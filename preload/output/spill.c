@@ -71,7 +71,8 @@ int isc_spill_create(struct isc_spill *s, const char *path, uint64_t pid, uint64
 		/* A leftover of an earlier process with our pid (pids wrap): it cannot be
 		 * ours, since we create the spill once. Replace it. */
 		if (unlink(path) == 0) {
-			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
+			fd = open(path,
+				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
 				  0600);
 		}
 	}

@@ -22,10 +22,10 @@
 #define ISC_SPILL_VERSION 1
 
 enum isc_spill_block_type {
-	ISC_BLK_META = 1,		/* JSON object: static trace_metadata fields */
-	ISC_BLK_SYSINFO = 2,		/* JSON object: system_info fields known at start */
-	ISC_BLK_STRINGS = 3,		/* uint64 arena offset, then string-table entries */
-	ISC_BLK_EVENTS = 4,		/* struct isc_spill_events, then records */
+	ISC_BLK_META = 1,    /* JSON object: static trace_metadata fields */
+	ISC_BLK_SYSINFO = 2, /* JSON object: system_info fields known at start */
+	ISC_BLK_STRINGS = 3, /* uint64 arena offset, then string-table entries */
+	ISC_BLK_EVENTS = 4,  /* struct isc_spill_events, then records */
 	ISC_BLK__MAX = ISC_BLK_EVENTS,
 };
 
@@ -41,7 +41,7 @@ struct isc_spill_header {
 struct isc_spill_block {
 	uint32_t type;
 	uint32_t flags;
-	uint64_t size;		/* payload bytes, excluding this header and the padding to 8 */
+	uint64_t size; /* payload bytes, excluding this header and the padding to 8 */
 };
 
 struct isc_spill_events {
@@ -60,9 +60,9 @@ struct isc_spill {
 	int fd;
 	dev_t dev;
 	ino_t ino;
-	int err;		/* first error, sticky (negative errno) */
-	uint64_t size;		/* bytes written so far */
-	uint64_t strings_upto;	/* string-table bytes already spilled */
+	int err;	       /* first error, sticky (negative errno) */
+	uint64_t size;	       /* bytes written so far */
+	uint64_t strings_upto; /* string-table bytes already spilled */
 	char path[PATH_MAX];
 	/* queued blocks, written by isc_spill_sync() with one writev */
 	int niov;
@@ -93,7 +93,7 @@ struct isc_spill_reader {
 	size_t off;
 	uint64_t pid;
 	uint64_t start_ns;
-	bool torn;		/* the file ends inside a block */
+	bool torn; /* the file ends inside a block */
 	size_t torn_at;
 };
 
@@ -101,7 +101,7 @@ struct isc_spill_ref {
 	uint32_t type;
 	const unsigned char *data;
 	size_t size;
-	size_t offset;		/* of the block header in the file, for error messages */
+	size_t offset; /* of the block header in the file, for error messages */
 };
 
 /* Maps the file read-only; checks the header. 0, -EINVAL (not a spill file or wrong

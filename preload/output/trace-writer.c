@@ -11,16 +11,11 @@
 /* One row per record kind; continuation kinds are consumed by their head. Families
  * outside the core add their encoders here. */
 static const isc_encode_fn encoders[ISC_EV__COUNT] = {
-	[ISC_EV_SCOPE] = isc_encode_scope,
-	[ISC_EV_INSTANT] = isc_encode_instant,
-	[ISC_EV_COUNTER] = isc_encode_counter,
-	[ISC_EV_CUDA_API] = isc_encode_cuda_api,
-	[ISC_EV_GPU_KERNEL] = isc_encode_gpu_kernel,
-	[ISC_EV_GPU_MEMCPY] = isc_encode_gpu_memcpy,
-	[ISC_EV_GPU_MEMSET] = isc_encode_gpu_memset,
-	[ISC_EV_GPU_SYNC] = isc_encode_gpu_sync,
-	[ISC_EV_SYSCALL] = isc_encode_syscall,
-	[ISC_EV_MEMORY] = isc_encode_memory,
+	[ISC_EV_SCOPE] = isc_encode_scope,	     [ISC_EV_INSTANT] = isc_encode_instant,
+	[ISC_EV_COUNTER] = isc_encode_counter,	     [ISC_EV_CUDA_API] = isc_encode_cuda_api,
+	[ISC_EV_GPU_KERNEL] = isc_encode_gpu_kernel, [ISC_EV_GPU_MEMCPY] = isc_encode_gpu_memcpy,
+	[ISC_EV_GPU_MEMSET] = isc_encode_gpu_memset, [ISC_EV_GPU_SYNC] = isc_encode_gpu_sync,
+	[ISC_EV_SYSCALL] = isc_encode_syscall,	     [ISC_EV_MEMORY] = isc_encode_memory,
 };
 
 #define OUT_BUF (1u << 20)
@@ -31,7 +26,7 @@ struct json_text {
 };
 
 struct scan {
-	struct json_text meta, sysinfo, tmeta, tsysinfo;	/* t*: from the options */
+	struct json_text meta, sysinfo, tmeta, tsysinfo; /* t*: from the options */
 	size_t strings_end;
 	uint64_t records;
 	uint64_t max_end_ns;
@@ -110,9 +105,15 @@ static void scan(struct isc_spill_reader *rd, struct scan *sc)
 	memset(sc, 0, sizeof(*sc));
 	while (isc_spill_reader_next(rd, &b) == 1) {
 		switch (b.type) {
-		case ISC_BLK_META: keep_text(&sc->meta, &b); break;
-		case ISC_BLK_SYSINFO: keep_text(&sc->sysinfo, &b); break;
-		case ISC_BLK_EVENTS: scan_events(sc, &b); break;
+		case ISC_BLK_META:
+			keep_text(&sc->meta, &b);
+			break;
+		case ISC_BLK_SYSINFO:
+			keep_text(&sc->sysinfo, &b);
+			break;
+		case ISC_BLK_EVENTS:
+			scan_events(sc, &b);
+			break;
 		case ISC_BLK_STRINGS:
 			if (b.size >= 8) {
 				uint64_t off;
@@ -195,9 +196,9 @@ static void write_metadata(struct isc_json *j, const struct scan *sc,
 		/* No trailer: the process never flushed. What the spill holds is all we know. */
 		isc_json_key(j, "end_us");
 		isc_json_ns_as_us(j, (int64_t)sc->max_end_ns);
-		isc_json_kv_double(j, "duration_ms",
-				   sc->max_end_ns > start_ns ? (sc->max_end_ns - start_ns) / 1e6 : 0,
-				   6);
+		isc_json_kv_double(
+			j, "duration_ms",
+			sc->max_end_ns > start_ns ? (sc->max_end_ns - start_ns) / 1e6 : 0, 6);
 		isc_json_kv_string(j, "end_reason", "recovered");
 		isc_json_key(j, "dropped_events");
 		isc_json_null(j);

@@ -40,12 +40,12 @@ struct isc_convert_opts {
 };
 
 struct isc_convert_result {
-	uint64_t events;		/* events written */
-	uint64_t records;		/* records read */
-	uint64_t skipped;		/* records not understood */
-	uint64_t bytes;			/* JSON bytes written */
-	bool recovered;			/* the spill had no trailer */
-	bool torn;			/* the spill ended inside a block */
+	uint64_t events;  /* events written */
+	uint64_t records; /* records read */
+	uint64_t skipped; /* records not understood */
+	uint64_t bytes;	  /* JSON bytes written */
+	bool recovered;	  /* the spill had no trailer */
+	bool torn;	  /* the spill ended inside a block */
 };
 
 /* 0, -EINVAL (not a spill file), -ENOMEM, or the errno of a failed write. */

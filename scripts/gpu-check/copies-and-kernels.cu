@@ -6,8 +6,14 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-	fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#define CHECK(x)                                                                 \
+	do {                                                                     \
+		cudaError_t e_ = (x);                                            \
+		if (e_ != cudaSuccess) {                                         \
+			fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
+			exit(1);                                                 \
+		}                                                                \
+	} while (0)
 
 __global__ void vector_add(const float *a, const float *b, float *c, int n)
 {
@@ -24,7 +30,7 @@ __global__ void tiny(float *x)
 
 int main(int argc, char **argv)
 {
-	const int n = 1 << 24;			// 64 MiB per vector
+	const int n = 1 << 24; // 64 MiB per vector
 	const int tiny_kernels = argc > 1 ? atoi(argv[1]) : 2000;
 	size_t bytes = (size_t)n * sizeof(float);
 	std::vector<float> ha(n, 1.0f), hb(n, 2.0f), hc(n);
@@ -39,14 +45,15 @@ int main(int argc, char **argv)
 	float ms_pageable = 0, ms_pinned = 0, ms_add = 0, ms_tiny = 0;
 
 	CHECK(cudaEventRecord(start));
-	CHECK(cudaMemcpy(da, ha.data(), bytes, cudaMemcpyHostToDevice));	// pageable
+	CHECK(cudaMemcpy(da, ha.data(), bytes, cudaMemcpyHostToDevice)); // pageable
 	CHECK(cudaEventRecord(stop));
 	CHECK(cudaEventSynchronize(stop));
 	CHECK(cudaEventElapsedTime(&ms_pageable, start, stop));
 
-	for (int i = 0; i < n; i++) pinned[i] = 2.0f;
+	for (int i = 0; i < n; i++)
+		pinned[i] = 2.0f;
 	CHECK(cudaEventRecord(start));
-	CHECK(cudaMemcpyAsync(db, pinned, bytes, cudaMemcpyHostToDevice, 0));	// pinned
+	CHECK(cudaMemcpyAsync(db, pinned, bytes, cudaMemcpyHostToDevice, 0)); // pinned
 	CHECK(cudaEventRecord(stop));
 	CHECK(cudaEventSynchronize(stop));
 	CHECK(cudaEventElapsedTime(&ms_pinned, start, stop));
@@ -73,8 +80,12 @@ int main(int argc, char **argv)
 	CHECK(cudaMemcpy(hc.data(), dc, bytes, cudaMemcpyDeviceToHost));
 	printf("check c[0]=%.1f (expect %.1f)\n", hc[0], 3.0f + tiny_kernels);
 	printf("events pageable_h2d_ms=%.3f pinned_h2d_ms=%.3f vector_add_x10_ms=%.3f "
-	       "tiny_x%d_ms=%.3f\n", ms_pageable, ms_pinned, ms_add, tiny_kernels, ms_tiny);
+	       "tiny_x%d_ms=%.3f\n",
+	       ms_pageable, ms_pinned, ms_add, tiny_kernels, ms_tiny);
 	printf("expected kernels=%d\n", 11 + tiny_kernels);
-	cudaFree(da); cudaFree(db); cudaFree(dc); cudaFreeHost(pinned);
+	cudaFree(da);
+	cudaFree(db);
+	cudaFree(dc);
+	cudaFreeHost(pinned);
 	return 0;
 }

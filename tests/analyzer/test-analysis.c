@@ -9,8 +9,8 @@
 #include "helpers.h"
 
 static const char *const scenarios[] = {
-	"balanced", "cpu-bound-tokenize", "cupti-refused", "gpu-bound", "io-wait",
-	"launch-bound", "malloc-in-loop", "pageable-copies", "pipelined", "sync-heavy",
+	"balanced",	"cpu-bound-tokenize", "cupti-refused",	 "gpu-bound", "io-wait",
+	"launch-bound", "malloc-in-loop",     "pageable-copies", "pipelined", "sync-heavy",
 };
 
 Test(analysis, breakdown_sums_to_the_window)

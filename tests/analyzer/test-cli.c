@@ -50,27 +50,29 @@ static void golden(const char *input, const char *name)
 	snprintf(gold, sizeof(gold), "%s/../golden/%s.md", data_path(""), name);
 	char *want = slurp(gold, NULL);
 	cr_assert_not_null(want, "%s missing: run tests/analyzer/regen.sh", gold);
-	cr_assert_str_eq(out, want, "%s differs from its golden (tests/analyzer/regen.sh "
-			 "regenerates after a deliberate change)", name);
+	cr_assert_str_eq(out, want,
+			 "%s differs from its golden (tests/analyzer/regen.sh "
+			 "regenerates after a deliberate change)",
+			 name);
 	free(out);
 	free(want);
 }
 
 Test(cli, golden_reports)
 {
-	static const char *const names[] = { "balanced", "cpu-bound-tokenize", "cupti-refused",
-					     "gpu-bound", "io-wait", "launch-bound",
-					     "malloc-in-loop", "pageable-copies", "pipelined",
-					     "sync-heavy" };
+	static const char *const names[] = {
+		"balanced",	"cpu-bound-tokenize", "cupti-refused",	 "gpu-bound", "io-wait",
+		"launch-bound", "malloc-in-loop",     "pageable-copies", "pipelined", "sync-heavy"
+	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char in[256];
 		snprintf(in, sizeof(in), "scenarios/%s.json", names[i]);
 		golden(in, names[i]);
 	}
 	golden("kineto/simple_add_a100.pt.trace.json.gz", "simple_add_a100");
-	static const char *const wl[] = { "alloc-churn", "balanced", "copy-pageable",
-					  "cpu-preprocess", "gpu-bound", "io-wait", "launch-bound",
-					  "sync-every-kernel" };
+	static const char *const wl[] = { "alloc-churn",    "balanced",		"copy-pageable",
+					  "cpu-preprocess", "gpu-bound",	"io-wait",
+					  "launch-bound",   "sync-every-kernel" };
 	for (size_t i = 0; i < sizeof(wl) / sizeof(wl[0]); i++) {
 		char in[256], name[64];
 		snprintf(in, sizeof(in), "workloads/%s.json.gz", wl[i]);
@@ -94,8 +96,8 @@ Test(cli, exit_codes)
 	cr_assert(strstr(err, "event 1 (byte") != NULL, "%s", err);
 	free(err);
 	cr_assert_eq(in_data("--list-rules", NULL, NULL), 0);
-	cr_assert_eq(in_data("-o /nonexistent/dir/report.md scenarios/balanced.json", NULL,
-			     NULL), 4);
+	cr_assert_eq(in_data("-o /nonexistent/dir/report.md scenarios/balanced.json", NULL, NULL),
+		     4);
 }
 
 Test(cli, thresholds_file)
@@ -123,9 +125,10 @@ Test(cli, json_is_valid_and_complete)
 	char err[256];
 	yajl_val root = yajl_tree_parse(out, err, sizeof(err));
 	cr_assert_not_null(root, "not JSON: %s", err);
-	static const char *const keys[] = { "analysis_version", "summary", "timeline_breakdown",
-					    "bottleneck", "suggestions", "statistics", "hta",
-					    "data_quality" };
+	static const char *const keys[] = {
+		"analysis_version", "summary", "timeline_breakdown", "bottleneck", "suggestions",
+		"statistics",	    "hta",     "data_quality"
+	};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *path[] = { keys[i], NULL };
 		cr_assert_not_null(yajl_tree_get(root, path, yajl_t_any), "%s", keys[i]);
@@ -137,8 +140,8 @@ Test(cli, json_is_valid_and_complete)
 	double sum = 0;
 	for (size_t i = 0; i < YAJL_GET_ARRAY(arr)->len; i++) {
 		const char *pct[] = { "percentage", NULL };
-		sum += YAJL_GET_DOUBLE(yajl_tree_get(YAJL_GET_ARRAY(arr)->values[i], pct,
-						     yajl_t_number));
+		sum += YAJL_GET_DOUBLE(
+			yajl_tree_get(YAJL_GET_ARRAY(arr)->values[i], pct, yajl_t_number));
 	}
 	cr_assert(sum > 99.95 && sum < 100.05, "shares sum to %f", sum);
 	yajl_tree_free(root);
@@ -151,10 +154,12 @@ Test(cli, validator_agrees_with_schema)
 	const char *src = getenv("ISC_SRC");
 	cr_assert_not_null(src);
 	char cmd[4096], *schema_out = NULL;
-	snprintf(cmd, sizeof(cmd), "cd '%s' && /usr/bin/python3 "
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && /usr/bin/python3 "
 		 "'%s/tests/analyzer/schema-check.py' "
 		 "'%s/docs/trace-format.schema.json' validate/good/*.json validate/bad/*.json "
-		 "scenarios/*.json", data_path(""), src, src);
+		 "scenarios/*.json",
+		 data_path(""), src, src);
 	int st = run(cmd, &schema_out, NULL);
 	if (st == 77 || st == 127) {
 		free(schema_out);
@@ -191,7 +196,9 @@ Test(cli, chrome_export_round_trips)
 	snprintf(args, sizeof(args), "-f json %s | grep -A9 temporal_breakdown", tmp);
 	cr_assert_eq(in_data(args, &a, NULL), 0);
 	cr_assert_eq(in_data("-f json kineto/simple_add_a100.pt.trace.json.gz | grep -A9 "
-			     "temporal_breakdown", &b, NULL), 0);
+			     "temporal_breakdown",
+			     &b, NULL),
+		     0);
 	cr_assert_str_eq(a, b, "the export reads back to the same GPU numbers");
 	char *text = slurp(tmp, NULL);
 	cr_assert(strstr(text, "\"ph\":\"f\"") != NULL && strstr(text, "\"cat\":\"ac2g\"") != NULL,
@@ -221,16 +228,19 @@ Test(cli, html_renders_in_chromium)
 		cr_skip_test("/usr/bin/chromium is not installed: rendering not checked");
 	}
 	char cmd[1024], *dom = NULL;
-	snprintf(cmd, sizeof(cmd), "timeout 120 %s --headless --no-sandbox --disable-gpu "
-		 "--disable-background-networking --dump-dom file://%s", chromium, tmp);
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 120 %s --headless --no-sandbox --disable-gpu "
+		 "--disable-background-networking --dump-dom file://%s",
+		 chromium, tmp);
 	cr_assert_eq(run(cmd, &dom, NULL), 0);
 	unlink(tmp);
 	/* The page's script measured what the browser laid out. */
 	char *r = strstr(dom, "data-rendered=\"");
 	cr_assert_not_null(r, "the inline script did not run");
 	int lanes = 0, marks = 0, bar = 0, height = 0;
-	cr_assert_eq(sscanf(r, "data-rendered=\"lanes=%d;marks=%d;bar=%d;height=%d", &lanes,
-			    &marks, &bar, &height), 4, "%.80s", r);
+	cr_assert_eq(sscanf(r, "data-rendered=\"lanes=%d;marks=%d;bar=%d;height=%d", &lanes, &marks,
+			    &bar, &height),
+		     4, "%.80s", r);
 	cr_assert_eq(lanes, 2, "one host thread and one GPU stream");
 	cr_assert_gt(marks, 10);
 	cr_assert(bar >= 1195 && bar <= 1200, "breakdown bar spans the width: %d", bar);
@@ -242,9 +252,9 @@ Test(cli, html_renders_in_chromium)
 Test(cli, fuzz_regressions)
 {
 	static const char *const files[] = {
-		"fuzz/read-auto-64f69504.bin", "fuzz/read-bare-aa04c2ad.bin",
+		"fuzz/read-auto-64f69504.bin",	     "fuzz/read-bare-aa04c2ad.bin",
 		"fuzz/read-inferscope-88c245e5.bin", "fuzz/read-kineto-63f0cadc.bin",
-		"fuzz/read-spill-994897e7.bin", "fuzz/read-spill-13ec30c6.bin",
+		"fuzz/read-spill-994897e7.bin",	     "fuzz/read-spill-13ec30c6.bin",
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		static const char *const formats[] = { "md", "json", "html", "chrome" };

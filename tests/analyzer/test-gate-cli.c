@@ -78,8 +78,9 @@ TestSuite(gate_cli, .init = setup, .fini = teardown);
 
 Test(gate_cli, exit_codes)
 {
-	cr_assert_eq(analyze("--check 'gpu_compute>=60' --check 'dropped_events==0' " GPU, NULL,
-			     NULL), 0, "passing checks");
+	cr_assert_eq(
+		analyze("--check 'gpu_compute>=60' --check 'dropped_events==0' " GPU, NULL, NULL),
+		0, "passing checks");
 	cr_assert_eq(analyze("--check 'gpu_compute>=60' --check 'idle>=50' " GPU, NULL, NULL), 1,
 		     "one failing check fails the gate");
 	char args[512];
@@ -111,10 +112,12 @@ Test(gate_cli, exit_codes)
 	input_error("--window-scope tokenize --baseline " GPU " " CPU,
 		    "baseline: " GPU ": --window-scope: no scope named 'tokenize'");
 
-	cr_assert_eq(analyze("--check 'idle>=50' --junit /nonexistent/dir/gate.xml " GPU, NULL,
-			     NULL), 4, "an unwritable output beats a failed gate");
+	cr_assert_eq(
+		analyze("--check 'idle>=50' --junit /nonexistent/dir/gate.xml " GPU, NULL, NULL), 4,
+		"an unwritable output beats a failed gate");
 	cr_assert_eq(analyze("--check 'idle<=50' --gate-summary /nonexistent/dir/gate.md " GPU,
-			     NULL, NULL), 4);
+			     NULL, NULL),
+		     4);
 }
 
 /* The JUnit file as a CI system reads it: python3's ElementTree (junit-check.py). */
@@ -149,9 +152,11 @@ Test(gate_cli, junit_parses_back_with_the_right_counts)
 {
 	char args[1024];
 	const char *xml = tmp("gate.xml");
-	snprintf(args, sizeof(args), "--baseline '%s' --check 'gpu_compute>=60' "
+	snprintf(args, sizeof(args),
+		 "--baseline '%s' --check 'gpu_compute>=60' "
 		 "--check 'bottleneck!=cpu_bound' --check 'kernel:*<&>\"*.count==0' "
-		 "--check 'dropped_events==0' --junit '%s' " CPU, baseline_of(GPU), xml);
+		 "--check 'dropped_events==0' --junit '%s' " CPU,
+		 baseline_of(GPU), xml);
 	cr_assert_eq(analyze(args, NULL, NULL), 1);
 	yajl_val v = parse_junit(xml);
 	cr_assert_str_eq(YAJL_GET_STRING(at(v, "root", NULL)), "testsuites");
@@ -185,12 +190,15 @@ Test(gate_cli, junit_carries_any_name_as_valid_xml)
 	struct isc_snapshot cur = { .label = "trace\x01.json", .bottleneck = "gpu_bound" };
 	struct isc_gate_item items[3] = {
 		{ .kind = ISC_GATE_CHECK, .name = "caf\xc3\xa9 ok", .passed = true },
-		{ .kind = ISC_GATE_CHECK, .name = "bad\xff\xed\xa0\x80 byte", .passed = false,
+		{ .kind = ISC_GATE_CHECK,
+		  .name = "bad\xff\xed\xa0\x80 byte",
+		  .passed = false,
 		  .detail = "tab\there & <there>" },
 		{ .kind = ISC_GATE_BUDGET, .name = "idle", .passed = true },
 	};
-	struct isc_gate_result g = { .passed = false, .n_failed = 1, .items = items, .n = 3,
-				     .cur = &cur };
+	struct isc_gate_result g = {
+		.passed = false, .n_failed = 1, .items = items, .n = 3, .cur = &cur
+	};
 	struct isc_report_opts o = { .top = 10, .gate = &g };
 	const char *path = tmp("any.xml");
 	FILE *f = fopen(path, "w");
@@ -223,13 +231,14 @@ Test(gate_cli, markdown_summary_and_json)
 	cr_assert_not_null(summary);
 	cr_assert(strncmp(summary, "## InferScope gate: FAILED\n", 27) == 0, "%s", summary);
 	cr_assert(strstr(summary, "**2 of 7 checks failed** on "
-			 "`workloads/cpu-preprocess.json.gz`") != NULL);
+				  "`workloads/cpu-preprocess.json.gz`") != NULL);
 	cr_assert(strstr(summary, "| pass | idle\\<=15 | 0.15 % | \\<= 15 % |") != NULL, "%s",
 		  summary);
 	cr_assert(strstr(summary, "| **FAIL** | gpu\\_compute vs baseline | 97.40 % -> 6.03 % "
-			 "(-91.37 pp) | fall <= 5 pp |") != NULL, "%s", summary);
+				  "(-91.37 pp) | fall <= 5 pp |") != NULL,
+		  "%s", summary);
 	cr_assert(strstr(summary, "| removed | kernel | gemm\\_bf16\\_large | 120 -> 0 | "
-			 "240.000 ms -> - |") != NULL);
+				  "240.000 ms -> - |") != NULL);
 	cr_assert(strstr(summary, "# InferScope report") == NULL, "the gate alone");
 	free(summary);
 

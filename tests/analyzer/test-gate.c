@@ -15,9 +15,10 @@ static struct isc_snapshot *fake(void)
 {
 	struct isc_snapshot *s = calloc(1, sizeof(*s));
 	s->label = strdup("fake.json");
-	double pct[ISC_CAT__COUNT] = { [ISC_CAT_CPU] = 10, [ISC_CAT_H2D] = 5, [ISC_CAT_GPU] = 60,
-				       [ISC_CAT_D2H] = 5, [ISC_CAT_IDLE] = 15,
-				       [ISC_CAT_FRAMEWORK] = 5 };
+	double pct[ISC_CAT__COUNT] = {
+		[ISC_CAT_CPU] = 10, [ISC_CAT_H2D] = 5,	 [ISC_CAT_GPU] = 60,
+		[ISC_CAT_D2H] = 5,  [ISC_CAT_IDLE] = 15, [ISC_CAT_FRAMEWORK] = 5
+	};
 	memcpy(s->pct, pct, sizeof(pct));
 	s->gpu_busy_pct = 70;
 	s->window_us = 50000;
@@ -181,10 +182,10 @@ static struct isc_gate_result *gate(struct isc_gate_spec *spec, const struct isc
 Test(gate, budgets_look_in_the_bad_direction)
 {
 	struct isc_snapshot *base = fake(), *cur = fake();
-	cur->pct[ISC_CAT_GPU] = 54;	/* fell 6 pp */
-	cur->pct[ISC_CAT_IDLE] = 20;	/* rose 5 pp: at the budget, passes */
-	cur->pct[ISC_CAT_CPU] = 4;	/* fell 6 pp: an improvement */
-	cur->pct[ISC_CAT_H2D] = 11;	/* rose 6 pp */
+	cur->pct[ISC_CAT_GPU] = 54;  /* fell 6 pp */
+	cur->pct[ISC_CAT_IDLE] = 20; /* rose 5 pp: at the budget, passes */
+	cur->pct[ISC_CAT_CPU] = 4;   /* fell 6 pp: an improvement */
+	cur->pct[ISC_CAT_H2D] = 11;  /* rose 6 pp */
 	struct isc_gate_spec spec;
 	isc_gate_spec_init(&spec);
 	struct isc_gate_result *r = gate(&spec, base, cur, (const char *const[]){ NULL });
@@ -201,9 +202,9 @@ Test(gate, budgets_look_in_the_bad_direction)
 
 	/* per category, signed, off; the default for the others */
 	isc_gate_spec_init(&spec);
-	r = gate(&spec, base, cur, (const char *const[]){ "7", "gpu_compute=-6", "idle=+4.5",
-							  "cpu_preprocessing=-5", "h2d_copy=off",
-							  NULL });
+	r = gate(&spec, base, cur,
+		 (const char *const[]){ "7", "gpu_compute=-6", "idle=+4.5", "cpu_preprocessing=-5",
+					"h2d_copy=off", NULL });
 	cr_assert_eq(r->n, ISC_CAT__COUNT - 1);
 	cr_assert(item(r, "gpu_compute")->passed);
 	cr_assert(!item(r, "idle")->passed);
@@ -227,8 +228,8 @@ Test(gate, budget_arguments)
 	struct isc_gate_spec spec;
 	char err[512];
 	isc_gate_spec_init(&spec);
-	const char *bad[] = { "-5", "five", "idle=", "idle=5pp", "idle=--5", "gpu=5", "=5",
-			      "idle=on" };
+	const char *bad[] = { "-5",	  "five",  "idle=", "idle=5pp",
+			      "idle=--5", "gpu=5", "=5",    "idle=on" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
 		cr_assert_eq(isc_gate_add_budget(&spec, bad[i], err, sizeof(err)), -EINVAL, "%s",
@@ -288,8 +289,7 @@ static size_t host_side(const struct isc_diff *d, enum isc_diff_change c)
 	       d->by_group[ISC_SG_CUDA_API][c];
 }
 
-static bool has_row(const struct isc_diff *d, enum isc_diff_change c, int group,
-		    const char *prefix)
+static bool has_row(const struct isc_diff *d, enum isc_diff_change c, int group, const char *prefix)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		if (d->rows[i].change == c && d->rows[i].group == group &&
@@ -323,7 +323,8 @@ Test(gate, op_diff_reproduces_hta)
 			  "void at::native::vectorized_elementwise_kernel<4, "
 			  "at::native::CUDAFunctor_add<int>"));
 	cr_assert_eq(d.by_group[ISC_SG_KERNEL][ISC_DIFF_ADDED] +
-		     d.by_group[ISC_SG_GPU_COPY][ISC_DIFF_ADDED], 0);
+			     d.by_group[ISC_SG_GPU_COPY][ISC_DIFF_ADDED],
+		     0);
 	/* the added op's time, as HTA lists it */
 	cr_assert_eq(d.rows[0].change, ISC_DIFF_ADDED);
 	cr_assert_str_eq(d.rows[0].name, "All2All_Pooled_Req", "biggest change first");
@@ -337,9 +338,9 @@ Test(gate, op_diff_time_threshold_then_counts)
 {
 	struct isc_snapshot *base = fake(), *cur = fake();
 	struct isc_snap_group *k = &cur->g[ISC_SG_KERNEL];
-	k->ops[0].total_us = 1150;	/* +15 %: increased */
-	k->ops[1].total_us = 1900;	/* -5 %, same count: unchanged */
-	k->ops[2].count = 29;		/* time within 10 %, one fewer: decreased */
+	k->ops[0].total_us = 1150; /* +15 %: increased */
+	k->ops[1].total_us = 1900; /* -5 %, same count: unchanged */
+	k->ops[2].count = 29;	   /* time within 10 %, one fewer: decreased */
 	k->ops[2].total_us = 2990;
 	struct isc_diff d;
 	cr_assert_eq(isc_diff_compute(base, cur, 10, &d), 0);
@@ -372,7 +373,8 @@ Test(gate, baseline_round_trips_through_json)
 	cr_assert_eq(isc_snapshot_from_analysis(t, a, "now", &now), 0);
 	cr_assert_eq(isc_baseline_parse("base.json", json, len, &back, &d), 0, "%s", d.msg);
 	cr_assert_eq(isc_baseline_load(data_path("workloads/gpu-bound.json.gz"), NULL, NULL,
-				       &traced, &d), 0, "%s", d.msg);
+				       &traced, &d),
+		     0, "%s", d.msg);
 	const struct isc_snapshot *other[2] = { back, traced };
 	for (int k = 0; k < 2; k++) {
 		const struct isc_snapshot *b = other[k];
@@ -413,8 +415,7 @@ static void bad_baseline(const char *json, const char *why)
 {
 	struct isc_snapshot *s = NULL;
 	struct isc_diag d = { "" };
-	cr_assert_eq(isc_baseline_parse("b.json", json, strlen(json), &s, &d), -EINVAL, "%s",
-		     json);
+	cr_assert_eq(isc_baseline_parse("b.json", json, strlen(json), &s, &d), -EINVAL, "%s", json);
 	cr_assert_null(s);
 	cr_assert(strstr(d.msg, why) != NULL, "'%s' lacks '%s'", d.msg, why);
 }
@@ -425,12 +426,14 @@ Test(gate, bad_baselines_say_why)
 	bad_baseline("[1, 2]", "b.json: not an inferscope-analyze result");
 	bad_baseline("{\"events\": []}", "not an inferscope-analyze result (no analysis_version)");
 	bad_baseline("{\"analysis_version\": \"1.0\", \"timeline_breakdown\": [{\"category\": "
-		     "\"idle\", \"percentage\": 3}]}", "no category 'cpu_preprocessing'");
+		     "\"idle\", \"percentage\": 3}]}",
+		     "no category 'cpu_preprocessing'");
 	struct isc_snapshot *s = NULL;
 	struct isc_diag d = { "" };
 	cr_assert_eq(isc_baseline_load("/nonexistent/base.json", NULL, NULL, &s, &d), -EINVAL);
 	cr_assert(strstr(d.msg, "/nonexistent/base.json: cannot open") != NULL, "%s", d.msg);
-	cr_assert_eq(isc_baseline_load(data_path("validate/bad/thread-id-string.json"), NULL,
-				       NULL, &s, &d), -EINVAL, "a broken trace as baseline");
+	cr_assert_eq(isc_baseline_load(data_path("validate/bad/thread-id-string.json"), NULL, NULL,
+				       &s, &d),
+		     -EINVAL, "a broken trace as baseline");
 	cr_assert(strstr(d.msg, "thread-id-string.json") != NULL, "%s", d.msg);
 }

@@ -42,8 +42,8 @@ Test(readers, kineto_gzip_fixture)
 	}
 	size_t linked = 0;
 	for (size_t i = 0; i < t->n; i++) {
-		linked += t->ev[i].type == ISC_T_KERNEL &&
-			  isc_trace_launch_of(t, &t->ev[i]) != NULL;
+		linked +=
+			t->ev[i].type == ISC_T_KERNEL && isc_trace_launch_of(t, &t->ev[i]) != NULL;
 	}
 	cr_assert_eq(linked, 79, "every kernel finds its launch through the correlation id");
 	isc_trace_destroy(t);
@@ -63,7 +63,8 @@ Test(readers, inferscope_scenario)
 
 Test(readers, prototype_calls_pair_with_returns)
 {
-	const char text[] = "{\"events\": ["
+	const char text[] =
+		"{\"events\": ["
 		"{\"type\": \"cpu_call\", \"name\": \"tokenize\", \"timestamp_start_us\": 100,"
 		" \"timestamp_end_us\": 100, \"thread_id\": 140234234234, \"metadata\": {}},"
 		"{\"type\": \"cpu_return\", \"name\": \"tokenize\", \"timestamp_us\": 350,"
@@ -144,8 +145,8 @@ Test(readers, truncated_gzip_and_spill)
 	cr_assert_not_null(gz);
 	struct isc_diag d;
 	cr_assert_lt(read_text(gz, n / 2, &d, NULL), 0);
-	cr_assert(strstr(d.msg, "gzip") != NULL || strstr(d.msg, "end of input") != NULL,
-		  "%s", d.msg);
+	cr_assert(strstr(d.msg, "gzip") != NULL || strstr(d.msg, "end of input") != NULL, "%s",
+		  d.msg);
 	free(gz);
 	char spill[64] = "ISCSPILL";
 	cr_assert_lt(read_text(spill, sizeof(spill), &d, NULL), 0);
@@ -162,7 +163,8 @@ Test(readers, hostile_nesting_is_bounded)
 	}
 	struct isc_diag d;
 	cr_assert_lt(read_text(text, n, &d, NULL), 0);
-	cr_assert(strstr(d.msg, "nested too deeply") != NULL || strstr(d.msg, "expected an object")
-		  != NULL, "%s", d.msg);
+	cr_assert(strstr(d.msg, "nested too deeply") != NULL ||
+			  strstr(d.msg, "expected an object") != NULL,
+		  "%s", d.msg);
 	free(text);
 }

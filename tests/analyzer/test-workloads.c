@@ -18,8 +18,8 @@
 struct expect {
 	const char *workload;
 	const char *verdict;
-	const char *top[2];	/* either is right */
-	const char *loaded;	/* verdict also right when other jobs load the machine */
+	const char *top[2]; /* either is right */
+	const char *loaded; /* verdict also right when other jobs load the machine */
 };
 
 static const struct expect table[] = {
@@ -44,8 +44,10 @@ static void run_workload(const char *workload, char *dir)
 	cr_assert(bin != NULL && preload != NULL);
 	cr_assert_not_null(mkdtemp(dir));
 	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "cd %s && INFERSCOPE_OUTPUT=trace.json LD_PRELOAD=%s "
-		 "timeout 120 %s/wl-%s", dir, preload, bin, workload);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && INFERSCOPE_OUTPUT=trace.json LD_PRELOAD=%s "
+		 "timeout 120 %s/wl-%s",
+		 dir, preload, bin, workload);
 	cr_assert_eq(run(cmd, NULL, NULL), 0, "%s did not run", workload);
 }
 
@@ -79,10 +81,12 @@ Test(workloads, verdict_and_top_suggestion, .timeout = 600)
 			const char *v = isc_bound_name(a->verdict.type);
 			bool right = strcmp(v, table[i].verdict) == 0 ||
 				     (table[i].loaded && strcmp(v, table[i].loaded) == 0);
-			cr_expect(right, "%s: verdict %s (%s); window %.3f ms, GPU busy %.3f ms, "
-				  "%llu events, trace kept in %s", table[i].workload, v,
-				  a->verdict.cause, (a->window.end - a->window.start) / 1e6,
-				  a->gpu_busy_ns / 1e6, (unsigned long long)a->events_total, dir);
+			cr_expect(right,
+				  "%s: verdict %s (%s); window %.3f ms, GPU busy %.3f ms, "
+				  "%llu events, trace kept in %s",
+				  table[i].workload, v, a->verdict.cause,
+				  (a->window.end - a->window.start) / 1e6, a->gpu_busy_ns / 1e6,
+				  (unsigned long long)a->events_total, dir);
 			keep = keep || !right;
 			cr_expect_gt(a->n_sugg, 0, "%s", table[i].workload);
 			if (a->n_sugg > 0) {
@@ -115,9 +119,11 @@ Test(workloads, spill_of_a_killed_process, .timeout = 120)
 	char dir[] = "/tmp/isc-spill-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
 	char cmd[4096], *out = NULL;
-	snprintf(cmd, sizeof(cmd), "cd %s && (INFERSCOPE_OUTPUT=trace.json LD_PRELOAD=%s "
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && (INFERSCOPE_OUTPUT=trace.json LD_PRELOAD=%s "
 		 "%s/wl-sync-every-kernel & p=$!; sleep 0.4; kill -9 $p; wait $p; "
-		 "ls *.spill)", dir, preload, bin);
+		 "ls *.spill)",
+		 dir, preload, bin);
 	run(cmd, &out, NULL);
 	char spill[256] = "";
 	if (sscanf(out, "%255s", spill) != 1 || strstr(spill, ".spill") == NULL) {

@@ -13,8 +13,8 @@
 #include <yajl/yajl_tree.h>
 
 struct isc_run {
-	int status;		/* waitpid status */
-	char *out;		/* NUL-terminated, malloc'd */
+	int status; /* waitpid status */
+	char *out;  /* NUL-terminated, malloc'd */
 	char *err;
 	size_t out_len;
 	size_t err_len;
@@ -37,7 +37,7 @@ yajl_val isc_test_load_json(const char *path);
 
 /* Trace queries. */
 yajl_val isc_trace_events(yajl_val trace);
-yajl_val isc_trace_get(yajl_val obj, const char *path);	/* "a/b/c" */
+yajl_val isc_trace_get(yajl_val obj, const char *path); /* "a/b/c" */
 const char *isc_trace_str(yajl_val obj, const char *path);
 long long isc_trace_int(yajl_val obj, const char *path, long long fallback);
 double isc_trace_num(yajl_val obj, const char *path, double fallback);
@@ -48,6 +48,6 @@ yajl_val isc_trace_find(yajl_val trace, const char *type, const char *name, size
 
 /* Paths of build products, set by meson. */
 const char *isc_test_preload(void);
-const char *isc_test_workload(const char *name);	/* static buffer */
+const char *isc_test_workload(const char *name); /* static buffer */
 
 #endif /* ISC_TEST_H */

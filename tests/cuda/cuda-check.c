@@ -55,8 +55,8 @@ long long cw_out(const struct isc_run *r, const char *key)
 
 bool cw_is_gpu_work(const char *type)
 {
-	static const char *const types[] = { "gpu_kernel", "h2d_copy", "d2h_copy", "d2d_copy",
-					     "h2h_copy", "gpu_memset", NULL };
+	static const char *const types[] = { "gpu_kernel", "h2d_copy",	 "d2h_copy", "d2d_copy",
+					     "h2h_copy",   "gpu_memset", NULL };
 	for (int i = 0; type && types[i]; i++) {
 		if (strcmp(type, types[i]) == 0) {
 			return true;
@@ -104,14 +104,16 @@ enum { CLS_KERNEL, CLS_COPY, CLS_MEMSET };
 
 static int op_class(const struct simgpu_op *op)
 {
-	return op->type == SIMGPU_OP_KERNEL ? CLS_KERNEL
-	       : op->type == SIMGPU_OP_MEMSET ? CLS_MEMSET : CLS_COPY;
+	return op->type == SIMGPU_OP_KERNEL   ? CLS_KERNEL
+	       : op->type == SIMGPU_OP_MEMSET ? CLS_MEMSET
+					      : CLS_COPY;
 }
 
 static int event_class(const char *type)
 {
-	return strcmp(type, "gpu_kernel") == 0 ? CLS_KERNEL
-	       : strcmp(type, "gpu_memset") == 0 ? CLS_MEMSET : CLS_COPY;
+	return strcmp(type, "gpu_kernel") == 0	 ? CLS_KERNEL
+	       : strcmp(type, "gpu_memset") == 0 ? CLS_MEMSET
+						 : CLS_COPY;
 }
 
 struct gpu_ev {
@@ -258,8 +260,8 @@ size_t cw_check_truth(yajl_val trace, const char *truth_path)
 	for (size_t k = 0; k < truth->n_ops; k++) {
 		const struct simgpu_op *op = &truth->ops[k];
 		yajl_val ev = match(&ix, op);
-		cr_assert_not_null(ev, "op %zu (%s, %llu..%llu ns): no GPU event within 1 us",
-				   k, op->name ? op->name : "", (unsigned long long)op->start_ns,
+		cr_assert_not_null(ev, "op %zu (%s, %llu..%llu ns): no GPU event within 1 us", k,
+				   op->name ? op->name : "", (unsigned long long)op->start_ns,
 				   (unsigned long long)op->end_ns);
 		check_correlation(&ix, ev, op, truth);
 		if (op->type == SIMGPU_OP_KERNEL && op->name && op->name[0]) {

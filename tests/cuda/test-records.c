@@ -74,12 +74,13 @@ Test(records, every_cuda_kind_is_encoded)
 	struct isc_event r[10];
 	struct isc_convert_result res;
 	r[0] = head(ISC_EV_CUDA_API, "cudaLaunchKernel", 1000000, 3000);
-	r[0].aux = 1 | ISC_API_LAUNCH;	/* device 0 */
+	r[0].aux = 1 | ISC_API_LAUNCH; /* device 0 */
 	r[0].flags = ISC_EVF_ASYNC;
 	r[0].u.cuda_api = (struct isc_cuda_api_payload){ 5, 0, 0, 2, 0 };
 	r[1] = head(ISC_EV_EXT, NULL, 0, 0);
-	r[1].u.launch = (struct isc_launch_payload){ isc_intern_cstr("_Z4gemmPf"), { 8, 4, 1 },
-						     { 256, 1, 1 }, 1024 };
+	r[1].u.launch = (struct isc_launch_payload){
+		isc_intern_cstr("_Z4gemmPf"), { 8, 4, 1 }, { 256, 1, 1 }, 1024
+	};
 	r[2] = head(ISC_EV_CUDA_API, "cudaMemcpy", 1010000, 50000);
 	r[2].aux = 2 | ISC_DIR_H2D << ISC_API_DIR_SHIFT | ISC_MEM_PINNED << ISC_API_HOSTMEM_SHIFT |
 		   ISC_API_HAS_BYTES;
@@ -87,26 +88,28 @@ Test(records, every_cuda_kind_is_encoded)
 	r[2].u.cuda_api = (struct isc_cuda_api_payload){ 6, 1 << 20, 0, ISC_STREAM_NONE, 0 };
 	r[3] = head(ISC_EV_CUDA_API, "cuLaunchKernel", 1020000, 2000);
 	r[3].flags = ISC_EVF_CUPTI;
-	r[3].u.cuda_api = (struct isc_cuda_api_payload){ ISC_CUPTI_CORR_BASE + 9, 0, 0,
-							 ISC_STREAM_NONE, 0 };
+	r[3].u.cuda_api =
+		(struct isc_cuda_api_payload){ ISC_CUPTI_CORR_BASE + 9, 0, 0, ISC_STREAM_NONE, 0 };
 	r[4] = head(ISC_EV_GPU_KERNEL, "_Z4gemmPf", 1005000, 40000);
 	r[4].u.gpu_kernel = (struct isc_gpu_kernel_payload){ 5, 0, 7, 1, 0, 64, 5000 };
 	r[5] = head(ISC_EV_EXT, NULL, 0, 0);
-	r[5].u.gpu_kernel_ext = (struct isc_kernel_ext_payload){ { 8, 4, 1 }, { 256, 1, 1 }, 2048,
-								 1024 };
+	r[5].u.gpu_kernel_ext =
+		(struct isc_kernel_ext_payload){ { 8, 4, 1 }, { 256, 1, 1 }, 2048, 1024 };
 	r[6] = head(ISC_EV_GPU_MEMCPY, NULL, 1060000, 40000);
 	r[6].aux = 1;
-	r[6].u.gpu_copy = (struct isc_gpu_memcpy_payload){ 6, 1 << 20, 7, 0, ISC_DIR_D2H,
-							   ISC_MEM_DEVICE, ISC_MEM_PAGEABLE, 0, 0, 0 };
+	r[6].u.gpu_copy = (struct isc_gpu_memcpy_payload){
+		6, 1 << 20, 7, 0, ISC_DIR_D2H, ISC_MEM_DEVICE, ISC_MEM_PAGEABLE, 0, 0, 0
+	};
 	r[7] = head(ISC_EV_GPU_MEMCPY, NULL, 1110000, 10000);
-	r[7].u.gpu_copy = (struct isc_gpu_memcpy_payload){ 8, 4096, 7, 0, ISC_DIR_P2P,
-							   ISC_MEM_DEVICE, ISC_MEM_DEVICE, 0, 0, 1 };
+	r[7].u.gpu_copy = (struct isc_gpu_memcpy_payload){
+		8, 4096, 7, 0, ISC_DIR_P2P, ISC_MEM_DEVICE, ISC_MEM_DEVICE, 0, 0, 1
+	};
 	r[8] = head(ISC_EV_GPU_MEMSET, NULL, 1130000, 1000);
 	r[8].u.gpu_memset = (struct isc_gpu_memset_payload){ 10, 1000, 7, 0xff, 0, ISC_MEM_DEVICE };
 	r[9] = head(ISC_EV_GPU_SYNC, NULL, 1140000, 9000);
 	r[9].aux = 1;
-	r[9].u.gpu_sync = (struct isc_gpu_sync_payload){ 11, ISC_STREAM_NONE, ISC_SYNC_CONTEXT, 0,
-							 1, 0 };
+	r[9].u.gpu_sync =
+		(struct isc_gpu_sync_payload){ 11, ISC_STREAM_NONE, ISC_SYNC_CONTEXT, 0, 1, 0 };
 	yajl_val t = convert(r, 10, &res);
 	cr_assert_eq(res.skipped, 0);
 	cr_assert_eq(res.events, 8, "two records are continuations");
@@ -152,7 +155,7 @@ Test(records, a_launch_torn_from_its_configuration)
 	struct isc_event r[1];
 	struct isc_convert_result res;
 	r[0] = head(ISC_EV_CUDA_API, "cudaLaunchKernel", 1000000, 3000);
-	r[0].aux = ISC_API_LAUNCH;	/* its EXT record never made it into the spill */
+	r[0].aux = ISC_API_LAUNCH; /* its EXT record never made it into the spill */
 	r[0].u.cuda_api = (struct isc_cuda_api_payload){ 5, 0, 0, 0, 0 };
 	yajl_val t = convert(r, 1, &res);
 	cr_assert_eq(res.events, 1, "the call is still written");
@@ -163,8 +166,12 @@ Test(records, a_launch_torn_from_its_configuration)
 
 /* An H100 as CUPTI describes it: 64 warps, 32 blocks, 64 K registers, 228 KiB per SM. */
 static const struct isc_gpu_device h100 = {
-	.cc_major = 9, .max_warps_per_sm = 64, .max_blocks_per_sm = 32,
-	.max_registers_per_sm = 65536, .max_shared_per_sm = 233472, .warp_size = 32,
+	.cc_major = 9,
+	.max_warps_per_sm = 64,
+	.max_blocks_per_sm = 32,
+	.max_registers_per_sm = 65536,
+	.max_shared_per_sm = 233472,
+	.warp_size = 32,
 };
 
 Test(records, theoretical_occupancy)

@@ -89,7 +89,8 @@ Test(runtime, calls_carry_what_they_did)
 	cr_assert_str_eq(meta_str(api(t, "__cudaLaunchKernel", 0), "kernel"), "cw_kernel_b");
 	cr_assert_str_eq(meta_str(api(t, "cudaLaunchKernelExC", 0), "kernel"), "cw_kernel_b");
 	cr_assert_eq(isc_trace_int(api(t, "cudaLaunchKernel_ptsz", 0),
-				   "metadata/shared_memory_bytes", -1), 1024);
+				   "metadata/shared_memory_bytes", -1),
+		     1024);
 	cr_assert(meta_bool(l, "async"));
 	cr_assert_eq(isc_trace_count(t, "cuda_api", "__cudaGetKernel"), 0, "forwarded only");
 

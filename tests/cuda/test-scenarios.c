@@ -101,10 +101,19 @@ static void run_real(const char *name)
 	isc_run_free(&r);
 }
 
-#define SCENARIO(id, name)							\
-	Test(scenarios, id##_c) { run_sim(name, false); }			\
-	Test(scenarios, id##_python) { run_sim(name, true); }			\
-	Test(scenarios, id##_real_runtime) { run_real(name); }
+#define SCENARIO(id, name)                 \
+	Test(scenarios, id##_c)            \
+	{                                  \
+		run_sim(name, false);      \
+	}                                  \
+	Test(scenarios, id##_python)       \
+	{                                  \
+		run_sim(name, true);       \
+	}                                  \
+	Test(scenarios, id##_real_runtime) \
+	{                                  \
+		run_real(name);            \
+	}
 
 SCENARIO(cpu_preprocess, "cpu-preprocess")
 SCENARIO(gpu_bound, "gpu-bound")

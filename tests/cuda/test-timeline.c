@@ -260,9 +260,11 @@ Test(timeline, graph_nodes_and_peer_copies)
 	cr_assert_str_eq(isc_trace_str(call, "name"), "cudaMemcpyPeer");
 	cr_assert_str_eq(isc_trace_str(call, "metadata/direction"), "peer");
 	cr_assert_eq(isc_trace_int(isc_trace_find(t, "cuda_api", "cudaMalloc", 0),
-				   "metadata/device_id", -1), 1, "after cudaSetDevice(1)");
+				   "metadata/device_id", -1),
+		     1, "after cudaSetDevice(1)");
 	cr_assert_eq(isc_trace_int(isc_trace_find(t, "cuda_api", "cudaMalloc", 1),
-				   "metadata/device_id", -1), 0);
+				   "metadata/device_id", -1),
+		     0);
 	yajl_val devs = isc_trace_get(t, "trace_metadata/cuda/devices");
 	cr_assert(YAJL_IS_ARRAY(devs) && YAJL_GET_ARRAY(devs)->len == 2);
 	yajl_tree_free(t);

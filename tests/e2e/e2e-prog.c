@@ -154,6 +154,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: e2e-prog exit N | raise SIG | work MS | fork MS | "
-		"wait-signal DIR | env NAME... | maps TEXT\n");
+			"wait-signal DIR | env NAME... | maps TEXT\n");
 	return 2;
 }

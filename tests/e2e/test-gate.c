@@ -70,11 +70,23 @@ Test(gate_example, recorded_pair_matches_golden)
 	snprintf(data, sizeof(data), "%s/tests/e2e/data", env_or_fail("ISC_SRC"));
 	snprintf(golden, sizeof(golden), "%s/tests/e2e/golden", env_or_fail("ISC_SRC"));
 	struct isc_run r;
-	const char *argv[] = { env_or_fail("ISC_ANALYZE"), "--baseline", "serve-main.json.gz",
-			       "--check", "bottleneck==gpu_bound", "--check", "dropped_events==0",
-			       "--gate-summary", in_dir("gate.md"), "--junit", in_dir("gate.xml"),
-			       "-f", "json", "-o", in_dir("analysis.json"),
-			       "serve-pageable.json.gz", NULL };
+	const char *argv[] = { env_or_fail("ISC_ANALYZE"),
+			       "--baseline",
+			       "serve-main.json.gz",
+			       "--check",
+			       "bottleneck==gpu_bound",
+			       "--check",
+			       "dropped_events==0",
+			       "--gate-summary",
+			       in_dir("gate.md"),
+			       "--junit",
+			       in_dir("gate.xml"),
+			       "-f",
+			       "json",
+			       "-o",
+			       in_dir("analysis.json"),
+			       "serve-pageable.json.gz",
+			       NULL };
 	cr_assert_eq(status_of(argv, data, &r), 1, "the regression fails the gate: %s", r.err);
 	isc_run_free(&r);
 	static const char *const files[] = { "gate.md", "gate.xml" };
@@ -83,8 +95,10 @@ Test(gate_example, recorded_pair_matches_golden)
 		char path[8192];
 		snprintf(path, sizeof(path), "%s/%s", golden, gold[i]);
 		char *want = text_of(path), *got = text_of(in_dir(files[i]));
-		cr_assert_str_eq(got, want, "%s differs from its golden (tests/e2e/regen.sh "
-				 "regenerates after a deliberate change)", gold[i]);
+		cr_assert_str_eq(got, want,
+				 "%s differs from its golden (tests/e2e/regen.sh "
+				 "regenerates after a deliberate change)",
+				 gold[i]);
 		free(want);
 		free(got);
 	}
@@ -109,8 +123,8 @@ static bool budget_passed(yajl_val result, const char *category)
 static void profile(const char *trace, const char *mode)
 {
 	struct isc_run r;
-	const char *argv[] = { env_or_fail("ISC_LAUNCHER"), "run", "--no-report", "-o", trace,
-			       "--", env_or_fail("ISC_EXAMPLE"), mode, NULL };
+	const char *argv[] = { env_or_fail("ISC_LAUNCHER"), "run", "--no-report", "-o", trace, "--",
+			       env_or_fail("ISC_EXAMPLE"),  mode,  NULL };
 	cr_assert_eq(status_of(argv, dir, &r), 0, "%s", r.err);
 	cr_assert(strstr(r.out, "gpu=ok") != NULL, "%s", r.out);
 	isc_run_free(&r);
@@ -119,9 +133,20 @@ static void profile(const char *trace, const char *mode)
 static int gate(const char *baseline, const char *trace, const char *result, const char *pp)
 {
 	struct isc_run r;
-	const char *argv[] = { env_or_fail("ISC_LAUNCHER"), "analyze", "--baseline", baseline,
-			       "--max-regression", pp, "--junit", "gate.xml", "-f", "json", "-o",
-			       result, trace, NULL };
+	const char *argv[] = { env_or_fail("ISC_LAUNCHER"),
+			       "analyze",
+			       "--baseline",
+			       baseline,
+			       "--max-regression",
+			       pp,
+			       "--junit",
+			       "gate.xml",
+			       "-f",
+			       "json",
+			       "-o",
+			       result,
+			       trace,
+			       NULL };
 	int st = status_of(argv, dir, &r);
 	isc_run_free(&r);
 	return st;
@@ -137,8 +162,8 @@ Test(gate_example, live_regression_fails_and_rerun_passes)
 	profile("rerun.json", "");
 	profile("pr.json", "--pageable");
 	struct isc_run r;
-	const char *argv[] = { env_or_fail("ISC_LAUNCHER"), "analyze", "-f", "json", "-o",
-			       "main-analysis.json", "main.json", NULL };
+	const char *argv[] = { env_or_fail("ISC_LAUNCHER"), "analyze",	 "-f", "json", "-o",
+			       "main-analysis.json",	    "main.json", NULL };
 	cr_assert_eq(status_of(argv, dir, &r), 0);
 	isc_run_free(&r);
 
@@ -157,14 +182,15 @@ Test(gate_example, live_regression_fails_and_rerun_passes)
 	bool pageable_added = false;
 	for (size_t i = 0; YAJL_IS_ARRAY(ops) && i < ops->u.array.len; i++) {
 		yajl_val op = ops->u.array.values[i];
-		pageable_added |= strcmp(isc_trace_str(op, "change"), "added") == 0 &&
-				  strcmp(isc_trace_str(op, "name"),
-					 "Memcpy HtoD (Pageable -> Device)") == 0;
+		pageable_added |=
+			strcmp(isc_trace_str(op, "change"), "added") == 0 &&
+			strcmp(isc_trace_str(op, "name"), "Memcpy HtoD (Pageable -> Device)") == 0;
 	}
 	cr_assert(pageable_added, "the op diff shows the pageable uploads");
 	yajl_tree_free(res);
 	char *xml = text_of(in_dir("gate.xml"));
 	cr_assert(strstr(xml, "<testcase classname=\"inferscope.budget\" name=\"gpu_compute\" "
-			 "time=\"0\">\n      <failure") != NULL, "%s", xml);
+			      "time=\"0\">\n      <failure") != NULL,
+		  "%s", xml);
 	free(xml);
 }

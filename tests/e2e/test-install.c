@@ -74,9 +74,14 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
 	unsetenv("LD_LIBRARY_PATH");
 	dest = isc_test_tmpdir();
 	snprintf(work, sizeof(work), "%s/work", dest ? dest : "/nonexistent");
-	const char *argv[] = { getenv_or_empty("ISC_MESON"), "install", "-C",
-			       getenv_or_empty("ISC_BUILD_ROOT"), "--no-rebuild", "--destdir",
-			       dest ? dest : "/nonexistent", NULL };
+	const char *argv[] = { getenv_or_empty("ISC_MESON"),
+			       "install",
+			       "-C",
+			       getenv_or_empty("ISC_BUILD_ROOT"),
+			       "--no-rebuild",
+			       "--destdir",
+			       dest ? dest : "/nonexistent",
+			       NULL };
 	struct isc_run r = { 0 };
 	if (dest == NULL || mkdir(work, 0755) != 0 || isc_test_run(argv, NULL, false, NULL, &r) ||
 	    !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
@@ -119,8 +124,8 @@ Test(install, files_in_place)
 	staged(inc, env_or_fail("ISC_INCLUDEDIR"));
 	staged(man, env_or_fail("ISC_MANDIR"));
 	const char *files[] = {
-		path_in(libdir, "libinferscope.so"), path_in(bindir, "inferscope"),
-		path_in(bindir, "inferscope-analyze"), path_in(inc, "inferscope/inferscope.h"),
+		path_in(libdir, "libinferscope.so"),	    path_in(bindir, "inferscope"),
+		path_in(bindir, "inferscope-analyze"),	    path_in(inc, "inferscope/inferscope.h"),
 		path_in(libdir, "pkgconfig/inferscope.pc"),
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -148,20 +153,20 @@ Test(install, preload_by_file_name)
 	snprintf(ld, sizeof(ld), "LD_LIBRARY_PATH=%s", libdir);
 	const char *env[] = { "LD_PRELOAD=libinferscope.so", ld, NULL };
 	struct isc_run r;
-	run_ok((const char *const[]){ env_or_fail("ISC_E2E_PROG"), "maps", "libinferscope",
-				      NULL }, env, &r);
+	run_ok((const char *const[]){ env_or_fail("ISC_E2E_PROG"), "maps", "libinferscope", NULL },
+	       env, &r);
 	cr_assert_not_null(realpath(path_in(libdir, "libinferscope.so"), real));
 	char want[PATH_MAX + 2];
 	snprintf(want, sizeof(want), "%s\n", real);
 	cr_assert_str_eq(r.out, want, "the installed copy is the one loaded");
 	isc_run_free(&r);
 
-	run_ok((const char *const[]){ env_or_fail("ISC_E2E_PROG"), "work", "150", NULL }, env,
-	       &r);
+	run_ok((const char *const[]){ env_or_fail("ISC_E2E_PROG"), "work", "150", NULL }, env, &r);
 	isc_run_free(&r);
 	cr_assert(isc_test_exists(path_in(work, "trace.json")), "the preloaded library wrote it");
-	run_ok((const char *const[]){ path_in(bindir, "inferscope-analyze"), "--check",
-				      "scopes>=1", "trace.json", NULL }, NULL, &r);
+	run_ok((const char *const[]){ path_in(bindir, "inferscope-analyze"), "--check", "scopes>=1",
+				      "trace.json", NULL },
+	       NULL, &r);
 	cr_assert(strstr(r.out, "e2e\\_work") != NULL, "%s", r.out);
 	isc_run_free(&r);
 }
@@ -170,14 +175,16 @@ Test(install, preload_by_file_name)
 Test(install, launcher_finds_its_tree)
 {
 	struct isc_run r;
-	run_ok((const char *const[]){ path_in(bindir, "inferscope"), "run", "--", env_or_fail(
-				      "ISC_E2E_PROG"), "maps", "libinferscope", NULL }, NULL, &r);
+	run_ok((const char *const[]){ path_in(bindir, "inferscope"), "run", "--",
+				      env_or_fail("ISC_E2E_PROG"), "maps", "libinferscope", NULL },
+	       NULL, &r);
 	char real[PATH_MAX];
 	cr_assert_not_null(realpath(path_in(libdir, "libinferscope.so"), real));
 	cr_assert(strncmp(r.out, real, strlen(real)) == 0, "%s", r.out);
 	isc_run_free(&r);
 	run_ok((const char *const[]){ path_in(bindir, "inferscope"), "run", "-o", "l.json", "--",
-				      env_or_fail("ISC_E2E_PROG"), "work", "120", NULL }, NULL, &r);
+				      env_or_fail("ISC_E2E_PROG"), "work", "120", NULL },
+	       NULL, &r);
 	cr_assert(strstr(r.out, "# InferScope report") != NULL, "%s", r.err);
 	isc_run_free(&r);
 }
@@ -198,9 +205,12 @@ Test(install, pkg_config_and_header)
 	snprintf(pc, sizeof(pc), "PKG_CONFIG_PATH=%s/pkgconfig", libdir);
 	const char *env[] = { pc, NULL };
 	struct isc_run r;
-	run_ok((const char *const[]){ "/bin/sh", "-c", "pkg-config --cflags inferscope && "
+	run_ok((const char *const[]){ "/bin/sh", "-c",
+				      "pkg-config --cflags inferscope && "
 				      "pkg-config --variable=preload inferscope && "
-				      "pkg-config --libs inferscope", NULL }, env, &r);
+				      "pkg-config --libs inferscope",
+				      NULL },
+	       env, &r);
 	char want[PATH_MAX * 4];
 	snprintf(want, sizeof(want), "-I%s/%s \n%s/%s/libinferscope.so\n\n",
 		 env_or_fail("ISC_PREFIX"), env_or_fail("ISC_INCLUDEDIR"),
@@ -208,10 +218,11 @@ Test(install, pkg_config_and_header)
 	cr_assert_str_eq(r.out, want, "cflags, the library's path, and nothing to link");
 	isc_run_free(&r);
 	/* the installed header compiles on its own */
-	snprintf(cmd, sizeof(cmd), "printf '#include <inferscope/inferscope.h>\\nint main(void)"
+	snprintf(cmd, sizeof(cmd),
+		 "printf '#include <inferscope/inferscope.h>\\nint main(void)"
 		 "{inferscope_range_push(\"x\");return inferscope_range_pop();}\\n' | cc -x c "
-		 "-fsyntax-only -Wall -Werror -I'%s%s/%s' -", dest, env_or_fail("ISC_PREFIX"),
-		 env_or_fail("ISC_INCLUDEDIR"));
+		 "-fsyntax-only -Wall -Werror -I'%s%s/%s' -",
+		 dest, env_or_fail("ISC_PREFIX"), env_or_fail("ISC_INCLUDEDIR"));
 	run_ok((const char *const[]){ "/bin/sh", "-c", cmd, NULL }, NULL, &r);
 	isc_run_free(&r);
 }
@@ -240,9 +251,11 @@ Test(install, python_helper)
 	snprintf(pp, sizeof(pp), "PYTHONPATH=%s", found_py);
 	const char *env[] = { pp, NULL };
 	struct isc_run r;
-	run_ok((const char *const[]){ "/usr/bin/env", "python3", "-c", "import inferscope; "
+	run_ok((const char *const[]){ "/usr/bin/env", "python3", "-c",
+				      "import inferscope; "
 				      "print(inferscope.__file__); print(inferscope.active())",
-				      NULL }, env, &r);
+				      NULL },
+	       env, &r);
 	cr_assert(strncmp(r.out, found_py, strlen(found_py)) == 0, "%s", r.out);
 	cr_assert(strstr(r.out, "False") != NULL, "a no-op without the preload: %s", r.out);
 	isc_run_free(&r);
@@ -292,13 +305,14 @@ static void options_documented(const char *const *help_argv, const char *page)
 
 Test(install, manuals_cover_every_option)
 {
-	options_documented((const char *const[]){ path_in(bindir, "inferscope-analyze"), "--help",
-						  NULL }, "man1/inferscope-analyze.1");
+	options_documented(
+		(const char *const[]){ path_in(bindir, "inferscope-analyze"), "--help", NULL },
+		"man1/inferscope-analyze.1");
 	options_documented((const char *const[]){ path_in(bindir, "inferscope"), "--help", NULL },
 			   "man1/inferscope.1");
 	struct isc_run r;
-	run_ok((const char *const[]){ path_in(bindir, "inferscope-analyze"), "--list-rules",
-				      NULL }, NULL, &r);
+	run_ok((const char *const[]){ path_in(bindir, "inferscope-analyze"), "--list-rules", NULL },
+	       NULL, &r);
 	char *text = read_page("man1/inferscope-analyze.1");
 	for (char *line = strtok(r.out, "\n"); line != NULL; line = strtok(NULL, "\n")) {
 		char id[64];

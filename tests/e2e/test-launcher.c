@@ -250,15 +250,18 @@ Test(launcher, environment_of_the_command)
 {
 	struct isc_run r;
 	const char *env[] = { "LD_PRELOAD=libm.so.6", NULL };
-	launch(&r, (const char *const[]){ "run", "--no-report", "--max-memory", "64M", "-o",
-					  "x.json", "--", "PROG", "env", "LD_PRELOAD",
-					  "INFERSCOPE_MAX_MEMORY", "INFERSCOPE_OUTPUT", NULL },
+	launch(&r,
+	       (const char *const[]){ "run", "--no-report", "--max-memory", "64M", "-o", "x.json",
+				      "--", "PROG", "env", "LD_PRELOAD", "INFERSCOPE_MAX_MEMORY",
+				      "INFERSCOPE_OUTPUT", NULL },
 	       env);
 	cr_assert_eq(exit_status(&r), 0, "%s", r.err);
 	char want[8192], lib[4096];
 	cr_assert_not_null(realpath(env_or_fail("ISC_PRELOAD"), lib));
-	snprintf(want, sizeof(want), "LD_PRELOAD=%s:libm.so.6\nINFERSCOPE_MAX_MEMORY=64M\n"
-		 "INFERSCOPE_OUTPUT=%s\n", lib, in_dir("x.json"));
+	snprintf(want, sizeof(want),
+		 "LD_PRELOAD=%s:libm.so.6\nINFERSCOPE_MAX_MEMORY=64M\n"
+		 "INFERSCOPE_OUTPUT=%s\n",
+		 lib, in_dir("x.json"));
 	cr_assert_str_eq(r.out, want, "the library's absolute path first, the user's kept");
 	isc_run_free(&r);
 }
@@ -290,8 +293,8 @@ Test(launcher, bad_options_are_usage_errors)
 	struct isc_run r;
 	launch(&r, (const char *const[]){ "run", "--", "PROG", "exit", "0", NULL }, env);
 	cr_assert_eq(exit_status(&r), 2);
-	cr_assert(strstr(r.err, "/nonexistent/libinferscope.so: not a readable file") != NULL,
-		  "%s", r.err);
+	cr_assert(strstr(r.err, "/nonexistent/libinferscope.so: not a readable file") != NULL, "%s",
+		  r.err);
 	isc_run_free(&r);
 }
 

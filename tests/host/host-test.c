@@ -26,8 +26,8 @@ yajl_val host_trace(const char *const argv[], const char *const env[], struct is
 {
 	char path[4200];
 	cr_assert_eq(isc_test_run(argv, env, true, host_dir, r), 0);
-	cr_assert(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "%s exited %d: %s",
-		  argv[0], r->status, r->err);
+	cr_assert(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "%s exited %d: %s", argv[0],
+		  r->status, r->err);
 	snprintf(path, sizeof(path), "%s/trace.json", host_dir);
 	yajl_val t = isc_test_load_json(path);
 	cr_assert_not_null(t, "no trace from %s (stderr: %s)", argv[0], r->err);

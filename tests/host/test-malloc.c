@@ -26,9 +26,11 @@ Test(malloc, every_operation_is_an_event_with_sampling_off)
 	const char *argv[] = { isc_test_workload("wl-alloc"), "family", NULL };
 	const char *env[] = { "INFERSCOPE_MALLOC_SAMPLE=0", NULL };
 	yajl_val t = host_trace(argv, env, &r);
-	static const char *const ops[] = { "malloc", "calloc", "realloc", "reallocarray",
-					   "posix_memalign", "aligned_alloc", "memalign",
-					   "valloc", "pvalloc", "free", NULL };
+	static const char *const ops[] = {
+		"malloc",	  "calloc",	   "realloc",  "reallocarray",
+		"posix_memalign", "aligned_alloc", "memalign", "valloc",
+		"pvalloc",	  "free",	   NULL
+	};
 	for (int i = 0; ops[i]; i++) {
 		cr_expect_geq(isc_trace_count(t, "memory_event", ops[i]), 1, "no %s event", ops[i]);
 	}
@@ -60,7 +62,8 @@ Test(malloc, errno_and_results_are_the_programs)
 	cr_assert(strstr(traced.out, "malloc(huge): Cannot allocate memory"), "%s", traced.out);
 	cr_assert(strstr(traced.out, "calloc(overflow): Cannot allocate memory"), "%s", traced.out);
 	cr_assert(strstr(traced.out, "posix_memalign(bad alignment): Invalid argument, errno "
-				     "kept: 1"), "%s", traced.out);
+				     "kept: 1"),
+		  "%s", traced.out);
 	cr_assert(strstr(traced.out, "malloc(16) keeps errno: 1"), "%s", traced.out);
 	isc_run_free(&plain);
 	isc_run_free(&traced);

@@ -79,8 +79,8 @@ Test(syscalls, files_and_descriptors)
 	const char *env[] = { "INFERSCOPE_SYSCALL_THRESHOLD=0", NULL };
 	yajl_val t = host_trace(argv, env, &r);
 	cr_assert(strstr(r.out, "io done, pread 8"), "%s", r.out);
-	static const char *const names[] = { "open", "openat", "write", "fsync", "pread", "close",
-					     "read", NULL };
+	static const char *const names[] = { "open",  "openat", "write", "fsync",
+					     "pread", "close",	"read",	 NULL };
 	for (int i = 0; names[i]; i++) {
 		cr_expect_geq(isc_trace_count(t, "cpu_syscall", names[i]), 1, "no %s", names[i]);
 	}

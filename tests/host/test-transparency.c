@@ -40,8 +40,8 @@ static void same_as_plain(const char *const argv[], const char *const env[], int
 	struct isc_run *runs[] = { &quiet, &noisy, &off };
 	static const char *const what[] = { "default", "loud", "disabled" };
 	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(runs[i]->status, plain.status, "%s run: status %d, stderr %s",
-			     what[i], runs[i]->status, runs[i]->err);
+		cr_assert_eq(runs[i]->status, plain.status, "%s run: status %d, stderr %s", what[i],
+			     runs[i]->status, runs[i]->err);
 		cr_assert_str_eq(runs[i]->out, plain.out, "%s run", what[i]);
 		cr_assert_str_eq(runs[i]->err, plain.err, "%s run", what[i]);
 	}
@@ -82,7 +82,8 @@ Test(host_transparency, python_file_and_socket_io)
 	cr_assert_geq(host_agg_sum(t, "syscalls/connect/count"), 2);
 	cr_assert_geq(host_agg_sum(t, "syscalls/connect/errors"), 1, "the refused connect");
 	cr_assert_geq(host_agg_sum(t, "syscalls/accept/count") +
-			      host_agg_sum(t, "syscalls/accept4/count"), 1);
+			      host_agg_sum(t, "syscalls/accept4/count"),
+		      1);
 	cr_assert_geq(host_agg_sum(t, "syscalls/write/bytes"), 1 << 20, "the 1 MiB file");
 	cr_assert_gt(host_agg_sum(t, "malloc/calls"), 1000);
 	cr_assert_not_null(isc_trace_get(t, "trace_metadata/python_version"));

@@ -32,12 +32,13 @@ Test(sampling, gaps_are_exponential_with_the_mean)
 		cr_assert_gt(g, 0);
 		sum += g;
 		sq += g * g;
-		small += g < 524288 * 0.6931471805599453;	/* below the median */
+		small += g < 524288 * 0.6931471805599453; /* below the median */
 	}
 	double mean = sum / n, sd = sqrt(sq / n - mean * mean);
 	/* the mean of 200k draws is within 1% (sd of the mean: 0.22%) */
 	cr_assert(fabs(mean / 524288 - 1) < 0.01, "mean %.0f", mean);
-	cr_assert(fabs(sd / mean - 1) < 0.02, "an exponential's sd equals its mean: %.3f", sd / mean);
+	cr_assert(fabs(sd / mean - 1) < 0.02, "an exponential's sd equals its mean: %.3f",
+		  sd / mean);
 	cr_assert(fabs(small / (double)n - 0.5) < 0.01, "median at mean ln 2");
 }
 
@@ -150,7 +151,7 @@ static const char *names(void *ctx, uint64_t addr, char *buf, size_t cap)
 {
 	(void)ctx;
 	if (addr == 0x1003) {
-		return NULL;	/* unknown to the resolver: written raw */
+		return NULL; /* unknown to the resolver: written raw */
 	}
 	snprintf(buf, cap, "fn%lx", (unsigned long)addr);
 	return buf;
@@ -168,9 +169,11 @@ Test(encoders, syscall_with_symbolised_stack)
 	fixture_end(&f);
 	cr_assert(strstr(out, "\"type\":\"cpu_syscall\",\"name\":\"read\""), "%s", out);
 	cr_assert(strstr(out, "\"fd\":5,\"target\":\"pipe\",\"bytes\":4096,\"return_value\":-1,"
-			      "\"errno\":11,\"category\":\"io\""), "%s", out);
+			      "\"errno\":11,\"category\":\"io\""),
+		  "%s", out);
 	cr_assert(strstr(out, "\"stack\":[\"fn1000\",\"fn1001\",\"fn1002\",\"0x1003\",\"fn1004\","
-			      "\"fn1005\",\"fn1006\",\"fn1007\",\"fn1008\"]"), "%s", out);
+			      "\"fn1005\",\"fn1006\",\"fn1007\",\"fn1008\"]"),
+		  "%s", out);
 	cr_assert_eq(f.e.skipped, 0);
 }
 
@@ -225,7 +228,9 @@ Test(encoders, memory_events)
 	fixture_end(&f);
 	cr_assert(strstr(out, "\"name\":\"posix_memalign\""), "%s", out);
 	cr_assert(strstr(out, "\"operation\":\"posix_memalign\",\"bytes\":4096,\"ptr\":"
-			      "\"0xdeadbeef0\",\"weight\":528384,\"numa_node\":1}"), "%s", out);
+			      "\"0xdeadbeef0\",\"weight\":528384,\"numa_node\":1}"),
+		  "%s", out);
 	cr_assert(strstr(out, "\"operation\":\"numa_migration\",\"bytes\":0,\"ptr\":\"0x0\","
-			      "\"weight\":0,\"numa_pages_migrated\":12}"), "%s", out);
+			      "\"weight\":0,\"numa_pages_migrated\":12}"),
+		  "%s", out);
 }

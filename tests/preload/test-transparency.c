@@ -58,8 +58,7 @@ Test(transparency, unwritable_output_one_line_and_fallback)
 	cr_assert_eq(plain.status, traced.status);
 	cr_assert_str_eq(plain.out, traced.out);
 	/* the program's own stderr line, then exactly one line of ours naming the path */
-	cr_assert_eq(count_lines(traced.err), count_lines(plain.err) + 1, "stderr: %s",
-		     traced.err);
+	cr_assert_eq(count_lines(traced.err), count_lines(plain.err) + 1, "stderr: %s", traced.err);
 	cr_assert(strstr(traced.err, "/nonexistent/dir"), "stderr: %s", traced.err);
 	char path[4300];
 	snprintf(path, sizeof(path), "%s/trace.json", dir);
@@ -99,8 +98,7 @@ Test(transparency, python_scopes_nest)
 	const char *argv[] = { ISC_PYTHON3, ISC_WORKLOAD_DIR "/scopes.py", NULL };
 	const char *env[] = { pp, NULL };
 	cr_assert_eq(isc_test_run(argv, env, true, dir, &r), 0);
-	cr_assert(strstr(r.out, "python active=True total=499500"), "out %s err %s", r.out,
-		  r.err);
+	cr_assert(strstr(r.out, "python active=True total=499500"), "out %s err %s", r.out, r.err);
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/trace.json", dir);
 	yajl_val t = isc_test_load_json(path);

@@ -18,9 +18,9 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
 			    dim3 *bDim, dim3 *gDim, int *wSize);
 void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
 		       const char *deviceName, int ext, size_t size, int constant, int global);
-void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
-			      char *deviceAddress, const char *deviceName, int ext, size_t size,
-			      int constant, int global);
+void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
+			      const char *deviceName, int ext, size_t size, int constant,
+			      int global);
 char __cudaInitModule(void **fatCubinHandle);
 unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
 				     struct CUstream_st *stream);
@@ -29,7 +29,7 @@ cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sh
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
 			       size_t sharedMem, cudaStream_t stream);
-cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-				    void **args, size_t sharedMem, cudaStream_t stream);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+				    size_t sharedMem, cudaStream_t stream);
 
 #endif /* SIMGPU_NVCC_ABI_H */

@@ -23,29 +23,29 @@ struct cudaDeviceProp;
 
 /* One API call, from its entry to its exit. */
 struct simgpu_api {
-	uint32_t cbid;			/* CUPTI callback id of the function */
-	uint8_t domain;			/* enum simgpu_api_domain */
-	uint8_t hidden;			/* issued by simgpu_launch_hidden() */
+	uint32_t cbid;	/* CUPTI callback id of the function */
+	uint8_t domain; /* enum simgpu_api_domain */
+	uint8_t hidden; /* issued by simgpu_launch_hidden() */
 	uint8_t pad[2];
-	const char *name;		/* function name, e.g. "cudaLaunchKernel_ptsz" */
-	const char *symbol;		/* launches: the kernel's name, else NULL */
+	const char *name;   /* function name, e.g. "cudaLaunchKernel_ptsz" */
+	const char *symbol; /* launches: the kernel's name, else NULL */
 	uint32_t correlation_id;
-	uint32_t thread_id;		/* gettid() */
-	uint64_t pthread_id;		/* pthread_self() */
-	uint64_t start_ns;		/* CLOCK_MONOTONIC */
+	uint32_t thread_id;  /* gettid() */
+	uint64_t pthread_id; /* pthread_self() */
+	uint64_t start_ns;   /* CLOCK_MONOTONIC */
 	uint64_t end_ns;
-	int result;			/* cudaError_t (filled before api_exit) */
-	uint64_t tool_start;		/* for the tool: timestamps in its own clock */
+	int result;	     /* cudaError_t (filled before api_exit) */
+	uint64_t tool_start; /* for the tool: timestamps in its own clock */
 	uint64_t tool_end;
-	uint64_t tool_data;		/* for the tool: CUPTI's correlationData */
+	uint64_t tool_data; /* for the tool: CUPTI's correlationData */
 };
 
 /* A host-side synchronisation (CUPTI SYNCHRONIZATION records). */
 struct simgpu_sync {
-	uint32_t type;			/* CUpti_ActivitySynchronizationType */
+	uint32_t type; /* CUpti_ActivitySynchronizationType */
 	uint32_t correlation_id;
-	uint32_t stream_id;		/* 0 when not about a stream */
-	uint32_t event_id;		/* 0 when not about an event */
+	uint32_t stream_id; /* 0 when not about a stream */
+	uint32_t event_id;  /* 0 when not about an event */
 	int32_t device;
 	int result;
 	uint64_t start_ns;
@@ -59,7 +59,7 @@ struct simgpu_tool {
 	void (*api_exit)(struct simgpu_api *call);
 	void (*op)(const struct simgpu_op *op);
 	void (*sync)(const struct simgpu_sync *sync);
-	void (*runtime_ready)(void);	/* devices exist now (after injection) */
+	void (*runtime_ready)(void); /* devices exist now (after injection) */
 };
 
 /* What the runtime gives libcupti. */

@@ -53,29 +53,29 @@ enum simgpu_api_domain {
 
 /** How simgpu_launch_hidden() pretends to launch (see there). */
 enum simgpu_hidden_api {
-	SIMGPU_HIDDEN_DRIVER = 1,		/* cuLaunchKernel, as Triton does */
-	SIMGPU_HIDDEN_STATIC_RUNTIME = 2,	/* a private static cudart, as cuBLAS has */
+	SIMGPU_HIDDEN_DRIVER = 1,	  /* cuLaunchKernel, as Triton does */
+	SIMGPU_HIDDEN_STATIC_RUNTIME = 2, /* a private static cudart, as cuBLAS has */
 };
 
 /** One operation the virtual device executed. */
 struct simgpu_op {
-	uint32_t type;			/* enum simgpu_op_type */
-	uint32_t correlation_id;	/* of the API call that issued it (graph: the launch) */
-	const char *name;		/* kernel name; "" for copies and memsets */
+	uint32_t type;		 /* enum simgpu_op_type */
+	uint32_t correlation_id; /* of the API call that issued it (graph: the launch) */
+	const char *name;	 /* kernel name; "" for copies and memsets */
 	int32_t device;
-	int32_t peer_device;		/* PTOP copies: the other device, else -1 */
-	uint32_t stream_id;		/* CUPTI-style stream id (legacy default stream: 7) */
-	uint32_t thread_id;		/* gettid() of the thread that made the API call */
-	uint64_t enqueue_ns;		/* when the call handed it to the device */
+	int32_t peer_device; /* PTOP copies: the other device, else -1 */
+	uint32_t stream_id;  /* CUPTI-style stream id (legacy default stream: 7) */
+	uint32_t thread_id;  /* gettid() of the thread that made the API call */
+	uint64_t enqueue_ns; /* when the call handed it to the device */
 	uint64_t start_ns;
 	uint64_t end_ns;
-	uint64_t bytes;			/* copies and memsets */
-	uint8_t copy_kind;		/* enum simgpu_copy_kind */
-	uint8_t src_kind;		/* enum simgpu_mem_kind */
+	uint64_t bytes;	   /* copies and memsets */
+	uint8_t copy_kind; /* enum simgpu_copy_kind */
+	uint8_t src_kind;  /* enum simgpu_mem_kind */
 	uint8_t dst_kind;
-	uint8_t async;			/* issued by an ...Async call */
-	uint8_t api_domain;		/* enum simgpu_api_domain */
-	uint8_t hidden;			/* issued by simgpu_launch_hidden() */
+	uint8_t async;	    /* issued by an ...Async call */
+	uint8_t api_domain; /* enum simgpu_api_domain */
+	uint8_t hidden;	    /* issued by simgpu_launch_hidden() */
 	uint8_t pad[2];
 	uint32_t memset_value;
 	uint32_t grid[3];
@@ -83,9 +83,9 @@ struct simgpu_op {
 	uint32_t dynamic_smem;
 	uint32_t static_smem;
 	uint32_t registers;
-	uint32_t graph_id;		/* 0 unless replayed from a graph */
+	uint32_t graph_id; /* 0 unless replayed from a graph */
 	uint64_t graph_node_id;
-	uint64_t launch_seq;		/* kernels: unique, increasing (CUPTI gridId) */
+	uint64_t launch_seq; /* kernels: unique, increasing (CUPTI gridId) */
 };
 
 /**
@@ -110,10 +110,9 @@ void simgpu_next_kernel_duration(uint64_t ns);
  * or runtime cudaLaunchKernel for SIMGPU_HIDDEN_STATIC_RUNTIME) and its kernel.
  * @p stream is a cudaStream_t (NULL: the legacy default stream). Returns a cudaError_t.
  */
-int simgpu_launch_hidden(int api, const char *name, uint64_t duration_ns,
-			 unsigned grid_x, unsigned grid_y, unsigned grid_z,
-			 unsigned block_x, unsigned block_y, unsigned block_z,
-			 size_t shared_bytes, void *stream);
+int simgpu_launch_hidden(int api, const char *name, uint64_t duration_ns, unsigned grid_x,
+			 unsigned grid_y, unsigned grid_z, unsigned block_x, unsigned block_y,
+			 unsigned block_z, size_t shared_bytes, void *stream);
 
 /** Number of operations executed so far (ground truth). */
 size_t simgpu_op_count(void);

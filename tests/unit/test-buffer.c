@@ -11,7 +11,7 @@
 
 struct job {
 	unsigned events;
-	unsigned width;		/* records per event (head + continuations) */
+	unsigned width; /* records per event (head + continuations) */
 	uint64_t recorded;
 	uint64_t dropped;
 };
@@ -66,7 +66,8 @@ static uint64_t check_chunk(const struct isc_chunk *c, uint64_t *last_seq)
 		cr_assert_eq(e->kind, ISC_EV_COUNTER);
 		cr_assert_eq(e->tid, c->tid, "records carry their writer's tid");
 		for (unsigned k = 0; k < width; k++) {
-			cr_assert_eq(e[k].u.raw[0], ((uint64_t)c->tid << 32) | e->ts, "torn record");
+			cr_assert_eq(e[k].u.raw[0], ((uint64_t)c->tid << 32) | e->ts,
+				     "torn record");
 			cr_assert_eq(e[k].u.raw[3], ~e[k].u.raw[0], "torn record");
 		}
 		cr_assert(e->ts > *last_seq || *last_seq == UINT64_MAX, "per-thread order kept");

@@ -37,10 +37,15 @@ Test(config, defaults)
 Test(config, values_and_units)
 {
 	static const char *const env[] = {
-		"INFERSCOPE_OUTPUT=/tmp/x.json", "INFERSCOPE_MAX_MEMORY=1G",
-		"INFERSCOPE_DELAY=1.5s", "INFERSCOPE_DURATION=250ms",
-		"INFERSCOPE_SNAPSHOT_SIGNAL=SIGUSR2", "INFERSCOPE_SPILL=off",
-		"INFERSCOPE_SYSCALL_THRESHOLD=50us", "INFERSCOPE_STACKS=16", NULL,
+		"INFERSCOPE_OUTPUT=/tmp/x.json",
+		"INFERSCOPE_MAX_MEMORY=1G",
+		"INFERSCOPE_DELAY=1.5s",
+		"INFERSCOPE_DURATION=250ms",
+		"INFERSCOPE_SNAPSHOT_SIGNAL=SIGUSR2",
+		"INFERSCOPE_SPILL=off",
+		"INFERSCOPE_SYSCALL_THRESHOLD=50us",
+		"INFERSCOPE_STACKS=16",
+		NULL,
 	};
 	struct isc_config c;
 	fake_env = env;
@@ -58,8 +63,9 @@ Test(config, values_and_units)
 Test(config, bad_values_fall_back_to_defaults, .init = cr_redirect_stderr)
 {
 	static const char *const env[] = {
-		"INFERSCOPE_MAX_MEMORY=lots", "INFERSCOPE_DEBUG=7", "INFERSCOPE_SPILL=maybe",
-		"INFERSCOPE_SNAPSHOT_SIGNAL=SIGSEGV", "INFERSCOPE_OUTPUT=", NULL,
+		"INFERSCOPE_MAX_MEMORY=lots", "INFERSCOPE_DEBUG=7",
+		"INFERSCOPE_SPILL=maybe",     "INFERSCOPE_SNAPSHOT_SIGNAL=SIGSEGV",
+		"INFERSCOPE_OUTPUT=",	      NULL,
 	};
 	struct isc_config c;
 	fake_env = env;

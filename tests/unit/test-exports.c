@@ -54,7 +54,8 @@ Test(exports, match_the_version_script)
 Test(exports, no_link_dependencies_beyond_libc)
 {
 	size_t n = read_lines("readelf -d " ISC_PRELOAD_PATH
-			      " | sed -n 's/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p'", needed, 64);
+			      " | sed -n 's/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p'",
+			      needed, 64);
 	cr_assert_gt(n, 0);
 	for (size_t i = 0; i < n; i++) {
 		cr_expect(strncmp(needed[i], "libc.so", 7) == 0 ||
@@ -69,7 +70,7 @@ Test(exports, no_link_dependencies_beyond_libc)
 Test(exports, bind_now_and_static_tls)
 {
 	char flags[16][128];
-	size_t n = read_lines("readelf -d " ISC_PRELOAD_PATH " | grep -c 'BIND_NOW\\|NOW'", flags,
-			      16);
+	size_t n =
+		read_lines("readelf -d " ISC_PRELOAD_PATH " | grep -c 'BIND_NOW\\|NOW'", flags, 16);
 	cr_assert(n == 1 && atoi(flags[0]) > 0, "-z now");
 }

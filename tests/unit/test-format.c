@@ -19,7 +19,7 @@ static int sink(void *ctx, const char *buf, size_t len)
 }
 
 static struct isc_json j;
-static char small[7];	/* tiny buffer: every value crosses a flush boundary */
+static char small[7]; /* tiny buffer: every value crosses a flush boundary */
 
 static void begin(void)
 {
@@ -58,8 +58,14 @@ Test(json, escaping_and_invalid_utf8)
 	isc_json_string(&j, "q\"b\\n\n\t\x01 \xc3\xa9");
 	cr_assert_str_eq(end(), "\"q\\\"b\\\\n\\n\\t\\u0001 \xc3\xa9\"");
 	begin();
-	isc_json_string_n(&j, "a\xff" "b\xc3", 4);
-	cr_assert_str_eq(end(), "\"a\xef\xbf\xbd" "b\xef\xbf\xbd\"", "invalid bytes become U+FFFD");
+	isc_json_string_n(&j,
+			  "a\xff"
+			  "b\xc3",
+			  4);
+	cr_assert_str_eq(end(),
+			 "\"a\xef\xbf\xbd"
+			 "b\xef\xbf\xbd\"",
+			 "invalid bytes become U+FFFD");
 }
 
 Test(json, numbers)

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 		n += 2;
 	}
 	if (only) {
-		struct timespec ts = { 0, 5 * 1000 * 1000 };	/* the device finishes */
+		struct timespec ts = { 0, 5 * 1000 * 1000 }; /* the device finishes */
 		nanosleep(&ts, NULL);
 	} else {
 		dim3 grid = { 2, 1, 1 }, block = { 32, 1, 1 };

@@ -13,8 +13,8 @@
 
 #include "cw.h"
 
-cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
-				 enum cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+				 cudaStream_t stream);
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 				  size_t sharedMem, cudaStream_t stream);
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
@@ -47,8 +47,8 @@ int main(void)
 
 	cw_register((const void *)cw_kernel_a, "kernel_a", 40000);
 	cw_register((const void *)cw_kernel_b, "kernel_b", 25000);
-	cudaStreamCreate(&s);	/* not intercepted */
-	cudaEventCreate(&ev);	/* not intercepted */
+	cudaStreamCreate(&s); /* not intercepted */
+	cudaEventCreate(&ev); /* not intercepted */
 
 	cudaSetDevice(0), calls++;
 	cudaMalloc(&d, MIB), calls++;

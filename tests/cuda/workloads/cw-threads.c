@@ -29,7 +29,7 @@ static void *worker(void *arg)
 	for (int i = 0; i < per_thread; i++) {
 		cudaLaunchKernel((const void *)cw_slow_kernel, grid, block, NULL, 0, s);
 	}
-	return NULL;	/* no synchronisation: the work outlives the thread */
+	return NULL; /* no synchronisation: the work outlives the thread */
 }
 
 int main(int argc, char **argv)

@@ -15,9 +15,8 @@
 /* The simulated duration of a kernel; nothing on the real runtime. */
 static inline void cw_register(const void *fn, const char *name, uint64_t ns)
 {
-	int (*reg)(const void *, const char *, uint64_t) =
-		(int (*)(const void *, const char *, uint64_t))simgpu_lookup(
-			"simgpu_kernel_register");
+	int (*reg)(const void *, const char *, uint64_t) = (int (*)(
+		const void *, const char *, uint64_t))simgpu_lookup("simgpu_kernel_register");
 	if (reg) {
 		reg(fn, name, ns);
 	}

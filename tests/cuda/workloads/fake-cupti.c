@@ -51,7 +51,7 @@ FAKE CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti
 }
 
 FAKE CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
-							 uint64_t id)
+							uint64_t id)
 {
 	(void)kind;
 	(void)id;
@@ -59,7 +59,7 @@ FAKE CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelatio
 }
 
 FAKE CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
-							uint64_t *id)
+						       uint64_t *id)
 {
 	(void)kind;
 	(void)id;

@@ -115,7 +115,7 @@ char *wl_alloc_large(void);
 __attribute__((noinline)) char *wl_alloc_large(void)
 {
 	char *p = malloc(8u << 20);
-	memset(p, 1, 8u << 20);	/* not 0: gcc would make it a calloc */
+	memset(p, 1, 8u << 20); /* not 0: gcc would make it a calloc */
 	sink = p;
 	return p;
 }

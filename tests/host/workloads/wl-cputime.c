@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 static long ms = 300;
-static void *volatile sink;	/* the allocations must happen: they attach the threads */
+static void *volatile sink; /* the allocations must happen: they attach the threads */
 
 static double now_ms(void)
 {
@@ -24,7 +24,7 @@ static void *spinner(void *arg)
 {
 	pthread_setname_np(pthread_self(), "spinner");
 	sink = malloc(16);
-	free(sink);	/* the thread shows up in the trace */
+	free(sink); /* the thread shows up in the trace */
 	volatile unsigned long x = 0;
 	double end = now_ms() + ms;
 	while (now_ms() < end) {

@@ -133,7 +133,7 @@ static void one_alarm(bool restart, const char *what)
 	ssize_t r = read(sig_pipe[0], &c, 1);
 	printf("%s: read %zd '%c' errno %s\n", what, r, c ? c : '-', r < 0 ? strerror(errno) : "-");
 	if (r < 0 && read(sig_pipe[0], &c, 1) != 1) {
-		abort();	/* the handler's byte is still there */
+		abort(); /* the handler's byte is still there */
 	}
 }
 

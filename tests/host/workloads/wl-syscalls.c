@@ -109,7 +109,7 @@ static void *holder(void *arg)
 {
 	pthread_mutex_lock(&m);
 	ready = 1;
-	ms_sleep(20);	/* main blocks on m meanwhile */
+	ms_sleep(20); /* main blocks on m meanwhile */
 	pthread_mutex_unlock(&m);
 	ms_sleep(20);
 	pthread_mutex_lock(&m);
@@ -129,7 +129,7 @@ static int waits(void)
 	while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) == 0) {
 		ms_sleep(1);
 	}
-	pthread_mutex_lock(&m);	/* contended: the holder keeps it ~20 ms */
+	pthread_mutex_lock(&m); /* contended: the holder keeps it ~20 ms */
 	while (ready != 2) {
 		pthread_cond_wait(&cv, &m);
 	}

@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 		inferscope_range_pop();
 		return 0;
 	}
-	usleep(50000);	/* let the collector spill what is recorded */
+	usleep(50000); /* let the collector spill what is recorded */
 	kill(getpid(), strcmp(sig, "KILL") == 0 ? SIGKILL : SIGTERM);
 	pause();
 	return 0;

@@ -119,8 +119,8 @@ CUPTI_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, ui
 	return CUPTI_SUCCESS;
 }
 
-CUPTI_EXPORT CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr,
-						   size_t *valueSize, void *value)
+CUPTI_EXPORT CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize,
+						   void *value)
 {
 	if (!valueSize || !value || (unsigned)attr >= ATTRIBUTES) {
 		return CUPTI_ERROR_INVALID_PARAMETER;
@@ -133,8 +133,8 @@ CUPTI_EXPORT CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr,
 	return CUPTI_SUCCESS;
 }
 
-CUPTI_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr,
-						   size_t *valueSize, void *value)
+CUPTI_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize,
+						   void *value)
 {
 	size_t v = 0;
 

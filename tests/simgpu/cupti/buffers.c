@@ -137,7 +137,7 @@ static void write_record(const union isc_cupti_record *rec)
 		isc_cupti.cur = NULL;
 		queue_full(b);
 		if (b->n_records == 0) {
-			isc_cupti.dropped++;	/* the buffer cannot hold even this record */
+			isc_cupti.dropped++; /* the buffer cannot hold even this record */
 			return;
 		}
 	}
@@ -157,8 +157,7 @@ static void heap_push(const union isc_cupti_record *rec, uint64_t ready_ns)
 
 	if (isc_cupti.n_pending == isc_cupti.cap_pending) {
 		size_t cap = isc_cupti.cap_pending ? isc_cupti.cap_pending * 2 : 256;
-		struct isc_cupti_pending *grown = realloc(isc_cupti.pending,
-							  cap * sizeof(*grown));
+		struct isc_cupti_pending *grown = realloc(isc_cupti.pending, cap * sizeof(*grown));
 
 		if (!grown) {
 			isc_cupti.dropped++;

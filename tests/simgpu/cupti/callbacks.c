@@ -74,9 +74,8 @@ CUPTI_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *out, CUpti_Callb
 	return subscribe(out, callback, userdata, NULL);
 }
 
-CUPTI_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *out,
-					   CUpti_CallbackFunc callback, void *userdata,
-					   CUpti_SubscriberParams *params)
+CUPTI_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *out, CUpti_CallbackFunc callback,
+					   void *userdata, CUpti_SubscriberParams *params)
 {
 	if (params && params->structSize == 0) {
 		return CUPTI_ERROR_INVALID_PARAMETER;
@@ -121,7 +120,7 @@ CUPTI_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHa
 	}
 	bits = bits_of(handle, domain);
 	if (!bits) {
-		return CUPTI_SUCCESS;	/* domains the simulator never calls back for */
+		return CUPTI_SUCCESS; /* domains the simulator never calls back for */
 	}
 	if (cbid >= MAX_CBID) {
 		return CUPTI_ERROR_INVALID_PARAMETER;
@@ -129,7 +128,7 @@ CUPTI_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHa
 	if (enable) {
 		bits[cbid / 8] |= (uint8_t)(1u << (cbid % 8));
 	} else {
-		bits[cbid / 8] &= (uint8_t)~(1u << (cbid % 8));
+		bits[cbid / 8] &= (uint8_t) ~(1u << (cbid % 8));
 	}
 	return CUPTI_SUCCESS;
 }

@@ -16,7 +16,7 @@
 
 struct id_stack {
 	uint64_t ids[STACK_DEPTH];
-	unsigned depth;		/* may exceed STACK_DEPTH: deeper ids are not kept */
+	unsigned depth; /* may exceed STACK_DEPTH: deeper ids are not kept */
 };
 
 static __thread struct id_stack stacks[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];

@@ -42,13 +42,13 @@ struct isc_cupti_buf {
 	uint8_t *data;
 	size_t size;
 	size_t used;
-	size_t max_records;		/* 0: as many as fit */
+	size_t max_records; /* 0: as many as fit */
 	size_t n_records;
 	struct isc_cupti_buf *next;
 };
 
 struct isc_cupti_pending {
-	uint64_t ready_ns;		/* CLOCK_MONOTONIC end of the operation */
+	uint64_t ready_ns; /* CLOCK_MONOTONIC end of the operation */
 	union isc_cupti_record rec;
 };
 
@@ -59,22 +59,22 @@ struct isc_cupti_state {
 	CUpti_BuffersCallbackRequestFunc request;
 	CUpti_BuffersCallbackCompleteFunc complete;
 	CUpti_TimestampCallbackFunc ts_cb;
-	int64_t ts_offset;		/* record clock = CLOCK_MONOTONIC + offset */
+	int64_t ts_offset; /* record clock = CLOCK_MONOTONIC + offset */
 	CUpti_ActivityThreadIdType tid_type;
 	bool latency_timestamps;
 	bool kernels_serialised;
-	uint32_t devices_emitted;	/* bit per device with a DEVICE record */
+	uint32_t devices_emitted; /* bit per device with a DEVICE record */
 	size_t dropped;
 	uint64_t buffers_requested;
-	uint64_t buffer_limit;		/* SIMGPU_CUPTI_BUFFER_LIMIT, 0: none */
+	uint64_t buffer_limit; /* SIMGPU_CUPTI_BUFFER_LIMIT, 0: none */
 	uint32_t flush_period_ms;
 	struct isc_cupti_buf *cur;
 	struct isc_cupti_buf *full_head;
 	struct isc_cupti_buf *full_tail;
-	struct isc_cupti_pending *pending;	/* min-heap on ready_ns */
+	struct isc_cupti_pending *pending; /* min-heap on ready_ns */
 	size_t n_pending;
 	size_t cap_pending;
-	char holder[64];		/* SIMGPU_CUPTI_HOLDER: another tool owns CUPTI */
+	char holder[64]; /* SIMGPU_CUPTI_HOLDER: another tool owns CUPTI */
 };
 
 extern struct isc_cupti_state isc_cupti;

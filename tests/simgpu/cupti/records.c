@@ -201,7 +201,7 @@ static void device_record(union isc_cupti_record *rec, int id, const struct cuda
 	CUpti_ActivityDevice5 *d = &rec->device;
 
 	d->kind = CUPTI_ACTIVITY_KIND_DEVICE;
-	d->globalMemoryBandwidth = 3352000000ull;	/* KB/s */
+	d->globalMemoryBandwidth = 3352000000ull; /* KB/s */
 	d->globalMemorySize = p->totalGlobalMem;
 	d->constantMemorySize = (uint32_t)p->totalConstMem;
 	d->l2CacheSize = (uint32_t)p->l2CacheSize;
@@ -228,7 +228,7 @@ static void device_record(union isc_cupti_record *rec, int id, const struct cuda
 	d->id = (uint32_t)id;
 	d->eccEnabled = (uint32_t)p->ECCEnabled;
 	memcpy(&d->uuid, &p->uuid, sizeof(d->uuid));
-	d->name = strdup(p->name);	/* lives as long as the process, like CUPTI's */
+	d->name = strdup(p->name); /* lives as long as the process, like CUPTI's */
 	d->isCudaVisible = 1;
 	d->numaId = (uint32_t)-1;
 }
@@ -274,8 +274,7 @@ void isc_cupti_record_overhead(CUpti_ActivityOverheadKind kind, uint64_t start_m
 	o->overheadKind = kind;
 	o->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
 	o->objectId.pt.processId = (uint32_t)getpid();
-	o->objectId.pt.threadId = isc_cupti_thread_id((uint32_t)gettid(),
-						      (uint64_t)pthread_self());
+	o->objectId.pt.threadId = isc_cupti_thread_id((uint32_t)gettid(), (uint64_t)pthread_self());
 	o->start = isc_cupti_ts(start_mono);
 	o->end = isc_cupti_ts(end_mono);
 	isc_cupti_put(&rec, 0);

@@ -28,7 +28,7 @@ struct var {
 	enum var_type type;
 	const char *def;
 	void *target;
-	size_t size;			/* strings: capacity of target */
+	size_t size; /* strings: capacity of target */
 };
 
 #define C (&isc_sim_cfg)
@@ -117,7 +117,7 @@ static bool parse(const struct var *v, const char *text)
 		if (errno || *end || end == text || !(d > 0.0)) {
 			return false;
 		}
-		*(double *)v->target = d;	/* GB/s is bytes per ns */
+		*(double *)v->target = d; /* GB/s is bytes per ns */
 		return true;
 	}
 	case VAR_STRING:

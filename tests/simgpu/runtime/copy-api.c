@@ -10,8 +10,13 @@ static struct isc_sim_copy linear(void *dst, const void *src, size_t count,
 				  enum cudaMemcpyKind kind)
 {
 	struct isc_sim_copy cp = {
-		.dst = dst, .src = src, .bytes = count, .rows = 1, .kind = kind,
-		.dst_device = -1, .src_device = -1,
+		.dst = dst,
+		.src = src,
+		.bytes = count,
+		.rows = 1,
+		.kind = kind,
+		.dst_device = -1,
+		.src_device = -1,
 	};
 
 	return cp;
@@ -92,13 +97,13 @@ SIM_EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, s
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
-					 size_t spitch, size_t width, size_t height,
-					 enum cudaMemcpyKind kind, cudaStream_t stream)
+SIM_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+					 size_t width, size_t height, enum cudaMemcpyKind kind,
+					 cudaStream_t stream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpy2DAsync_v3020), "cudaMemcpy2DAsync",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaMemcpy2DAsync_v3020), "cudaMemcpy2DAsync", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_2d(&c, dst, dpitch, src, spitch, width, height, kind, stream,
@@ -120,12 +125,12 @@ SIM_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src,
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
-					   int srcDevice, size_t count, cudaStream_t stream)
+SIM_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
+					   size_t count, cudaStream_t stream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyPeerAsync_v4000),
-					"cudaMemcpyPeerAsync", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaMemcpyPeerAsync_v4000), "cudaMemcpyPeerAsync", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_peer(&c, dst, dstDevice, src, srcDevice, count, stream,
@@ -138,8 +143,8 @@ SIM_EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, s
 					  size_t offset, enum cudaMemcpyKind kind)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyToSymbol_v3020),
-					"cudaMemcpyToSymbol", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaMemcpyToSymbol_v3020), "cudaMemcpyToSymbol", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_symbol(&c, (char *)symbol + offset, src, count, kind, NULL,
@@ -167,8 +172,8 @@ SIM_EXPORT cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_
 					    size_t offset, enum cudaMemcpyKind kind)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyFromSymbol_v3020),
-					"cudaMemcpyFromSymbol", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaMemcpyFromSymbol_v3020), "cudaMemcpyFromSymbol", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_symbol(&c, dst, (const char *)symbol + offset, count, kind, NULL,
@@ -203,8 +208,7 @@ SIM_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count,
-				       cudaStream_t stream)
+SIM_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemsetAsync_v3020), "cudaMemsetAsync", 0);

@@ -187,8 +187,8 @@ static cudaError_t enqueue(struct isc_sim_call *c, struct simgpu_op *op, cudaStr
 	return cudaSuccess;
 }
 
-cudaError_t isc_sim_copy(struct isc_sim_call *c, const struct isc_sim_copy *cp,
-			 cudaStream_t stream, unsigned mode)
+cudaError_t isc_sim_copy(struct isc_sim_call *c, const struct isc_sim_copy *cp, cudaStream_t stream,
+			 unsigned mode)
 {
 	struct simgpu_op op = { 0 };
 	uint64_t duration;

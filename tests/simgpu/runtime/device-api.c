@@ -24,8 +24,8 @@ static bool valid_device(int device)
 SIM_EXPORT cudaError_t cudaGetDeviceCount(int *count)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaGetDeviceCount_v3020),
-					"cudaGetDeviceCount", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaGetDeviceCount_v3020), "cudaGetDeviceCount", 0);
 
 	if (!count) {
 		err = cudaErrorInvalidValue;
@@ -225,8 +225,8 @@ SIM_EXPORT cudaError_t cudaDeviceReset(void)
 SIM_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaSetDeviceFlags_v3020),
-					"cudaSetDeviceFlags", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaSetDeviceFlags_v3020), "cudaSetDeviceFlags", 0);
 
 	if (err == cudaSuccess) {
 		pthread_mutex_lock(&isc_sim_lock);
@@ -239,8 +239,8 @@ SIM_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags)
 SIM_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int *flags)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaGetDeviceFlags_v7000),
-					"cudaGetDeviceFlags", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaGetDeviceFlags_v7000), "cudaGetDeviceFlags", 0);
 
 	if (err == cudaSuccess) {
 		if (!flags) {
@@ -272,8 +272,8 @@ SIM_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int 
 SIM_EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaChooseDevice_v3020), "cudaChooseDevice",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaChooseDevice_v3020), "cudaChooseDevice", 0);
 
 	if (err == cudaSuccess) {
 		if (!device || !prop) {
@@ -288,8 +288,8 @@ SIM_EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp
 SIM_EXPORT cudaError_t cudaDeviceGetLimit(size_t *value, enum cudaLimit limit)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaDeviceGetLimit_v3020),
-					"cudaDeviceGetLimit", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaDeviceGetLimit_v3020), "cudaDeviceGetLimit", 0);
 
 	if (err == cudaSuccess) {
 		if (!value || (unsigned)limit > cudaLimitPersistingL2CacheSize) {
@@ -304,8 +304,8 @@ SIM_EXPORT cudaError_t cudaDeviceGetLimit(size_t *value, enum cudaLimit limit)
 SIM_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaDeviceSetLimit_v3020),
-					"cudaDeviceSetLimit", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaDeviceSetLimit_v3020), "cudaDeviceSetLimit", 0);
 
 	if (err == cudaSuccess) {
 		if ((unsigned)limit > cudaLimitPersistingL2CacheSize) {
@@ -350,8 +350,8 @@ SIM_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int f
 SIM_EXPORT cudaError_t cudaProfilerStart(void)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaProfilerStart_v4000), "cudaProfilerStart",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaProfilerStart_v4000), "cudaProfilerStart", 0);
 
 	return isc_sim_leave(&c, err);
 }
@@ -359,8 +359,8 @@ SIM_EXPORT cudaError_t cudaProfilerStart(void)
 SIM_EXPORT cudaError_t cudaProfilerStop(void)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaProfilerStop_v4000), "cudaProfilerStop",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaProfilerStop_v4000), "cudaProfilerStop", 0);
 
 	return isc_sim_leave(&c, err);
 }

@@ -37,7 +37,7 @@ void isc_sim_devices_init(void)
 		memset(s, 0, sizeof(*s));
 		d->id = i;
 		d->legacy = s;
-		s->magic = 0;		/* never a valid user handle: reached as NULL only */
+		s->magic = 0; /* never a valid user handle: reached as NULL only */
 		s->id = SIM_LEGACY_STREAM_ID;
 		s->device = i;
 		s->legacy = true;
@@ -133,7 +133,7 @@ static bool extra_attribute(enum cudaDeviceAttr attr, int *value)
 {
 	switch (attr) {
 	case cudaDevAttrClockRate:
-		*value = 1980000;	/* kHz */
+		*value = 1980000; /* kHz */
 		return true;
 	case cudaDevAttrMemoryClockRate:
 		*value = 2619000;
@@ -156,9 +156,11 @@ static bool extra_attribute(enum cudaDeviceAttr attr, int *value)
 }
 
 /* Attributes read from a cudaDeviceProp field (int or size_t). */
-#define PROP(attr, field)                                                                     \
-	{ attr, offsetof(struct cudaDeviceProp, field),                                        \
-	  sizeof(((struct cudaDeviceProp *)0)->field) }
+#define PROP(attr, field)                                           \
+	{                                                           \
+		attr, offsetof(struct cudaDeviceProp, field),       \
+			sizeof(((struct cudaDeviceProp *)0)->field) \
+	}
 
 static const struct {
 	enum cudaDeviceAttr attr;

@@ -84,8 +84,8 @@ SIM_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int
 SIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaEventDestroy_v3020), "cudaEventDestroy",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaEventDestroy_v3020), "cudaEventDestroy", 0);
 
 	if (err == cudaSuccess) {
 		pthread_mutex_lock(&isc_sim_lock);
@@ -151,8 +151,8 @@ SIM_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t 
 SIM_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaEventSynchronize_v3020),
-					"cudaEventSynchronize", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaEventSynchronize_v3020), "cudaEventSynchronize", 0);
 	uint64_t until = 0;
 	bool spin = true;
 	uint32_t id = 0;
@@ -218,8 +218,8 @@ static cudaError_t elapsed(float *ms, cudaEvent_t start, cudaEvent_t end)
 SIM_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaEventElapsedTime_v3020),
-					"cudaEventElapsedTime", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaEventElapsedTime_v3020), "cudaEventElapsedTime", 0);
 
 	if (err == cudaSuccess) {
 		pthread_mutex_lock(&isc_sim_lock);
@@ -262,8 +262,8 @@ SIM_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t even
 					   unsigned int flags)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamWaitEvent_v3020),
-					"cudaStreamWaitEvent", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaStreamWaitEvent_v3020), "cudaStreamWaitEvent", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_stream_wait_event(&c, stream, event, false);

@@ -19,7 +19,7 @@
 #define EXEC_MAGIC 0x47455845u
 
 struct node {
-	struct simgpu_op op;		/* the captured operation, times unset */
+	struct simgpu_op op; /* the captured operation, times unset */
 	uint64_t duration;
 };
 
@@ -64,8 +64,7 @@ void isc_sim_capture_add(struct CUstream_st *s, const struct simgpu_op *op, uint
 	n->duration = duration;
 }
 
-cudaError_t isc_sim_begin_capture(cudaStream_t stream, enum cudaStreamCaptureMode mode,
-				  bool ptsz)
+cudaError_t isc_sim_begin_capture(cudaStream_t stream, enum cudaStreamCaptureMode mode, bool ptsz)
 {
 	cudaError_t err = cudaSuccess;
 	struct CUstream_st *s;
@@ -166,8 +165,8 @@ SIM_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGra
 					    unsigned long long flags)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaGraphInstantiate_v10000),
-					"cudaGraphInstantiate", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaGraphInstantiate_v10000), "cudaGraphInstantiate", 0);
 
 	if (err == cudaSuccess) {
 		pthread_mutex_lock(&isc_sim_lock);
@@ -177,8 +176,8 @@ SIM_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGra
 	return isc_sim_leave(&c, err);
 }
 
-SIM_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec,
-						     cudaGraph_t graph, unsigned long long flags)
+SIM_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+						     unsigned long long flags)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaGraphInstantiateWithFlags_v11040),
@@ -218,15 +217,15 @@ static void replay(struct isc_sim_call *c, struct CUgraphExec_st *x, struct CUst
 		} else {
 			engine = SIM_ENGINE_NONE;
 		}
-		op->end_ns = isc_sim_schedule(s, engine, ready, x->nodes[i].duration,
-					      &op->start_ns);
+		op->end_ns =
+			isc_sim_schedule(s, engine, ready, x->nodes[i].duration, &op->start_ns);
 		ready = op->end_ns + isc_sim_cfg.graph_node_gap_ns;
 		isc_sim_truth_op(op);
 	}
 }
 
-cudaError_t isc_sim_graph_launch(struct isc_sim_call *c, cudaGraphExec_t exec,
-				 cudaStream_t stream, bool ptsz)
+cudaError_t isc_sim_graph_launch(struct isc_sim_call *c, cudaGraphExec_t exec, cudaStream_t stream,
+				 bool ptsz)
 {
 	cudaError_t err = cudaSuccess;
 	struct simgpu_op *ops = NULL;
@@ -272,8 +271,8 @@ SIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t s
 SIM_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaGraphExecDestroy_v10000),
-					"cudaGraphExecDestroy", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaGraphExecDestroy_v10000), "cudaGraphExecDestroy", 0);
 
 	if (err == cudaSuccess) {
 		pthread_mutex_lock(&isc_sim_lock);
@@ -292,8 +291,8 @@ SIM_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 SIM_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaGraphDestroy_v10000), "cudaGraphDestroy",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaGraphDestroy_v10000), "cudaGraphDestroy", 0);
 
 	if (err == cudaSuccess) {
 		pthread_mutex_lock(&isc_sim_lock);
@@ -324,8 +323,8 @@ SIM_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStre
 SIM_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamEndCapture_v10000),
-					"cudaStreamEndCapture", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaStreamEndCapture_v10000), "cudaStreamEndCapture", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_end_capture(stream, pGraph, false);

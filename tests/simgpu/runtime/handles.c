@@ -13,7 +13,7 @@
 
 static const void **slots;
 static size_t cap;
-static size_t used;		/* live entries and tombstones */
+static size_t used; /* live entries and tombstones */
 
 static size_t hash(const void *p)
 {

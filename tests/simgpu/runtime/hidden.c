@@ -14,7 +14,7 @@
 #include "sim.h"
 
 struct hidden_kernel {
-	const char *name;		/* interned; its address is the kernel's key */
+	const char *name; /* interned; its address is the kernel's key */
 	struct hidden_kernel *next;
 };
 
@@ -67,8 +67,9 @@ SIM_EXPORT int simgpu_launch_hidden(int api, const char *name, uint64_t duration
 	if (api != SIMGPU_HIDDEN_DRIVER && api != SIMGPU_HIDDEN_STATIC_RUNTIME) {
 		return cudaErrorInvalidValue;
 	}
-	err = isc_sim_enter(&c, driver ? CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel
-				       : SIM_CBID(cudaLaunchKernel_v7000),
+	err = isc_sim_enter(&c,
+			    driver ? CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel
+				   : SIM_CBID(cudaLaunchKernel_v7000),
 			    driver ? "cuLaunchKernel" : "cudaLaunchKernel",
 			    SIM_CALL_HIDDEN | (driver ? SIM_CALL_DRIVER : 0));
 	if (err == cudaSuccess) {

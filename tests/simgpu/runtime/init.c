@@ -24,7 +24,7 @@ enum {
 };
 
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t init_lock;	/* recursive: see isc_sim_init() */
+static pthread_mutex_t init_lock; /* recursive: see isc_sim_init() */
 static _Atomic int init_state;
 static cudaError_t init_result;
 static _Atomic int injection_calls;
@@ -166,8 +166,7 @@ cudaError_t isc_sim_get_last_error(bool reset)
 	return err;
 }
 
-cudaError_t isc_sim_enter(struct isc_sim_call *c, uint32_t cbid, const char *name,
-			  unsigned flags)
+cudaError_t isc_sim_enter(struct isc_sim_call *c, uint32_t cbid, const char *name, unsigned flags)
 {
 	const struct simgpu_tool *tool;
 	cudaError_t err = cudaSuccess;
@@ -183,8 +182,8 @@ cudaError_t isc_sim_enter(struct isc_sim_call *c, uint32_t cbid, const char *nam
 	} else {
 		err = isc_sim_init();
 	}
-	c->api.correlation_id = atomic_fetch_add_explicit(&next_correlation, 1,
-							  memory_order_relaxed);
+	c->api.correlation_id =
+		atomic_fetch_add_explicit(&next_correlation, 1, memory_order_relaxed);
 	c->api.thread_id = isc_sim_tid();
 	c->api.pthread_id = (uint64_t)pthread_self();
 	tool = atomic_load_explicit(&isc_sim_tool, memory_order_acquire);
@@ -228,8 +227,7 @@ void isc_sim_block(struct isc_sim_call *c, uint64_t until, bool spin)
 
 void isc_sim_notify_op(const struct simgpu_op *op)
 {
-	const struct simgpu_tool *tool = atomic_load_explicit(&isc_sim_tool,
-							      memory_order_acquire);
+	const struct simgpu_tool *tool = atomic_load_explicit(&isc_sim_tool, memory_order_acquire);
 
 	if (tool) {
 		tool->op(op);
@@ -239,8 +237,7 @@ void isc_sim_notify_op(const struct simgpu_op *op)
 void isc_sim_notify_sync(const struct isc_sim_call *c, uint32_t type, uint32_t stream_id,
 			 uint32_t event_id, int device)
 {
-	const struct simgpu_tool *tool = atomic_load_explicit(&isc_sim_tool,
-							      memory_order_acquire);
+	const struct simgpu_tool *tool = atomic_load_explicit(&isc_sim_tool, memory_order_acquire);
 	struct simgpu_sync sync = {
 		.type = type,
 		.correlation_id = c->api.correlation_id,

@@ -23,12 +23,12 @@ struct call_config {
 static __thread struct call_config config_stack[CONFIG_DEPTH];
 static __thread unsigned config_depth;
 
-SIM_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
-					void **args, size_t sharedMem, cudaStream_t stream)
+SIM_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+					size_t sharedMem, cudaStream_t stream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaLaunchKernel_v7000), "cudaLaunchKernel",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaLaunchKernel_v7000), "cudaLaunchKernel", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_launch(&c, isc_sim_kernel_get(func, true), gridDim, blockDim,
@@ -43,16 +43,16 @@ cudaError_t isc_sim_launch_ex(struct isc_sim_call *c, const cudaLaunchConfig_t *
 	if (!config) {
 		return cudaErrorInvalidValue;
 	}
-	return isc_sim_launch(c, isc_sim_kernel_get(func, true), config->gridDim,
-			      config->blockDim, config->dynamicSmemBytes, config->stream, ptsz);
+	return isc_sim_launch(c, isc_sim_kernel_get(func, true), config->gridDim, config->blockDim,
+			      config->dynamicSmemBytes, config->stream, ptsz);
 }
 
 SIM_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
 					   void **args)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaLaunchKernelExC_v11060),
-					"cudaLaunchKernelExC", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaLaunchKernelExC_v11060), "cudaLaunchKernelExC", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_launch_ex(&c, config, func, false);
@@ -72,8 +72,8 @@ SIM_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim
 					  void **args, size_t sharedMem, cudaStream_t stream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(__cudaLaunchKernel_v13000),
-					"__cudaLaunchKernel", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(__cudaLaunchKernel_v13000), "__cudaLaunchKernel", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_launch(&c, handle_kernel(kernel), gridDim, blockDim, sharedMem,
@@ -96,8 +96,7 @@ SIM_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim
 	return isc_sim_leave(&c, err);
 }
 
-static cudaError_t get_kernel(uint32_t cbid, const char *name, cudaKernel_t *out,
-			      const void *func)
+static cudaError_t get_kernel(uint32_t cbid, const char *name, cudaKernel_t *out, const void *func)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, cbid, name, 0);
@@ -145,8 +144,8 @@ SIM_EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, siz
 	return isc_sim_leave(&c, err) == cudaSuccess ? 0 : 1;
 }
 
-SIM_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
-						  size_t *sharedMem, void *stream)
+SIM_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+						  void *stream)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(__cudaPopCallConfiguration_v13000),
@@ -212,8 +211,8 @@ SIM_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttri
 					    int value)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaFuncSetAttribute_v9000),
-					"cudaFuncSetAttribute", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaFuncSetAttribute_v9000), "cudaFuncSetAttribute", 0);
 
 	if (err == cudaSuccess && !isc_sim_kernel_get(func, true)) {
 		err = cudaErrorInvalidDeviceFunction;
@@ -243,9 +242,9 @@ SIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlo
 								     size_t dynamicSMemSize)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(
-		&c, SIM_CBID(cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6000),
-		"cudaOccupancyMaxActiveBlocksPerMultiprocessor", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6000),
+			      "cudaOccupancyMaxActiveBlocksPerMultiprocessor", 0);
 	struct CUkern_st *k = err == cudaSuccess ? isc_sim_kernel_get(func, true) : NULL;
 
 	if (err == cudaSuccess) {
@@ -282,9 +281,9 @@ SIM_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle)
 }
 
 /* The device name is the mangled one, which is what CUPTI reports for kernels. */
-SIM_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun,
-				       char *deviceFun, const char *deviceName, int thread_limit,
-				       uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
+SIM_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
+				       const char *deviceName, int thread_limit, uint3 *tid,
+				       uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
 {
 	struct CUkern_st *k = isc_sim_kernel_get(hostFun, false);
 	const char *name;

@@ -20,7 +20,7 @@ struct slot {
 	struct CUkern_st *kernel;
 };
 
-static struct slot *table;	/* open addressing; keys are host functions and handles */
+static struct slot *table; /* open addressing; keys are host functions and handles */
 static size_t table_cap;
 static size_t table_used;
 static uint64_t launch_seq;
@@ -117,7 +117,7 @@ static struct CUkern_st *create(const void *func, const char *name)
 	k->magic = KERNEL_MAGIC;
 	k->func = func;
 	k->name = isc_sim_intern(name);
-	k->duration_ns = SIM_DURATION_DEFAULT;	/* configuration may not be read yet */
+	k->duration_ns = SIM_DURATION_DEFAULT; /* configuration may not be read yet */
 	k->registers = 32;
 	if (!put(func, k) || !put(k, k)) {
 		free(k);
@@ -188,8 +188,8 @@ static cudaError_t check_config(dim3 grid, dim3 block, size_t smem)
 	if (!grid.x || !grid.y || !grid.z || !threads) {
 		return cudaErrorInvalidConfiguration;
 	}
-	if (threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 ||
-	    grid.y > 65535 || grid.z > 65535 || grid.x > 2147483647u) {
+	if (threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 || grid.y > 65535 ||
+	    grid.z > 65535 || grid.x > 2147483647u) {
 		return cudaErrorInvalidConfiguration;
 	}
 	if (smem > 227u * 1024u) {
@@ -272,8 +272,8 @@ uint64_t isc_sim_next_launch_seq(void)
 	return ++launch_seq;
 }
 
-SIM_EXPORT int simgpu_kernel_register_ex(const void *func, const char *name,
-					 uint64_t duration_ns, uint32_t registers_per_thread,
+SIM_EXPORT int simgpu_kernel_register_ex(const void *func, const char *name, uint64_t duration_ns,
+					 uint32_t registers_per_thread,
 					 uint32_t static_shared_bytes)
 {
 	struct CUkern_st *k;
@@ -296,7 +296,7 @@ SIM_EXPORT int simgpu_kernel_register_ex(const void *func, const char *name,
 		copy = isc_sim_intern(name);
 	}
 	pthread_mutex_lock(&isc_sim_lock);
-	k->name = copy;		/* an old name stays valid: records may point at it */
+	k->name = copy; /* an old name stays valid: records may point at it */
 	k->duration_ns = duration_ns;
 	k->registers = registers_per_thread ? registers_per_thread : k->registers;
 	k->static_smem = static_shared_bytes;

@@ -11,8 +11,7 @@
 #include "sim.h"
 
 /* Pinned, registered and managed ranges: real host memory the program may use. */
-static cudaError_t host_range(void **out, void *given, size_t size, uint8_t kind,
-			      unsigned flags)
+static cudaError_t host_range(void **out, void *given, size_t size, uint8_t kind, unsigned flags)
 {
 	struct isc_sim_range r = { 0 };
 	void *p = given;
@@ -80,8 +79,8 @@ SIM_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int fla
 SIM_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMallocManaged_v6000), "cudaMallocManaged",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaMallocManaged_v6000), "cudaMallocManaged", 0);
 
 	if (err == cudaSuccess) {
 		err = devPtr && size ? host_range(devPtr, NULL, size, SIM_ALLOC_MANAGED, flags)
@@ -104,8 +103,8 @@ SIM_EXPORT cudaError_t cudaFreeHost(void *ptr)
 SIM_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaHostRegister_v4000), "cudaHostRegister",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaHostRegister_v4000), "cudaHostRegister", 0);
 
 	if (err == cudaSuccess) {
 		err = ptr && size ? host_range(NULL, ptr, size, SIM_ALLOC_REGISTERED, flags)
@@ -117,8 +116,8 @@ SIM_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int fla
 SIM_EXPORT cudaError_t cudaHostUnregister(void *ptr)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaHostUnregister_v4000),
-					"cudaHostUnregister", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaHostUnregister_v4000), "cudaHostUnregister", 0);
 	struct isc_sim_range *r;
 	size_t size = 0;
 
@@ -153,7 +152,7 @@ static void pointer_attributes(struct cudaPointerAttributes *a, const void *ptr)
 		a->device = -2;
 	} else {
 		a->device = r->device;
-		a->type = r->kind == SIM_ALLOC_DEVICE    ? cudaMemoryTypeDevice
+		a->type = r->kind == SIM_ALLOC_DEVICE	 ? cudaMemoryTypeDevice
 			  : r->kind == SIM_ALLOC_MANAGED ? cudaMemoryTypeManaged
 							 : cudaMemoryTypeHost;
 		a->devicePointer = (void *)ptr;

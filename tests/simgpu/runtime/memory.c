@@ -13,9 +13,9 @@
 #include "sim.h"
 
 #define DEVICE_ALIGN 512u
-#define RESERVED_PER_DEVICE (512ull << 20)	/* what a context costs on the real device */
+#define RESERVED_PER_DEVICE (512ull << 20) /* what a context costs on the real device */
 
-static struct isc_sim_range *ranges;	/* sorted by base; dead device entries are kept */
+static struct isc_sim_range *ranges; /* sorted by base; dead device entries are kept */
 static size_t n_ranges;
 static size_t cap_ranges;
 static uintptr_t va_next;
@@ -35,7 +35,7 @@ static size_t lower_bound(uintptr_t p)
 			hi = mid;
 		}
 	}
-	return lo;		/* ranges[lo - 1] is the last one starting at or below p */
+	return lo; /* ranges[lo - 1] is the last one starting at or below p */
 }
 
 struct isc_sim_range *isc_sim_range_find(const void *ptr)
@@ -112,8 +112,8 @@ static bool reserve_va(void)
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 		if (p != MAP_FAILED) {
-			va_next = ((uintptr_t)p + DEVICE_ALIGN - 1) &
-				  ~(uintptr_t)(DEVICE_ALIGN - 1);
+			va_next =
+				((uintptr_t)p + DEVICE_ALIGN - 1) & ~(uintptr_t)(DEVICE_ALIGN - 1);
 			va_end = (uintptr_t)p + sizes[i];
 			return true;
 		}
@@ -225,7 +225,7 @@ cudaError_t isc_sim_free_range(struct isc_sim_call *c, void *p, bool host, const
 	r = isc_sim_range_find(p);
 	if (!r) {
 		pthread_mutex_unlock(&isc_sim_lock);
-		return cudaErrorInvalidValue;	/* freed by another thread meanwhile */
+		return cudaErrorInvalidValue; /* freed by another thread meanwhile */
 	}
 	size = r->size;
 	kind = r->kind;
@@ -317,8 +317,7 @@ cudaError_t isc_sim_free_async(struct isc_sim_call *c, void *ptr, cudaStream_t s
 SIM_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMallocAsync_v11020), "cudaMallocAsync",
-					0);
+	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMallocAsync_v11020), "cudaMallocAsync", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_malloc_async(&c, devPtr, size, hStream, false);

@@ -26,8 +26,7 @@ SIM_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, 
 	return refuse(SIM_CBID(cudaLaunchHostFunc_v10000), "cudaLaunchHostFunc");
 }
 
-SIM_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn,
-					       void *userData)
+SIM_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
 	return refuse(SIM_CBID(cudaLaunchHostFunc_ptsz_v10000), "cudaLaunchHostFunc_ptsz");
 }
@@ -60,8 +59,8 @@ SIM_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
 SIM_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaHostGetFlags_v3020), "cudaHostGetFlags",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaHostGetFlags_v3020), "cudaHostGetFlags", 0);
 	const struct isc_sim_range *r;
 
 	if (err == cudaSuccess) {
@@ -78,10 +77,9 @@ SIM_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 }
 
 /* No driver library exists to hand entry points from: report every symbol missing. */
-SIM_EXPORT cudaError_t
-cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
-				 unsigned long long flags,
-				 enum cudaDriverEntryPointQueryResult *status)
+SIM_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(
+	const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+	enum cudaDriverEntryPointQueryResult *status)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaGetDriverEntryPointByVersion_v12050),

@@ -28,8 +28,8 @@ SIM_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
 SIM_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamQuery_ptsz_v7000),
-					"cudaStreamQuery_ptsz", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaStreamQuery_ptsz_v7000), "cudaStreamQuery_ptsz", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_stream_query(stream, true);
@@ -38,7 +38,7 @@ SIM_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream)
 }
 
 SIM_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,
-			unsigned int flags)
+						unsigned int flags)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamWaitEvent_ptsz_v7000),
@@ -57,8 +57,8 @@ SIM_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *pri
 					"cudaStreamGetPriority_ptsz", 0);
 
 	if (err == cudaSuccess) {
-		err = priority ? isc_sim_stream_get(hStream, true, priority, NULL, NULL, NULL) :
-					cudaErrorInvalidValue;
+		err = priority ? isc_sim_stream_get(hStream, true, priority, NULL, NULL, NULL)
+			       : cudaErrorInvalidValue;
 	}
 	return isc_sim_leave(&c, err);
 }
@@ -70,8 +70,8 @@ SIM_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned in
 					"cudaStreamGetFlags_ptsz", 0);
 
 	if (err == cudaSuccess) {
-		err = flags ? isc_sim_stream_get(hStream, true, NULL, flags, NULL, NULL) :
-					cudaErrorInvalidValue;
+		err = flags ? isc_sim_stream_get(hStream, true, NULL, flags, NULL, NULL)
+			    : cudaErrorInvalidValue;
 	}
 	return isc_sim_leave(&c, err);
 }
@@ -79,12 +79,12 @@ SIM_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned in
 SIM_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long *streamId)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamGetId_ptsz_v12000),
-					"cudaStreamGetId_ptsz", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaStreamGetId_ptsz_v12000), "cudaStreamGetId_ptsz", 0);
 
 	if (err == cudaSuccess) {
-		err = streamId ? isc_sim_stream_get(hStream, true, NULL, NULL, streamId, NULL) :
-					cudaErrorInvalidValue;
+		err = streamId ? isc_sim_stream_get(hStream, true, NULL, NULL, streamId, NULL)
+			       : cudaErrorInvalidValue;
 	}
 	return isc_sim_leave(&c, err);
 }
@@ -96,14 +96,14 @@ SIM_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *devic
 					"cudaStreamGetDevice_ptsz", 0);
 
 	if (err == cudaSuccess) {
-		err = device ? isc_sim_stream_get(hStream, true, NULL, NULL, NULL, device) :
-					cudaErrorInvalidValue;
+		err = device ? isc_sim_stream_get(hStream, true, NULL, NULL, NULL, device)
+			     : cudaErrorInvalidValue;
 	}
 	return isc_sim_leave(&c, err);
 }
 
 SIM_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
-			void **args, size_t sharedMem, cudaStream_t stream)
+					     void **args, size_t sharedMem, cudaStream_t stream)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaLaunchKernel_ptsz_v7000),
@@ -111,13 +111,13 @@ SIM_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim
 
 	if (err == cudaSuccess) {
 		err = isc_sim_launch(&c, isc_sim_kernel_get(func, true), gridDim, blockDim,
-					sharedMem, stream, true);
+				     sharedMem, stream, true);
 	}
 	return isc_sim_leave(&c, err);
 }
 
 SIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
-			void **args)
+						void **args)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaLaunchKernelExC_ptsz_v11060),
@@ -130,50 +130,49 @@ SIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config
 }
 
 SIM_EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
-			enum cudaMemcpyKind kind)
+				       enum cudaMemcpyKind kind)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpy_ptds_v7000),
-					"cudaMemcpy_ptds", 0);
+	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpy_ptds_v7000), "cudaMemcpy_ptds", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_2d(&c, dst, count, src, count, count, 1, kind, NULL,
-					SIM_COPY_SYNC | SIM_COPY_PTSZ);
+				      SIM_COPY_SYNC | SIM_COPY_PTSZ);
 	}
 	return isc_sim_leave(&c, err);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
-			enum cudaMemcpyKind kind, cudaStream_t stream)
+					    enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyAsync_ptsz_v7000),
-					"cudaMemcpyAsync_ptsz", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaMemcpyAsync_ptsz_v7000), "cudaMemcpyAsync_ptsz", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_2d(&c, dst, count, src, count, count, 1, kind, stream,
-					SIM_COPY_ASYNC | SIM_COPY_PTSZ);
+				      SIM_COPY_ASYNC | SIM_COPY_PTSZ);
 	}
 	return isc_sim_leave(&c, err);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch,
-			size_t width, size_t height, enum cudaMemcpyKind kind)
+					 size_t width, size_t height, enum cudaMemcpyKind kind)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpy2D_ptds_v7000),
-					"cudaMemcpy2D_ptds", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaMemcpy2D_ptds_v7000), "cudaMemcpy2D_ptds", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_2d(&c, dst, dpitch, src, spitch, width, height, kind, NULL,
-					SIM_COPY_SYNC | SIM_COPY_PTSZ);
+				      SIM_COPY_SYNC | SIM_COPY_PTSZ);
 	}
 	return isc_sim_leave(&c, err);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src,
-			size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind,
-			cudaStream_t stream)
+					      size_t spitch, size_t width, size_t height,
+					      enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpy2DAsync_ptsz_v7000),
@@ -181,13 +180,13 @@ SIM_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const vo
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_2d(&c, dst, dpitch, src, spitch, width, height, kind, stream,
-					SIM_COPY_ASYNC | SIM_COPY_PTSZ);
+				      SIM_COPY_ASYNC | SIM_COPY_PTSZ);
 	}
 	return isc_sim_leave(&c, err);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count,
-			size_t offset, enum cudaMemcpyKind kind)
+					       size_t offset, enum cudaMemcpyKind kind)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyToSymbol_ptds_v7000),
@@ -195,13 +194,14 @@ SIM_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *s
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_symbol(&c, (char *)symbol + offset, src, count, kind, NULL,
-					SIM_COPY_SYNC | SIM_COPY_PTSZ, true);
+					  SIM_COPY_SYNC | SIM_COPY_PTSZ, true);
 	}
 	return isc_sim_leave(&c, err);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src,
-			size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
+						    size_t count, size_t offset,
+						    enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyToSymbolAsync_ptsz_v7000),
@@ -209,13 +209,13 @@ SIM_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const vo
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_symbol(&c, (char *)symbol + offset, src, count, kind, stream,
-					SIM_COPY_ASYNC | SIM_COPY_PTSZ, true);
+					  SIM_COPY_ASYNC | SIM_COPY_PTSZ, true);
 	}
 	return isc_sim_leave(&c, err);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count,
-			size_t offset, enum cudaMemcpyKind kind)
+						 size_t offset, enum cudaMemcpyKind kind)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyFromSymbol_ptds_v7000),
@@ -223,13 +223,14 @@ SIM_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, 
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_symbol(&c, dst, (const char *)symbol + offset, count, kind, NULL,
-					SIM_COPY_SYNC | SIM_COPY_PTSZ, false);
+					  SIM_COPY_SYNC | SIM_COPY_PTSZ, false);
 	}
 	return isc_sim_leave(&c, err);
 }
 
 SIM_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
-			size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
+						      size_t offset, enum cudaMemcpyKind kind,
+						      cudaStream_t stream)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemcpyFromSymbolAsync_ptsz_v7000),
@@ -237,7 +238,7 @@ SIM_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *sym
 
 	if (err == cudaSuccess) {
 		err = isc_sim_copy_symbol(&c, dst, (const char *)symbol + offset, count, kind,
-					stream, SIM_COPY_ASYNC | SIM_COPY_PTSZ, false);
+					  stream, SIM_COPY_ASYNC | SIM_COPY_PTSZ, false);
 	}
 	return isc_sim_leave(&c, err);
 }
@@ -245,8 +246,7 @@ SIM_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *sym
 SIM_EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemset_ptds_v7000),
-					"cudaMemset_ptds", 0);
+	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemset_ptds_v7000), "cudaMemset_ptds", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_memset(&c, devPtr, value, count, NULL, SIM_COPY_SYNC | SIM_COPY_PTSZ);
@@ -255,15 +255,15 @@ SIM_EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
 }
 
 SIM_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
-			cudaStream_t stream)
+					    cudaStream_t stream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMemsetAsync_ptsz_v7000),
-					"cudaMemsetAsync_ptsz", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaMemsetAsync_ptsz_v7000), "cudaMemsetAsync_ptsz", 0);
 
 	if (err == cudaSuccess) {
-		err = isc_sim_memset(&c, devPtr, value, count, stream, SIM_COPY_ASYNC |
-					SIM_COPY_PTSZ);
+		err = isc_sim_memset(&c, devPtr, value, count, stream,
+				     SIM_COPY_ASYNC | SIM_COPY_PTSZ);
 	}
 	return isc_sim_leave(&c, err);
 }
@@ -271,8 +271,8 @@ SIM_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t coun
 SIM_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaEventRecord_ptsz_v7000),
-					"cudaEventRecord_ptsz", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaEventRecord_ptsz_v7000), "cudaEventRecord_ptsz", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_event_record(&c, event, stream, true);
@@ -281,7 +281,7 @@ SIM_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stre
 }
 
 SIM_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
-			unsigned int flags)
+						     unsigned int flags)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaEventRecordWithFlags_ptsz_v11010),
@@ -296,8 +296,8 @@ SIM_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStre
 SIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaMallocAsync_ptsz_v11020),
-					"cudaMallocAsync_ptsz", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaMallocAsync_ptsz_v11020), "cudaMallocAsync_ptsz", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_malloc_async(&c, devPtr, size, hStream, true);
@@ -308,8 +308,8 @@ SIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStre
 SIM_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaFreeAsync_ptsz_v11020),
-					"cudaFreeAsync_ptsz", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaFreeAsync_ptsz_v11020), "cudaFreeAsync_ptsz", 0);
 
 	if (err == cudaSuccess) {
 		err = devPtr ? isc_sim_free_async(&c, devPtr, hStream, true) : cudaSuccess;
@@ -318,7 +318,7 @@ SIM_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 }
 
 SIM_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
-			enum cudaStreamCaptureMode mode)
+						   enum cudaStreamCaptureMode mode)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamBeginCapture_ptsz_v10000),
@@ -343,7 +343,7 @@ SIM_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_
 }
 
 SIM_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
-			enum cudaStreamCaptureStatus *pCaptureStatus)
+						  enum cudaStreamCaptureStatus *pCaptureStatus)
 {
 	struct isc_sim_call c;
 	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamIsCapturing_ptsz_v10000),
@@ -358,8 +358,8 @@ SIM_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
 SIM_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaGraphLaunch_ptsz_v10000),
-					"cudaGraphLaunch_ptsz", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaGraphLaunch_ptsz_v10000), "cudaGraphLaunch_ptsz", 0);
 
 	if (err == cudaSuccess) {
 		err = isc_sim_graph_launch(&c, graphExec, stream, true);

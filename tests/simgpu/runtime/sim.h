@@ -24,7 +24,7 @@
 #define SIM_CBID(fn) CUPTI_RUNTIME_TRACE_CBID_##fn
 
 #define SIM_MAX_DEVICES 8
-#define SIM_LEGACY_STREAM_ID 7u		/* what CUPTI reports for the legacy default stream */
+#define SIM_LEGACY_STREAM_ID 7u /* what CUPTI reports for the legacy default stream */
 
 /* ---- configuration (config.c): every SIMGPU_* variable, read once ---- */
 struct isc_sim_config {
@@ -35,18 +35,18 @@ struct isc_sim_config {
 	char device_name[256];
 	char truth_path[4096];
 	uint64_t device_memory;
-	uint64_t launch_cost_ns;	/* host busy wait inside every launch call */
-	uint64_t api_cost_ns;		/* host busy wait inside other enqueueing calls */
-	uint64_t launch_latency_ns;	/* enqueue to earliest start on the device */
+	uint64_t launch_cost_ns;    /* host busy wait inside every launch call */
+	uint64_t api_cost_ns;	    /* host busy wait inside other enqueueing calls */
+	uint64_t launch_latency_ns; /* enqueue to earliest start on the device */
 	uint64_t kernel_default_ns;
-	uint64_t copy_latency_ns;	/* fixed part of every copy */
-	uint64_t malloc_cost_ns;	/* cudaMalloc: fixed host cost ... */
-	uint64_t malloc_ns_per_mib;	/* ... plus this per MiB */
+	uint64_t copy_latency_ns;   /* fixed part of every copy */
+	uint64_t malloc_cost_ns;    /* cudaMalloc: fixed host cost ... */
+	uint64_t malloc_ns_per_mib; /* ... plus this per MiB */
 	uint64_t free_cost_ns;
-	uint64_t host_alloc_cost_ns;	/* cudaMallocHost / cudaHostRegister, per MiB */
-	uint64_t spin_ns;		/* blocking waits spin for their last part */
+	uint64_t host_alloc_cost_ns; /* cudaMallocHost / cudaHostRegister, per MiB */
+	uint64_t spin_ns;	     /* blocking waits spin for their last part */
 	uint64_t graph_node_gap_ns;
-	double bw_h2d_pinned;		/* bandwidths in bytes per ns (= GB/s) */
+	double bw_h2d_pinned; /* bandwidths in bytes per ns (= GB/s) */
 	double bw_d2h_pinned;
 	double bw_h2d_pageable;
 	double bw_d2h_pageable;
@@ -67,23 +67,22 @@ void isc_sim_wait_until(uint64_t t_ns, bool spin);
 
 /* ---- API frames, initialisation, injection, errors (api.c, init.c) ---- */
 enum {
-	SIM_CALL_NO_INIT = 1u << 0,	/* does not initialise the driver (error strings, ...) */
-	SIM_CALL_DRIVER = 1u << 1,	/* a driver API call (CUPTI's DRIVER domain) */
-	SIM_CALL_HIDDEN = 1u << 2,	/* made by simgpu_launch_hidden() */
+	SIM_CALL_NO_INIT = 1u << 0, /* does not initialise the driver (error strings, ...) */
+	SIM_CALL_DRIVER = 1u << 1,  /* a driver API call (CUPTI's DRIVER domain) */
+	SIM_CALL_HIDDEN = 1u << 2,  /* made by simgpu_launch_hidden() */
 };
 
 struct isc_sim_call {
 	struct simgpu_api api;
-	uint64_t wait_from;		/* host blocked inside the call, when wait_to > 0 */
+	uint64_t wait_from; /* host blocked inside the call, when wait_to > 0 */
 	uint64_t wait_to;
-	bool quiet;			/* the call reports errors without setting the last error */
+	bool quiet; /* the call reports errors without setting the last error */
 };
 
 extern pthread_mutex_t isc_sim_lock;
 extern const struct simgpu_tool *_Atomic isc_sim_tool;
 
-cudaError_t isc_sim_enter(struct isc_sim_call *c, uint32_t cbid, const char *name,
-			  unsigned flags);
+cudaError_t isc_sim_enter(struct isc_sim_call *c, uint32_t cbid, const char *name, unsigned flags);
 cudaError_t isc_sim_leave(struct isc_sim_call *c, cudaError_t err);
 cudaError_t isc_sim_init(void);
 bool isc_sim_initialised(void);
@@ -107,12 +106,12 @@ void isc_sim_handle_remove(const void *h);
 /* ---- devices (device.c) ---- */
 struct isc_sim_device {
 	int id;
-	unsigned flags;			/* cudaSetDeviceFlags */
-	uint64_t max_end;		/* end of the last operation on any stream */
-	uint64_t blocking_tail;		/* latest tail among blocking non-legacy streams */
-	uint64_t h2d_free;		/* one copy engine per direction */
+	unsigned flags;		/* cudaSetDeviceFlags */
+	uint64_t max_end;	/* end of the last operation on any stream */
+	uint64_t blocking_tail; /* latest tail among blocking non-legacy streams */
+	uint64_t h2d_free;	/* one copy engine per direction */
 	uint64_t d2h_free;
-	uint64_t kernel_free;		/* only used while kernels are serialised */
+	uint64_t kernel_free; /* only used while kernels are serialised */
 	uint64_t mem_used;
 	struct CUstream_st *legacy;
 };
@@ -137,13 +136,13 @@ struct CUstream_st {
 	int priority;
 	bool legacy;
 	bool per_thread;
-	uint64_t tail;			/* end of the last operation or awaited event */
-	struct CUgraph_st *capture;	/* graph being captured, or NULL */
+	uint64_t tail;		    /* end of the last operation or awaited event */
+	struct CUgraph_st *capture; /* graph being captured, or NULL */
 	unsigned long long capture_id;
 };
 
 enum isc_sim_engine {
-	SIM_ENGINE_NONE = 0,		/* kernels overlap freely across streams */
+	SIM_ENGINE_NONE = 0, /* kernels overlap freely across streams */
 	SIM_ENGINE_H2D,
 	SIM_ENGINE_D2H,
 	SIM_ENGINE_KERNEL,
@@ -161,17 +160,17 @@ void isc_sim_stream_kill(struct CUstream_st *s);
 /* ---- memory (memory.c) ---- */
 enum isc_sim_alloc_kind {
 	SIM_ALLOC_DEVICE = 1,
-	SIM_ALLOC_HOST,			/* cudaMallocHost / cudaHostAlloc */
-	SIM_ALLOC_REGISTERED,		/* cudaHostRegister */
+	SIM_ALLOC_HOST,	      /* cudaMallocHost / cudaHostAlloc */
+	SIM_ALLOC_REGISTERED, /* cudaHostRegister */
 	SIM_ALLOC_MANAGED,
 };
 
 struct isc_sim_range {
 	uintptr_t base;
 	size_t size;
-	uint8_t kind;			/* enum isc_sim_alloc_kind */
+	uint8_t kind; /* enum isc_sim_alloc_kind */
 	bool live;
-	bool pool;			/* cudaMallocAsync */
+	bool pool; /* cudaMallocAsync */
 	int device;
 	unsigned flags;
 };
@@ -185,7 +184,7 @@ uint64_t isc_sim_per_mib(uint64_t ns_per_mib, size_t bytes);
 cudaError_t isc_sim_free_range(struct isc_sim_call *c, void *p, bool host, const char *what);
 
 /* ---- kernels (kernel.c) ---- */
-#define SIM_DURATION_DEFAULT UINT64_MAX	/* SIMGPU_KERNEL_DEFAULT_NS, read at launch */
+#define SIM_DURATION_DEFAULT UINT64_MAX /* SIMGPU_KERNEL_DEFAULT_NS, read at launch */
 
 struct CUkern_st {
 	uint32_t magic;
@@ -194,7 +193,7 @@ struct CUkern_st {
 	uint64_t duration_ns;
 	uint32_t registers;
 	uint32_t static_smem;
-	bool user_registered;		/* simgpu_kernel_register() set name and duration */
+	bool user_registered; /* simgpu_kernel_register() set name and duration */
 };
 
 struct CUkern_st *isc_sim_kernel_get(const void *func_or_handle, bool create);
@@ -217,14 +216,14 @@ struct isc_sim_copy {
 	void *dst;
 	const void *src;
 	size_t bytes;
-	size_t rows;			/* 2D copies: height, else 1 */
+	size_t rows; /* 2D copies: height, else 1 */
 	enum cudaMemcpyKind kind;
-	int dst_device;			/* peer copies, else -1 */
+	int dst_device; /* peer copies, else -1 */
 	int src_device;
 };
 
-cudaError_t isc_sim_copy(struct isc_sim_call *c, const struct isc_sim_copy *cp,
-			 cudaStream_t stream, unsigned mode);
+cudaError_t isc_sim_copy(struct isc_sim_call *c, const struct isc_sim_copy *cp, cudaStream_t stream,
+			 unsigned mode);
 cudaError_t isc_sim_symbol_copy(struct isc_sim_call *c, const struct isc_sim_copy *cp,
 				cudaStream_t stream, unsigned mode, bool to_symbol);
 cudaError_t isc_sim_copy_2d(struct isc_sim_call *c, void *dst, size_t dpitch, const void *src,
@@ -260,13 +259,12 @@ cudaError_t isc_sim_launch_ex(struct isc_sim_call *c, const cudaLaunchConfig_t *
 cudaError_t isc_sim_malloc_async(struct isc_sim_call *c, void **ptr, size_t size,
 				 cudaStream_t stream, bool ptsz);
 cudaError_t isc_sim_free_async(struct isc_sim_call *c, void *ptr, cudaStream_t stream, bool ptsz);
-cudaError_t isc_sim_begin_capture(cudaStream_t stream, enum cudaStreamCaptureMode mode,
-				  bool ptsz);
+cudaError_t isc_sim_begin_capture(cudaStream_t stream, enum cudaStreamCaptureMode mode, bool ptsz);
 cudaError_t isc_sim_end_capture(cudaStream_t stream, cudaGraph_t *graph, bool ptsz);
 cudaError_t isc_sim_is_capturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
 				 unsigned long long *id, cudaGraph_t *graph, bool ptsz);
-cudaError_t isc_sim_graph_launch(struct isc_sim_call *c, cudaGraphExec_t exec,
-				 cudaStream_t stream, bool ptsz);
+cudaError_t isc_sim_graph_launch(struct isc_sim_call *c, cudaGraphExec_t exec, cudaStream_t stream,
+				 bool ptsz);
 cudaError_t isc_sim_stream_get(cudaStream_t stream, bool ptsz, int *priority, unsigned *flags,
 			       unsigned long long *id, int *device);
 

@@ -7,8 +7,7 @@
 
 #include "sim.h"
 
-static cudaError_t create(struct isc_sim_call *c, cudaStream_t *out, unsigned flags,
-			  int priority)
+static cudaError_t create(struct isc_sim_call *c, cudaStream_t *out, unsigned flags, int priority)
 {
 	struct CUstream_st *s;
 
@@ -32,8 +31,8 @@ static cudaError_t create(struct isc_sim_call *c, cudaStream_t *out, unsigned fl
 SIM_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *pStream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamCreate_v3020), "cudaStreamCreate",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaStreamCreate_v3020), "cudaStreamCreate", 0);
 
 	if (err == cudaSuccess) {
 		err = create(&c, pStream, 0, 0);
@@ -70,8 +69,8 @@ SIM_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsig
 SIM_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamDestroy_v3020), "cudaStreamDestroy",
-					0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaStreamDestroy_v3020), "cudaStreamDestroy", 0);
 	struct CUstream_st *s;
 
 	if (err != cudaSuccess) {
@@ -195,8 +194,8 @@ SIM_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority
 SIM_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamGetFlags_v5050),
-					"cudaStreamGetFlags", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaStreamGetFlags_v5050), "cudaStreamGetFlags", 0);
 
 	if (err == cudaSuccess) {
 		err = flags ? isc_sim_stream_get(hStream, false, NULL, flags, NULL, NULL)
@@ -208,8 +207,7 @@ SIM_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *fl
 SIM_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamGetId_v12000), "cudaStreamGetId",
-					0);
+	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamGetId_v12000), "cudaStreamGetId", 0);
 
 	if (err == cudaSuccess) {
 		err = streamId ? isc_sim_stream_get(hStream, false, NULL, NULL, streamId, NULL)
@@ -221,8 +219,8 @@ SIM_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long 
 SIM_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
 {
 	struct isc_sim_call c;
-	cudaError_t err = isc_sim_enter(&c, SIM_CBID(cudaStreamGetDevice_v12080),
-					"cudaStreamGetDevice", 0);
+	cudaError_t err =
+		isc_sim_enter(&c, SIM_CBID(cudaStreamGetDevice_v12080), "cudaStreamGetDevice", 0);
 
 	if (err == cudaSuccess) {
 		err = device ? isc_sim_stream_get(hStream, false, NULL, NULL, NULL, device)

@@ -149,23 +149,34 @@ static void put_string(FILE *f, const char *s)
 static const char *copy_kind_name(uint8_t k)
 {
 	switch (k) {
-	case SIMGPU_COPY_HTOD: return "HtoD";
-	case SIMGPU_COPY_DTOH: return "DtoH";
-	case SIMGPU_COPY_DTOD: return "DtoD";
-	case SIMGPU_COPY_HTOH: return "HtoH";
-	case SIMGPU_COPY_PTOP: return "PtoP";
-	default: return "unknown";
+	case SIMGPU_COPY_HTOD:
+		return "HtoD";
+	case SIMGPU_COPY_DTOH:
+		return "DtoH";
+	case SIMGPU_COPY_DTOD:
+		return "DtoD";
+	case SIMGPU_COPY_HTOH:
+		return "HtoH";
+	case SIMGPU_COPY_PTOP:
+		return "PtoP";
+	default:
+		return "unknown";
 	}
 }
 
 static const char *mem_kind_name(int k)
 {
 	switch (k) {
-	case SIMGPU_MEM_PAGEABLE: return "pageable";
-	case SIMGPU_MEM_PINNED: return "pinned";
-	case SIMGPU_MEM_DEVICE: return "device";
-	case SIMGPU_MEM_MANAGED: return "managed";
-	default: return "unknown";
+	case SIMGPU_MEM_PAGEABLE:
+		return "pageable";
+	case SIMGPU_MEM_PINNED:
+		return "pinned";
+	case SIMGPU_MEM_DEVICE:
+		return "device";
+	case SIMGPU_MEM_MANAGED:
+		return "managed";
+	default:
+		return "unknown";
 	}
 }
 
@@ -175,7 +186,8 @@ static void write_op(FILE *f, const struct simgpu_op *op)
 
 	fprintf(f, "{\"type\":\"%s\",\"name\":", types[op->type <= 3 ? op->type : 0]);
 	put_string(f, op->name);
-	fprintf(f, ",\"device\":%d,\"stream\":%" PRIu32 ",\"enqueue_ns\":%" PRIu64
+	fprintf(f,
+		",\"device\":%d,\"stream\":%" PRIu32 ",\"enqueue_ns\":%" PRIu64
 		",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"correlation_id\":%" PRIu32
 		",\"thread_id\":%" PRIu32 ",\"api\":\"%s\",\"hidden\":%s,\"async\":%s"
 		",\"graph_id\":%" PRIu32 ",\"graph_node_id\":%" PRIu64,
@@ -185,13 +197,15 @@ static void write_op(FILE *f, const struct simgpu_op *op)
 		op->hidden ? "true" : "false", op->async ? "true" : "false", op->graph_id,
 		op->graph_node_id);
 	if (op->type == SIMGPU_OP_KERNEL) {
-		fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"dynamic_smem\":%u"
+		fprintf(f,
+			",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"dynamic_smem\":%u"
 			",\"static_smem\":%u,\"registers\":%u,\"launch_seq\":%" PRIu64,
 			op->grid[0], op->grid[1], op->grid[2], op->block[0], op->block[1],
 			op->block[2], op->dynamic_smem, op->static_smem, op->registers,
 			op->launch_seq);
 	} else if (op->type == SIMGPU_OP_MEMCPY) {
-		fprintf(f, ",\"bytes\":%" PRIu64 ",\"copy_kind\":\"%s\",\"src_kind\":\"%s\""
+		fprintf(f,
+			",\"bytes\":%" PRIu64 ",\"copy_kind\":\"%s\",\"src_kind\":\"%s\""
 			",\"dst_kind\":\"%s\",\"peer_device\":%d",
 			op->bytes, copy_kind_name(op->copy_kind), mem_kind_name(op->src_kind),
 			mem_kind_name(op->dst_kind), op->peer_device);
@@ -206,7 +220,8 @@ static void write_api(FILE *f, const struct api_entry *e)
 {
 	fputs("{\"name\":", f);
 	put_string(f, e->name);
-	fprintf(f, ",\"domain\":\"%s\",\"cbid\":%" PRIu32 ",\"correlation_id\":%" PRIu32
+	fprintf(f,
+		",\"domain\":\"%s\",\"cbid\":%" PRIu32 ",\"correlation_id\":%" PRIu32
 		",\"thread_id\":%" PRIu32 ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
 		",\"result\":%d,\"hidden\":%s",
 		e->domain == SIMGPU_DOMAIN_DRIVER ? "driver" : "runtime", e->cbid,
@@ -221,7 +236,8 @@ static void write_api(FILE *f, const struct api_entry *e)
 
 static void write_mem(FILE *f, const struct mem_entry *e)
 {
-	fprintf(f, "{\"what\":\"%s\",\"address\":\"0x%" PRIxPTR "\",\"bytes\":%" PRIu64
+	fprintf(f,
+		"{\"what\":\"%s\",\"address\":\"0x%" PRIxPTR "\",\"bytes\":%" PRIu64
 		",\"kind\":\"%s\",\"device\":%d,\"time_ns\":%" PRIu64 ",\"thread_id\":%" PRIu32 "}",
 		e->what, e->address, e->bytes, mem_kind_name(e->kind), e->device, e->time_ns,
 		e->thread_id);
@@ -231,9 +247,12 @@ static void write_header(FILE *f)
 {
 	const struct isc_sim_config *cfg = &isc_sim_cfg;
 
-	fprintf(f, "{\"simgpu_truth\":1,\"pid\":%d,\"clock\":\"CLOCK_MONOTONIC\""
-		",\"unit\":\"ns\",\n", (int)getpid());
-	fprintf(f, "\"config\":{\"launch_cost_ns\":%" PRIu64 ",\"launch_latency_ns\":%" PRIu64
+	fprintf(f,
+		"{\"simgpu_truth\":1,\"pid\":%d,\"clock\":\"CLOCK_MONOTONIC\""
+		",\"unit\":\"ns\",\n",
+		(int)getpid());
+	fprintf(f,
+		"\"config\":{\"launch_cost_ns\":%" PRIu64 ",\"launch_latency_ns\":%" PRIu64
 		",\"kernel_default_ns\":%" PRIu64 ",\"copy_latency_ns\":%" PRIu64
 		",\"bw_h2d_pinned_gbps\":%g,\"bw_h2d_pageable_gbps\":%g,\"bw_d2h_pinned_gbps\":%g"
 		",\"bw_d2h_pageable_gbps\":%g,\"bw_d2d_gbps\":%g},\n",

@@ -28,13 +28,13 @@ uint64_t client_monotonic(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-#define RESOLVE(field, symbol)                                                 \
-	do {                                                                   \
-		cupti.field = (__typeof__(cupti.field))dlsym(lib, symbol);     \
-		if (!cupti.field) {                                            \
-			fprintf(stderr, "client: %s missing\n", symbol);       \
-			return false;                                          \
-		}                                                              \
+#define RESOLVE(field, symbol)                                             \
+	do {                                                               \
+		cupti.field = (__typeof__(cupti.field))dlsym(lib, symbol); \
+		if (!cupti.field) {                                        \
+			fprintf(stderr, "client: %s missing\n", symbol);   \
+			return false;                                      \
+		}                                                          \
 	} while (0)
 
 bool client_open(void)

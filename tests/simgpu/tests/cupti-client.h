@@ -53,8 +53,8 @@ struct client_records {
 	size_t n_devices;
 	CUpti_ActivityOverhead3 overheads[CLIENT_MAX];
 	size_t n_overheads;
-	size_t n_records;		/* every record, whatever its kind */
-	size_t n_buffers;		/* completion callbacks */
+	size_t n_records; /* every record, whatever its kind */
+	size_t n_buffers; /* completion callbacks */
 	char kernel_names[CLIENT_MAX][64];
 };
 

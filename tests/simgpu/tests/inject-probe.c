@@ -63,7 +63,7 @@ static void start_cupti(const char *path)
 
 EXPORT int InitializeInjection(void)
 {
-	size_t (*op_count)(void) = (size_t (*)(void))dlsym(RTLD_DEFAULT, "simgpu_op_count");
+	size_t (*op_count)(void) = (size_t(*)(void))dlsym(RTLD_DEFAULT, "simgpu_op_count");
 	const char *cupti = getenv("PROBE_CUPTI");
 
 	calls++;

@@ -18,11 +18,10 @@
 #include "simgpu.h"
 #include "truth-reader.h"
 
-#define CU(call)                                                                           \
-	do {                                                                               \
-		cudaError_t cu_err_ = (call);                                              \
-		cr_assert_eq(cu_err_, cudaSuccess, "%s: %s", #call,                        \
-			     cudaGetErrorName(cu_err_));                                   \
+#define CU(call)                                                                                \
+	do {                                                                                    \
+		cudaError_t cu_err_ = (call);                                                   \
+		cr_assert_eq(cu_err_, cudaSuccess, "%s: %s", #call, cudaGetErrorName(cu_err_)); \
 	} while (0)
 
 /* Kernels are plain addresses to the simulator: any unique address will do. */

@@ -9,10 +9,10 @@
 #include <stdint.h>
 
 struct wl_run {
-	int status;			/* exit status, or 128 + signal */
-	char output[16384];		/* stdout and stderr, truncated */
+	int status;	    /* exit status, or 128 + signal */
+	char output[16384]; /* stdout and stderr, truncated */
 	uint64_t wall_ns;
-	uint64_t cpu_ns;		/* user + system of the child */
+	uint64_t cpu_ns; /* user + system of the child */
 };
 
 /*

@@ -63,9 +63,9 @@ Test(api, no_device_fails_every_call_cleanly)
 	cr_assert_eq(count, 0);
 	cr_assert_eq(cudaMalloc(&p, 16), cudaErrorNoDevice);
 	cr_assert_eq(cudaStreamSynchronize(NULL), cudaErrorNoDevice);
-	cr_assert_eq(cudaLaunchKernel(KERNEL(0), (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0,
-				      NULL),
-		     cudaErrorNoDevice);
+	cr_assert_eq(
+		cudaLaunchKernel(KERNEL(0), (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, NULL),
+		cudaErrorNoDevice);
 	cr_assert_eq(cudaPeekAtLastError(), cudaErrorNoDevice);
 	CU(cudaRuntimeGetVersion(&v));
 	cr_assert_eq(simgpu_op_count(), 0);
@@ -130,8 +130,8 @@ Test(api, workload_names_win_over_module_names)
 
 	kernel(0, "ignored", 1000);
 	cr_assert_eq(simgpu_kernel_register(&stub, "gemm_fp16", 50000), 0);
-	__cudaRegisterFunction(module, &stub, (char *)"_Z4gemmv", "_Z4gemmv", -1, NULL, NULL,
-			       NULL, NULL, NULL);
+	__cudaRegisterFunction(module, &stub, (char *)"_Z4gemmv", "_Z4gemmv", -1, NULL, NULL, NULL,
+			       NULL, NULL);
 	CU(cudaLaunchKernel(&stub, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, NULL));
 	cr_assert_str_eq(op_at(0).name, "gemm_fp16");
 	cr_assert_eq(op_at(0).end_ns - op_at(0).start_ns, 50000);
@@ -215,8 +215,8 @@ Test(api, hidden_launches_skip_the_exported_symbol)
 	cr_assert_eq(simgpu_launch_hidden(SIMGPU_HIDDEN_DRIVER, "triton_matmul", 40000, 4, 1, 1,
 					  128, 1, 1, 0, NULL),
 		     cudaSuccess);
-	cr_assert_eq(simgpu_launch_hidden(SIMGPU_HIDDEN_STATIC_RUNTIME, "cublas_gemm", 50000, 4,
-					  1, 1, 128, 1, 1, 0, NULL),
+	cr_assert_eq(simgpu_launch_hidden(SIMGPU_HIDDEN_STATIC_RUNTIME, "cublas_gemm", 50000, 4, 1,
+					  1, 128, 1, 1, 0, NULL),
 		     cudaSuccess);
 	t = truth_now();
 	cr_assert_eq(t->n_ops, 2);

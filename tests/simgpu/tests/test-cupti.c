@@ -13,11 +13,16 @@
 #define US 1000u
 
 static const CUpti_ActivityKind all_kinds[] = {
-	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-	CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-	CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_DEVICE,
-	CUPTI_ACTIVITY_KIND_OVERHEAD, 0,
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+	CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_RUNTIME,
+	CUPTI_ACTIVITY_KIND_DRIVER,
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+	CUPTI_ACTIVITY_KIND_DEVICE,
+	CUPTI_ACTIVITY_KIND_OVERHEAD,
+	0,
 };
 
 TestSuite(cupti);
@@ -81,7 +86,7 @@ static void small_workload(void)
 static void check_record(const struct simgpu_op *op, uint64_t *start, uint64_t *end)
 {
 	if (op->type == SIMGPU_OP_KERNEL) {
-		size_t i = op->name[0] == 's';	/* gemm ends first, then softmax */
+		size_t i = op->name[0] == 's'; /* gemm ends first, then softmax */
 		const CUpti_ActivityKernel10 *k = &got.kernels[i];
 
 		cr_assert_eq(k->correlationId, op->correlation_id);
@@ -432,8 +437,8 @@ struct seen {
 	char symbol[64];
 };
 
-static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
-				 CUpti_CallbackId cbid, const void *data)
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *data)
 {
 	const CUpti_CallbackData *cb = data;
 	struct seen *seen = userdata;

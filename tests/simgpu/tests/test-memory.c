@@ -205,7 +205,7 @@ Test(memory, pointer_attributes_know_every_kind)
 	cr_assert_eq(a.type, cudaMemoryTypeManaged);
 	CU(cudaPointerGetAttributes(&a, stack));
 	cr_assert_eq(a.type, cudaMemoryTypeUnregistered);
-	memset(pinned, 1, 4096);	/* pinned and managed memory is real host memory */
+	memset(pinned, 1, 4096); /* pinned and managed memory is real host memory */
 	memset(managed, 1, 4096);
 	CU(cudaFreeHost(pinned));
 	CU(cudaFree(managed));

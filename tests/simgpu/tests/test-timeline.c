@@ -129,7 +129,7 @@ Test(timeline, stream_synchronize_and_query)
 	cudaStream_t busy;
 	cudaStream_t s;
 
-	kernel(0, "ten_s", 10000000000ull);	/* never waited for */
+	kernel(0, "ten_s", 10000000000ull); /* never waited for */
 	kernel(1, "twenty_ms", 20000000);
 	CU(cudaStreamCreate(&busy));
 	CU(cudaStreamCreate(&s));
@@ -151,7 +151,7 @@ Test(timeline, events_time_the_work_between_them)
 	float ms = 0;
 
 	kernel(0, "k", 50000000);
-	kernel(1, "ten_s", 10000000000ull);	/* never waited for */
+	kernel(1, "ten_s", 10000000000ull); /* never waited for */
 	CU(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking));
 	CU(cudaEventCreate(&start));
 	CU(cudaEventCreate(&stop));

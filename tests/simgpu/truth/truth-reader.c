@@ -86,9 +86,9 @@ static bool flag(yajl_val obj, const char *key)
 
 static uint8_t mem_kind(const char *s)
 {
-	return !strcmp(s, "pageable") ? SIMGPU_MEM_PAGEABLE
-	       : !strcmp(s, "pinned") ? SIMGPU_MEM_PINNED
-	       : !strcmp(s, "device") ? SIMGPU_MEM_DEVICE
+	return !strcmp(s, "pageable")  ? SIMGPU_MEM_PAGEABLE
+	       : !strcmp(s, "pinned")  ? SIMGPU_MEM_PINNED
+	       : !strcmp(s, "device")  ? SIMGPU_MEM_DEVICE
 	       : !strcmp(s, "managed") ? SIMGPU_MEM_MANAGED
 				       : SIMGPU_MEM_UNKNOWN;
 }
@@ -135,8 +135,8 @@ static int read_op(yajl_val o, struct simgpu_op *op)
 	op->end_ns = u64(o, "end_ns");
 	op->correlation_id = (uint32_t)u64(o, "correlation_id");
 	op->thread_id = (uint32_t)u64(o, "thread_id");
-	op->api_domain = !strcmp(str(o, "api"), "driver") ? SIMGPU_DOMAIN_DRIVER
-							 : SIMGPU_DOMAIN_RUNTIME;
+	op->api_domain =
+		!strcmp(str(o, "api"), "driver") ? SIMGPU_DOMAIN_DRIVER : SIMGPU_DOMAIN_RUNTIME;
 	op->hidden = flag(o, "hidden");
 	op->async = flag(o, "async");
 	op->graph_id = (uint32_t)u64(o, "graph_id");
@@ -163,8 +163,8 @@ static int read_api(yajl_val o, struct simgpu_truth_api *a)
 	if (!a->name) {
 		return -ENOMEM;
 	}
-	a->domain = !strcmp(str(o, "domain"), "driver") ? SIMGPU_DOMAIN_DRIVER
-							: SIMGPU_DOMAIN_RUNTIME;
+	a->domain =
+		!strcmp(str(o, "domain"), "driver") ? SIMGPU_DOMAIN_DRIVER : SIMGPU_DOMAIN_RUNTIME;
 	a->hidden = flag(o, "hidden");
 	a->cbid = (uint32_t)u64(o, "cbid");
 	a->correlation_id = (uint32_t)u64(o, "correlation_id");
@@ -352,7 +352,7 @@ uint64_t simgpu_truth_busy_ns(const struct simgpu_truth *t, uint32_t type, uint6
 }
 
 const struct simgpu_truth_api *simgpu_truth_api_by_correlation(const struct simgpu_truth *t,
-								uint32_t correlation_id)
+							       uint32_t correlation_id)
 {
 	size_t i;
 

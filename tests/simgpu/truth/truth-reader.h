@@ -16,33 +16,33 @@
 /** One API call as the simulator saw it. */
 struct simgpu_truth_api {
 	char *name;
-	uint8_t domain;			/* enum simgpu_api_domain */
-	bool hidden;			/* made by simgpu_launch_hidden() */
+	uint8_t domain; /* enum simgpu_api_domain */
+	bool hidden;	/* made by simgpu_launch_hidden() */
 	uint32_t cbid;
 	uint32_t correlation_id;
 	uint32_t thread_id;
-	int result;			/* cudaError_t */
+	int result; /* cudaError_t */
 	uint64_t start_ns;
 	uint64_t end_ns;
-	uint64_t blocked_from_ns;	/* 0 when the call never waited for the device */
+	uint64_t blocked_from_ns; /* 0 when the call never waited for the device */
 	uint64_t blocked_to_ns;
 };
 
 /** One allocation or release. */
 struct simgpu_truth_mem {
-	char what[24];			/* malloc, free, malloc_async, malloc_host, ... */
+	char what[24]; /* malloc, free, malloc_async, malloc_host, ... */
 	uint64_t address;
 	uint64_t bytes;
 	uint64_t time_ns;
 	uint32_t thread_id;
-	uint8_t kind;			/* enum simgpu_mem_kind */
+	uint8_t kind; /* enum simgpu_mem_kind */
 	int device;
 };
 
 struct simgpu_truth {
 	int pid;
 	int device_count;
-	struct simgpu_op *ops;		/* op names are owned by the truth */
+	struct simgpu_op *ops; /* op names are owned by the truth */
 	size_t n_ops;
 	struct simgpu_truth_api *api;
 	size_t n_api;
@@ -76,6 +76,6 @@ uint64_t simgpu_truth_busy_ns(const struct simgpu_truth *truth, uint32_t type, u
 
 /** The API call with @p correlation_id, or NULL. */
 const struct simgpu_truth_api *simgpu_truth_api_by_correlation(const struct simgpu_truth *truth,
-								uint32_t correlation_id);
+							       uint32_t correlation_id);
 
 #endif /* SIMGPU_TRUTH_READER_H */

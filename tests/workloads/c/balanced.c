@@ -48,8 +48,8 @@ int main(void)
 		if (!w.gpu) {
 			continue;
 		}
-		WL_CUDA(&w, cudaMemcpyAsync(dev, host[slot], 1 << 20, cudaMemcpyHostToDevice,
-					    stream));
+		WL_CUDA(&w,
+			cudaMemcpyAsync(dev, host[slot], 1 << 20, cudaMemcpyHostToDevice, stream));
 		wl_launch(&w, &encoder, 132, 256, stream);
 		wl_launch(&w, &decoder, 132, 256, stream);
 		wl_launch(&w, &sampler, 8, 256, stream);

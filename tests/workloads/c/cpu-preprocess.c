@@ -53,8 +53,8 @@ int main(void)
 		wl_launch(&w, &embed, 64, 256, stream);
 		wl_launch(&w, &transformer, 132, 512, stream);
 		wl_launch(&w, &lm_head, 32, 256, stream);
-		WL_CUDA(&w, cudaMemcpyAsync(ids_host, ids_dev, 4096, cudaMemcpyDeviceToHost,
-					    stream));
+		WL_CUDA(&w,
+			cudaMemcpyAsync(ids_host, ids_dev, 4096, cudaMemcpyDeviceToHost, stream));
 		WL_CUDA(&w, cudaStreamSynchronize(stream));
 		inferscope_range_pop();
 		batch_done(batch);

@@ -89,10 +89,11 @@ bool wl_launch(struct wl *w, const void *func, unsigned grid, unsigned block, cu
 #define VOCAB 8192
 
 static const char *const words[] = {
-	"the", "inference", "server", "receives", "requests", "with", "long", "prompts",
-	"tokenization", "splits", "Unicode", "text", "into", "subword", "units", "before",
-	"batching", "them", "for", "the", "GPU", "which", "then", "runs", "attention",
-	"layers", "over", "every", "token", "of", "the", "sequence", "quickly",
+	"the",	   "inference",	   "server",   "receives",  "requests", "with", "long",
+	"prompts", "tokenization", "splits",   "Unicode",   "text",	"into", "subword",
+	"units",   "before",	   "batching", "them",	    "for",	"the",	"GPU",
+	"which",   "then",	   "runs",     "attention", "layers",	"over", "every",
+	"token",   "of",	   "the",      "sequence",  "quickly",
 };
 
 static uint32_t fnv(const char *s, size_t n)

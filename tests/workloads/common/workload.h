@@ -21,8 +21,8 @@
 
 struct wl {
 	const char *name;
-	bool gpu;			/* false once a CUDA call failed */
-	cudaError_t error;		/* the first failure */
+	bool gpu;	   /* false once a CUDA call failed */
+	cudaError_t error; /* the first failure */
 	const char *failed_call;
 	uint64_t start_ns;
 };

@@ -19,7 +19,7 @@
 static char kernel_keys[SLOTS];
 static int n_kernels;
 static cudaStream_t streams[SLOTS];
-static int n_streams = 1;	/* 0 is the legacy default stream */
+static int n_streams = 1; /* 0 is the legacy default stream */
 static void *host_bufs[SLOTS];
 static int n_host;
 static void *dev_bufs[SLOTS];
@@ -129,8 +129,8 @@ int wlx_copy(int direction, int host, int dev, size_t bytes, int async, int stre
 	void *h;
 	void *d;
 
-	if (host < 0 || host >= n_host || dev < 0 || dev >= SLOTS || !dev_bufs[dev] ||
-	    stream < 0 || stream >= n_streams) {
+	if (host < 0 || host >= n_host || dev < 0 || dev >= SLOTS || !dev_bufs[dev] || stream < 0 ||
+	    stream >= n_streams) {
 		return (int)cudaErrorInvalidValue;
 	}
 	h = host_bufs[host];

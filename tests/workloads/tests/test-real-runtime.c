@@ -61,19 +61,67 @@ static void run(const char *name, bool python)
 
 TestSuite(real_runtime, .timeout = 60);
 
-Test(real_runtime, cpu_preprocess_c) { run("cpu-preprocess", false); }
-Test(real_runtime, cpu_preprocess_python) { run("cpu-preprocess", true); }
-Test(real_runtime, gpu_bound_c) { run("gpu-bound", false); }
-Test(real_runtime, gpu_bound_python) { run("gpu-bound", true); }
-Test(real_runtime, copy_pageable_c) { run("copy-pageable", false); }
-Test(real_runtime, copy_pageable_python) { run("copy-pageable", true); }
-Test(real_runtime, launch_bound_c) { run("launch-bound", false); }
-Test(real_runtime, launch_bound_python) { run("launch-bound", true); }
-Test(real_runtime, sync_every_kernel_c) { run("sync-every-kernel", false); }
-Test(real_runtime, sync_every_kernel_python) { run("sync-every-kernel", true); }
-Test(real_runtime, alloc_churn_c) { run("alloc-churn", false); }
-Test(real_runtime, alloc_churn_python) { run("alloc-churn", true); }
-Test(real_runtime, io_wait_c) { run("io-wait", false); }
-Test(real_runtime, io_wait_python) { run("io-wait", true); }
-Test(real_runtime, balanced_c) { run("balanced", false); }
-Test(real_runtime, balanced_python) { run("balanced", true); }
+Test(real_runtime, cpu_preprocess_c)
+{
+	run("cpu-preprocess", false);
+}
+Test(real_runtime, cpu_preprocess_python)
+{
+	run("cpu-preprocess", true);
+}
+Test(real_runtime, gpu_bound_c)
+{
+	run("gpu-bound", false);
+}
+Test(real_runtime, gpu_bound_python)
+{
+	run("gpu-bound", true);
+}
+Test(real_runtime, copy_pageable_c)
+{
+	run("copy-pageable", false);
+}
+Test(real_runtime, copy_pageable_python)
+{
+	run("copy-pageable", true);
+}
+Test(real_runtime, launch_bound_c)
+{
+	run("launch-bound", false);
+}
+Test(real_runtime, launch_bound_python)
+{
+	run("launch-bound", true);
+}
+Test(real_runtime, sync_every_kernel_c)
+{
+	run("sync-every-kernel", false);
+}
+Test(real_runtime, sync_every_kernel_python)
+{
+	run("sync-every-kernel", true);
+}
+Test(real_runtime, alloc_churn_c)
+{
+	run("alloc-churn", false);
+}
+Test(real_runtime, alloc_churn_python)
+{
+	run("alloc-churn", true);
+}
+Test(real_runtime, io_wait_c)
+{
+	run("io-wait", false);
+}
+Test(real_runtime, io_wait_python)
+{
+	run("io-wait", true);
+}
+Test(real_runtime, balanced_c)
+{
+	run("balanced", false);
+}
+Test(real_runtime, balanced_python)
+{
+	run("balanced", true);
+}

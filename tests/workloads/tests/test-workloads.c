@@ -20,10 +20,10 @@
 struct result {
 	struct wl_run run;
 	struct simgpu_truth *truth;
-	uint64_t window_ns;		/* first CUDA call to last device activity */
-	double kernel_share;		/* union of kernel intervals / window */
+	uint64_t window_ns;  /* first CUDA call to last device activity */
+	double kernel_share; /* union of kernel intervals / window */
 	double copy_share;
-	double cpu_share;		/* child CPU time / wall time */
+	double cpu_share; /* child CPU time / wall time */
 	size_t kernels;
 	size_t pageable_h2d;
 };
@@ -120,9 +120,9 @@ static void run(const char *name, bool python)
 				  op->src_kind == SIMGPU_MEM_PAGEABLE;
 	}
 	cr_log_info("%s%s: wall %.0f ms, window %.0f ms, kernels %.0f%%, copies %.0f%%, cpu %.0f%%"
-		    ", device per cpu %.2f", name, python ? " (python)" : "", wall / 1e6,
-		    (double)r.window_ns / 1e6, 100 * r.kernel_share, 100 * r.copy_share,
-		    100 * r.cpu_share,
+		    ", device per cpu %.2f",
+		    name, python ? " (python)" : "", wall / 1e6, (double)r.window_ns / 1e6,
+		    100 * r.kernel_share, 100 * r.copy_share, 100 * r.cpu_share,
 		    (double)simgpu_truth_busy_ns(r.truth, 0, NULL, NULL) / (double)r.run.cpu_ns);
 }
 
@@ -157,8 +157,8 @@ static void copy_pageable(bool python)
 {
 	run("copy-pageable", python);
 	cr_assert_eq(r.pageable_h2d, python ? 60 : 40);
-	cr_assert_gt(r.copy_share, 4 * r.kernel_share, "copies %.2f, kernels %.2f",
-		     r.copy_share, r.kernel_share);
+	cr_assert_gt(r.copy_share, 4 * r.kernel_share, "copies %.2f, kernels %.2f", r.copy_share,
+		     r.kernel_share);
 	cr_assert_gt(r.copy_share, 0.4, "copy share %.2f", r.copy_share);
 }
 
@@ -232,19 +232,67 @@ static void cleanup(void)
 
 TestSuite(workloads, .fini = cleanup, .timeout = 60);
 
-Test(workloads, cpu_preprocess_c) { cpu_preprocess(false); }
-Test(workloads, cpu_preprocess_python) { cpu_preprocess(true); }
-Test(workloads, gpu_bound_c) { gpu_bound(false); }
-Test(workloads, gpu_bound_python) { gpu_bound(true); }
-Test(workloads, copy_pageable_c) { copy_pageable(false); }
-Test(workloads, copy_pageable_python) { copy_pageable(true); }
-Test(workloads, launch_bound_c) { launch_bound(false); }
-Test(workloads, launch_bound_python) { launch_bound(true); }
-Test(workloads, sync_every_kernel_c) { sync_every_kernel(false); }
-Test(workloads, sync_every_kernel_python) { sync_every_kernel(true); }
-Test(workloads, alloc_churn_c) { alloc_churn(false); }
-Test(workloads, alloc_churn_python) { alloc_churn(true); }
-Test(workloads, io_wait_c) { io_wait(false); }
-Test(workloads, io_wait_python) { io_wait(true); }
-Test(workloads, balanced_c) { balanced(false); }
-Test(workloads, balanced_python) { balanced(true); }
+Test(workloads, cpu_preprocess_c)
+{
+	cpu_preprocess(false);
+}
+Test(workloads, cpu_preprocess_python)
+{
+	cpu_preprocess(true);
+}
+Test(workloads, gpu_bound_c)
+{
+	gpu_bound(false);
+}
+Test(workloads, gpu_bound_python)
+{
+	gpu_bound(true);
+}
+Test(workloads, copy_pageable_c)
+{
+	copy_pageable(false);
+}
+Test(workloads, copy_pageable_python)
+{
+	copy_pageable(true);
+}
+Test(workloads, launch_bound_c)
+{
+	launch_bound(false);
+}
+Test(workloads, launch_bound_python)
+{
+	launch_bound(true);
+}
+Test(workloads, sync_every_kernel_c)
+{
+	sync_every_kernel(false);
+}
+Test(workloads, sync_every_kernel_python)
+{
+	sync_every_kernel(true);
+}
+Test(workloads, alloc_churn_c)
+{
+	alloc_churn(false);
+}
+Test(workloads, alloc_churn_python)
+{
+	alloc_churn(true);
+}
+Test(workloads, io_wait_c)
+{
+	io_wait(false);
+}
+Test(workloads, io_wait_python)
+{
+	io_wait(true);
+}
+Test(workloads, balanced_c)
+{
+	balanced(false);
+}
+Test(workloads, balanced_python)
+{
+	balanced(true);
+}
