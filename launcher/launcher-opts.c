@@ -128,10 +128,15 @@ static int apply(struct isc_launch_opts *lo, const struct opt *o, const char *ar
 			o->arg ? o->arg : "value");
 		return -1;
 	}
-	if (lo->n_env < ISC_LAUNCH_MAX_ENV) {
-		lo->env_name[lo->n_env] = o->env;
-		lo->env_value[lo->n_env++] = v;
+	/* one entry per variable: a repeated option overrides the earlier one, so the
+	 * table (one row per option at most) never overflows */
+	size_t i = 0;
+	while (i < lo->n_env && strcmp(lo->env_name[i], o->env) != 0) {
+		i++;
 	}
+	lo->env_name[i] = o->env;
+	lo->env_value[i] = v;
+	lo->n_env += i == lo->n_env;
 	if (strcmp(o->env, "INFERSCOPE_OUTPUT") == 0) {
 		snprintf(lo->output_abs, sizeof(lo->output_abs), "%s", v);
 	}

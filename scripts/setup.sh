@@ -24,7 +24,7 @@ packages=(
 	gcc libc6-dev pkg-config meson ninja-build binutils
 	libyajl-dev zlib1g-dev python3
 	libcriterion-dev libunwind8 python3-jsonschema
-	libjemalloc2 libtcmalloc-minimal4
+	libjemalloc2 libtcmalloc-minimal4 clang-format
 )
 
 missing=()
