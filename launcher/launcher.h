@@ -9,7 +9,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define ISC_LAUNCH_MAX_ENV 32	/* more than the options that set a variable */
+#define ISC_LAUNCH_MAX_ENV 32 /* more than the options that set a variable */
 
 struct isc_launch_opts {
 	const char *format; /* md, json, html */
