@@ -19,9 +19,42 @@ static const char *const cat_color[ISC_CAT__COUNT] = {
 	[ISC_CAT_D2H] = "#b07aa1", [ISC_CAT_IDLE] = "#d7d7d7", [ISC_CAT_FRAMEWORK] = "#f28e2b",
 };
 
-void isc_html_text(FILE *f, const char *s)
+/* Length of the valid UTF-8 sequence at s, 0 when the byte does not start one
+ * (overlong forms and surrogates included, which XML parsers refuse). */
+static size_t utf8_len(const unsigned char *s)
 {
-	for (; *s != '\0'; s++) {
+	size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+	if (n == 0 || s[0] > 0xf4 || (s[0] == 0xe0 && s[1] < 0xa0) ||
+	    (s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xf0 && s[1] < 0x90) ||
+	    (s[0] == 0xf4 && s[1] >= 0x90)) {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) {
+			return 0;
+		}
+	}
+	return n;
+}
+
+/* Text for an element or attribute of HTML, SVG or XML (JUnit): markup escaped, and
+ * what XML 1.0 cannot carry (control characters, bytes that are not UTF-8 - names come
+ * from traces) as '?'. */
+void isc_html_text(FILE *f, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	while (*s != '\0') {
+		if (*s >= 0x80) {
+			size_t n = utf8_len(s);
+			if (n == 0) {
+				fputc('?', f);
+				n = 1;
+			} else {
+				fwrite(s, 1, n, f);
+			}
+			s += n;
+			continue;
+		}
 		switch (*s) {
 		case '&':
 			fputs("&amp;", f);
@@ -38,9 +71,15 @@ void isc_html_text(FILE *f, const char *s)
 		case '\'':
 			fputs("&#39;", f);
 			break;
-		default:
+		case '\t':
+		case '\n':
 			fputc(*s, f);
+			break;
+		default:
+			fputc(*s < 0x20 ? '?' : *s, f);
+			break;
 		}
+		s++;
 	}
 }
 
