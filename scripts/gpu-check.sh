@@ -45,7 +45,7 @@ run() { # name, then the command; the trace goes to $out/name.json
 	cat "$out/$name.stdout"; grep inferscope "$out/$name.stderr" || true
 	[ $rc -eq 0 ] || { echo "FAILED with status $rc"; tail -20 "$out/$name.stderr"; status=1; }
 	if [ -n "$analyze" ] && [ -f "$out/$name.json" ]; then
-		"$analyze" "$out/$name.json" | tee "$out/$name.md"
+		"$analyze" "$out/$name.json" | tee "$out/$name.md" || { echo "ANALYZER FAILED"; status=1; }
 	fi
 }
 
@@ -63,7 +63,8 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	run model python3 "$top/scripts/gpu-check/model.py"
 	if [ -n "$analyze" ] && [ -f "$out/model.json" ]; then
 		say "model, steady state only (--window-scope measured: imports and warm-up left out)"
-		"$analyze" --window-scope measured "$out/model.json" | tee "$out/model-steady.md"
+		"$analyze" --window-scope measured "$out/model.json" | tee "$out/model-steady.md" ||
+			{ echo "ANALYZER FAILED"; status=1; }
 	fi
 	say "torch.profiler reference run (no preload: one CUPTI subscriber per process)"
 	python3 "$top/scripts/gpu-check/model.py" --profile "$out/model-profile.json" || status=1
