@@ -92,8 +92,15 @@ static bool synchronous(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	if (n == 0 || share < isc_thr(&a->th, ISC_THR_COPY_MIN_SHARE)) {
 		return false;
 	}
-	/* Asynchronous copies can hide behind the work that runs beside them. */
-	double other = (double)(a->cat_ns[ISC_CAT_CPU] + a->cat_ns[ISC_CAT_GPU]);
+	/*
+	 * What an asynchronous copy lets overlap: host work that now runs with the GPU idle
+	 * (it could run while the host would otherwise wait), and kernels beside the copies
+	 * that run alone on the GPU (on another stream), at most as long as those copies.
+	 * Kernels the host already waits for while blocked gain nothing by it.
+	 */
+	double copies = (double)(a->cat_ns[ISC_CAT_H2D] + a->cat_ns[ISC_CAT_D2H]);
+	double other =
+		(double)a->cat_ns[ISC_CAT_CPU] + fmin((double)a->cat_ns[ISC_CAT_GPU], copies);
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
 	isc_sugg_text(s->action, sizeof(s->action),
 		      "Make the %llu synchronous copies "
@@ -110,8 +117,8 @@ static bool synchronous(struct isc_rule_ctx *c, struct isc_suggestion *s)
 			  (unsigned long long)n, isc_fmt_dur(b1, (double)ns),
 			  isc_fmt_pct(b2, share));
 	isc_sugg_evidence(s,
-			  "work that could run beside them: %s of host computing and GPU "
-			  "compute",
+			  "work that could run beside them: %s (host computing with the GPU idle, "
+			  "and kernels that could overlap the copies alone on the GPU)",
 			  isc_fmt_dur(b1, other));
 	s->improvement_pct = isc_rules_pct(c, fmin((double)ns, other));
 	return true;
