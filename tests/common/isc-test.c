@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "isc-test.h"
 
+#include <criterion/criterion.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -257,4 +259,40 @@ yajl_val isc_trace_find(yajl_val trace, const char *type, const char *name, size
 		}
 	}
 	return NULL;
+}
+
+static char *test_dir;
+
+void isc_test_dir_setup(void)
+{
+	test_dir = isc_test_tmpdir();
+	cr_assert_not_null(test_dir);
+}
+
+void isc_test_dir_teardown(void)
+{
+	isc_test_rmrf(test_dir);
+	free(test_dir);
+	test_dir = NULL;
+}
+
+const char *isc_test_dir(void)
+{
+	return test_dir;
+}
+
+const char *isc_test_in_dir(const char *name)
+{
+	static char buf[8][4096];
+	static int k;
+	k = (k + 1) % 8;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", test_dir, name);
+	return buf[k];
+}
+
+const char *isc_test_env(const char *name)
+{
+	const char *v = getenv(name);
+	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
+	return v;
 }

@@ -27,6 +27,16 @@ int isc_test_run(const char *const argv[], const char *const env[], bool preload
 		 struct isc_run *r);
 void isc_run_free(struct isc_run *r);
 
+/* A fresh directory per test, for suites that run their workloads in one:
+ * TestSuite(name, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown). */
+void isc_test_dir_setup(void);
+void isc_test_dir_teardown(void);
+const char *isc_test_dir(void);
+/* dir/name, in one of 8 rotating buffers (several may be used in one expression). */
+const char *isc_test_in_dir(const char *name);
+/* An environment variable meson test sets; the test fails when it is missing. */
+const char *isc_test_env(const char *name);
+
 /* A fresh directory under $TMPDIR (or /tmp); the caller removes it with isc_test_rmrf. */
 char *isc_test_tmpdir(void);
 void isc_test_rmrf(const char *dir);

@@ -14,37 +14,7 @@
 
 #include "isc-test.h"
 
-static char *dir;
-
-static void setup(void)
-{
-	dir = isc_test_tmpdir();
-	cr_assert_not_null(dir);
-}
-
-static void teardown(void)
-{
-	isc_test_rmrf(dir);
-	free(dir);
-}
-
-TestSuite(gate_example, .init = setup, .fini = teardown, .timeout = 120);
-
-static const char *env_or_fail(const char *name)
-{
-	const char *v = getenv(name);
-	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
-	return v;
-}
-
-static const char *in_dir(const char *name)
-{
-	static char buf[8][4096];
-	static int k;
-	k = (k + 1) % 8;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
-	return buf[k];
-}
+TestSuite(gate_example, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 120);
 
 static int status_of(const char *const *argv, const char *cwd, struct isc_run *r)
 {
@@ -67,10 +37,10 @@ static char *text_of(const char *path)
 Test(gate_example, recorded_pair_matches_golden)
 {
 	char data[4096], golden[4096];
-	snprintf(data, sizeof(data), "%s/tests/e2e/data", env_or_fail("ISC_SRC"));
-	snprintf(golden, sizeof(golden), "%s/tests/e2e/golden", env_or_fail("ISC_SRC"));
+	snprintf(data, sizeof(data), "%s/tests/e2e/data", isc_test_env("ISC_SRC"));
+	snprintf(golden, sizeof(golden), "%s/tests/e2e/golden", isc_test_env("ISC_SRC"));
 	struct isc_run r;
-	const char *argv[] = { env_or_fail("ISC_ANALYZE"),
+	const char *argv[] = { isc_test_env("ISC_ANALYZE"),
 			       "--baseline",
 			       "serve-main.json.gz",
 			       "--check",
@@ -78,13 +48,13 @@ Test(gate_example, recorded_pair_matches_golden)
 			       "--check",
 			       "dropped_events==0",
 			       "--gate-summary",
-			       in_dir("gate.md"),
+			       isc_test_in_dir("gate.md"),
 			       "--junit",
-			       in_dir("gate.xml"),
+			       isc_test_in_dir("gate.xml"),
 			       "-f",
 			       "json",
 			       "-o",
-			       in_dir("analysis.json"),
+			       isc_test_in_dir("analysis.json"),
 			       "serve-pageable.json.gz",
 			       NULL };
 	cr_assert_eq(status_of(argv, data, &r), 1, "the regression fails the gate: %s", r.err);
@@ -94,7 +64,7 @@ Test(gate_example, recorded_pair_matches_golden)
 	for (int i = 0; i < 2; i++) {
 		char path[8192];
 		snprintf(path, sizeof(path), "%s/%s", golden, gold[i]);
-		char *want = text_of(path), *got = text_of(in_dir(files[i]));
+		char *want = text_of(path), *got = text_of(isc_test_in_dir(files[i]));
 		cr_assert_str_eq(got, want,
 				 "%s differs from its golden (tests/e2e/regen.sh "
 				 "regenerates after a deliberate change)",
@@ -123,9 +93,11 @@ static bool budget_passed(yajl_val result, const char *category)
 static void profile(const char *trace, const char *mode)
 {
 	struct isc_run r;
-	const char *argv[] = { env_or_fail("ISC_LAUNCHER"), "run", "--no-report", "-o", trace, "--",
-			       env_or_fail("ISC_EXAMPLE"),  mode,  NULL };
-	cr_assert_eq(status_of(argv, dir, &r), 0, "%s", r.err);
+	const char *argv[] = {
+		isc_test_env("ISC_LAUNCHER"), "run", "--no-report", "-o", trace, "--",
+		isc_test_env("ISC_EXAMPLE"),  mode,  NULL
+	};
+	cr_assert_eq(status_of(argv, isc_test_dir(), &r), 0, "%s", r.err);
 	cr_assert(strstr(r.out, "gpu=ok") != NULL, "%s", r.out);
 	isc_run_free(&r);
 }
@@ -133,7 +105,7 @@ static void profile(const char *trace, const char *mode)
 static int gate(const char *baseline, const char *trace, const char *result, const char *pp)
 {
 	struct isc_run r;
-	const char *argv[] = { env_or_fail("ISC_LAUNCHER"),
+	const char *argv[] = { isc_test_env("ISC_LAUNCHER"),
 			       "analyze",
 			       "--baseline",
 			       baseline,
@@ -147,7 +119,7 @@ static int gate(const char *baseline, const char *trace, const char *result, con
 			       result,
 			       trace,
 			       NULL };
-	int st = status_of(argv, dir, &r);
+	int st = status_of(argv, isc_test_dir(), &r);
 	isc_run_free(&r);
 	return st;
 }
@@ -162,9 +134,9 @@ Test(gate_example, live_regression_fails_and_rerun_passes)
 	profile("rerun.json", "");
 	profile("pr.json", "--pageable");
 	struct isc_run r;
-	const char *argv[] = { env_or_fail("ISC_LAUNCHER"), "analyze",	 "-f", "json", "-o",
-			       "main-analysis.json",	    "main.json", NULL };
-	cr_assert_eq(status_of(argv, dir, &r), 0);
+	const char *argv[] = { isc_test_env("ISC_LAUNCHER"), "analyze",	  "-f", "json", "-o",
+			       "main-analysis.json",	     "main.json", NULL };
+	cr_assert_eq(status_of(argv, isc_test_dir(), &r), 0);
 	isc_run_free(&r);
 
 	/* The host-side shares of two runs of the same code move by a few points with the
@@ -173,7 +145,7 @@ Test(gate_example, live_regression_fails_and_rerun_passes)
 	cr_assert_eq(gate("main-analysis.json", "rerun.json", "rerun-analysis.json", "10"), 0,
 		     "a second run of the same code passes");
 	cr_assert_eq(gate("main-analysis.json", "pr.json", "pr-analysis.json", "10"), 1);
-	yajl_val res = isc_test_load_json(in_dir("pr-analysis.json"));
+	yajl_val res = isc_test_load_json(isc_test_in_dir("pr-analysis.json"));
 	cr_assert_not_null(res);
 	cr_assert(!budget_passed(res, "gpu_compute"), "the GPU computes less of the time");
 	cr_assert(!budget_passed(res, "h2d_copy"), "the uploads take more of it");
@@ -188,7 +160,7 @@ Test(gate_example, live_regression_fails_and_rerun_passes)
 	}
 	cr_assert(pageable_added, "the op diff shows the pageable uploads");
 	yajl_tree_free(res);
-	char *xml = text_of(in_dir("gate.xml"));
+	char *xml = text_of(isc_test_in_dir("gate.xml"));
 	cr_assert(strstr(xml, "<testcase classname=\"inferscope.budget\" name=\"gpu_compute\" "
 			      "time=\"0\">\n      <failure") != NULL,
 		  "%s", xml);

@@ -20,17 +20,10 @@
 static char *dest;
 static char prefix[PATH_MAX], libdir[PATH_MAX], bindir[PATH_MAX], work[PATH_MAX];
 
-static const char *env_or_fail(const char *name)
-{
-	const char *v = getenv(name);
-	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
-	return v;
-}
-
 /* D + PREFIX/DIR, or D + DIR when DIR is absolute. */
 static void staged(char *out, const char *dir)
 {
-	const char *p = env_or_fail("ISC_PREFIX");
+	const char *p = isc_test_env("ISC_PREFIX");
 	if (dir[0] == '/') {
 		snprintf(out, PATH_MAX, "%s%s", dest, dir);
 	} else {
@@ -109,11 +102,11 @@ static void setup(void)
 {
 	const char *err = getenv("ISC_E2E_INSTALL_ERROR");
 	cr_assert_null(err, "%s", err);
-	dest = (char *)env_or_fail("ISC_E2E_DEST");
+	dest = (char *)isc_test_env("ISC_E2E_DEST");
 	snprintf(work, sizeof(work), "%s/work", dest);
-	snprintf(prefix, sizeof(prefix), "%s%s", dest, env_or_fail("ISC_PREFIX"));
-	staged(libdir, env_or_fail("ISC_LIBDIR"));
-	staged(bindir, env_or_fail("ISC_BINDIR"));
+	snprintf(prefix, sizeof(prefix), "%s%s", dest, isc_test_env("ISC_PREFIX"));
+	staged(libdir, isc_test_env("ISC_LIBDIR"));
+	staged(bindir, isc_test_env("ISC_BINDIR"));
 }
 
 TestSuite(install, .init = setup, .timeout = 120);
@@ -121,8 +114,8 @@ TestSuite(install, .init = setup, .timeout = 120);
 Test(install, files_in_place)
 {
 	char inc[PATH_MAX], man[PATH_MAX];
-	staged(inc, env_or_fail("ISC_INCLUDEDIR"));
-	staged(man, env_or_fail("ISC_MANDIR"));
+	staged(inc, isc_test_env("ISC_INCLUDEDIR"));
+	staged(man, isc_test_env("ISC_MANDIR"));
 	const char *files[] = {
 		path_in(libdir, "libinferscope.so"),	    path_in(bindir, "inferscope"),
 		path_in(bindir, "inferscope-analyze"),	    path_in(inc, "inferscope/inferscope.h"),
@@ -141,7 +134,7 @@ Test(install, files_in_place)
 		while (strncmp(line, ".TH", 3) != 0 && fgets(line, sizeof(line), f) != NULL) {
 		}
 		fclose(f);
-		cr_assert(strstr(line, env_or_fail("ISC_VERSION")) != NULL && !strstr(line, "@"),
+		cr_assert(strstr(line, isc_test_env("ISC_VERSION")) != NULL && !strstr(line, "@"),
 			  "%s: the version is filled in: %s", pages[i], line);
 	}
 }
@@ -153,7 +146,7 @@ Test(install, preload_by_file_name)
 	snprintf(ld, sizeof(ld), "LD_LIBRARY_PATH=%s", libdir);
 	const char *env[] = { "LD_PRELOAD=libinferscope.so", ld, NULL };
 	struct isc_run r;
-	run_ok((const char *const[]){ env_or_fail("ISC_E2E_PROG"), "maps", "libinferscope", NULL },
+	run_ok((const char *const[]){ isc_test_env("ISC_E2E_PROG"), "maps", "libinferscope", NULL },
 	       env, &r);
 	cr_assert_not_null(realpath(path_in(libdir, "libinferscope.so"), real));
 	char want[PATH_MAX + 2];
@@ -161,7 +154,7 @@ Test(install, preload_by_file_name)
 	cr_assert_str_eq(r.out, want, "the installed copy is the one loaded");
 	isc_run_free(&r);
 
-	run_ok((const char *const[]){ env_or_fail("ISC_E2E_PROG"), "work", "150", NULL }, env, &r);
+	run_ok((const char *const[]){ isc_test_env("ISC_E2E_PROG"), "work", "150", NULL }, env, &r);
 	isc_run_free(&r);
 	cr_assert(isc_test_exists(path_in(work, "trace.json")), "the preloaded library wrote it");
 	run_ok((const char *const[]){ path_in(bindir, "inferscope-analyze"), "--check", "scopes>=1",
@@ -176,14 +169,14 @@ Test(install, launcher_finds_its_tree)
 {
 	struct isc_run r;
 	run_ok((const char *const[]){ path_in(bindir, "inferscope"), "run", "--",
-				      env_or_fail("ISC_E2E_PROG"), "maps", "libinferscope", NULL },
+				      isc_test_env("ISC_E2E_PROG"), "maps", "libinferscope", NULL },
 	       NULL, &r);
 	char real[PATH_MAX];
 	cr_assert_not_null(realpath(path_in(libdir, "libinferscope.so"), real));
 	cr_assert(strncmp(r.out, real, strlen(real)) == 0, "%s", r.out);
 	isc_run_free(&r);
 	run_ok((const char *const[]){ path_in(bindir, "inferscope"), "run", "-o", "l.json", "--",
-				      env_or_fail("ISC_E2E_PROG"), "work", "120", NULL },
+				      isc_test_env("ISC_E2E_PROG"), "work", "120", NULL },
 	       NULL, &r);
 	cr_assert(strstr(r.out, "# InferScope report") != NULL, "%s", r.err);
 	isc_run_free(&r);
@@ -213,8 +206,8 @@ Test(install, pkg_config_and_header)
 	       env, &r);
 	char want[PATH_MAX * 4];
 	snprintf(want, sizeof(want), "-I%s/%s \n%s/%s/libinferscope.so\n\n",
-		 env_or_fail("ISC_PREFIX"), env_or_fail("ISC_INCLUDEDIR"),
-		 env_or_fail("ISC_PREFIX"), env_or_fail("ISC_LIBDIR"));
+		 isc_test_env("ISC_PREFIX"), isc_test_env("ISC_INCLUDEDIR"),
+		 isc_test_env("ISC_PREFIX"), isc_test_env("ISC_LIBDIR"));
 	cr_assert_str_eq(r.out, want, "cflags, the library's path, and nothing to link");
 	isc_run_free(&r);
 	/* the installed header compiles on its own */
@@ -222,7 +215,7 @@ Test(install, pkg_config_and_header)
 		 "printf '#include <inferscope/inferscope.h>\\nint main(void)"
 		 "{inferscope_range_push(\"x\");return inferscope_range_pop();}\\n' | cc -x c "
 		 "-fsyntax-only -Wall -Werror -I'%s%s/%s' -",
-		 dest, env_or_fail("ISC_PREFIX"), env_or_fail("ISC_INCLUDEDIR"));
+		 dest, isc_test_env("ISC_PREFIX"), isc_test_env("ISC_INCLUDEDIR"));
 	run_ok((const char *const[]){ "/bin/sh", "-c", cmd, NULL }, NULL, &r);
 	isc_run_free(&r);
 }
@@ -264,7 +257,7 @@ Test(install, python_helper)
 static char *read_page(const char *page)
 {
 	char man[PATH_MAX];
-	staged(man, env_or_fail("ISC_MANDIR"));
+	staged(man, isc_test_env("ISC_MANDIR"));
 	FILE *f = fopen(path_in(man, page), "r");
 	cr_assert_not_null(f, "%s", page);
 	char *text = NULL;

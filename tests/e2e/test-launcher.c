@@ -16,49 +16,19 @@
 
 #include "isc-test.h"
 
-static char *dir;
+TestSuite(launcher, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 60);
 
-static void setup(void)
-{
-	dir = isc_test_tmpdir();
-	cr_assert_not_null(dir);
-}
-
-static void teardown(void)
-{
-	isc_test_rmrf(dir);
-	free(dir);
-}
-
-TestSuite(launcher, .init = setup, .fini = teardown, .timeout = 60);
-
-static const char *env_or_fail(const char *name)
-{
-	const char *v = getenv(name);
-	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
-	return v;
-}
-
-static const char *in_dir(const char *name)
-{
-	static char buf[4][4096];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
-	return buf[k];
-}
-
-/* inferscope ARGS... -- e2e-prog PROG_ARGS..., run in dir; argv ends at NULL. */
+/* inferscope ARGS... -- e2e-prog PROG_ARGS..., run in isc_test_dir(); argv ends at NULL. */
 static void launch(struct isc_run *r, const char *const *args, const char *const *env)
 {
 	const char *argv[32];
 	size_t n = 0;
-	argv[n++] = env_or_fail("ISC_LAUNCHER");
+	argv[n++] = isc_test_env("ISC_LAUNCHER");
 	for (size_t i = 0; args[i] != NULL && n < 30; i++) {
-		argv[n++] = strcmp(args[i], "PROG") == 0 ? env_or_fail("ISC_E2E_PROG") : args[i];
+		argv[n++] = strcmp(args[i], "PROG") == 0 ? isc_test_env("ISC_E2E_PROG") : args[i];
 	}
 	argv[n] = NULL;
-	cr_assert_eq(isc_test_run(argv, env, false, dir, r), 0);
+	cr_assert_eq(isc_test_run(argv, env, false, isc_test_dir(), r), 0);
 }
 
 #define LAUNCH(r, ...) launch((r), (const char *const[]){ __VA_ARGS__, NULL }, NULL)
@@ -135,28 +105,28 @@ Test(launcher, signals_are_forwarded)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (chdir(dir) != 0) {
+		if (chdir(isc_test_dir()) != 0) {
 			_exit(125);
 		}
 		unsetenv("LD_PRELOAD");
-		execl(env_or_fail("ISC_LAUNCHER"), "inferscope", "run", "--no-report", "--",
-		      env_or_fail("ISC_E2E_PROG"), "wait-signal", dir, (char *)NULL);
+		execl(isc_test_env("ISC_LAUNCHER"), "inferscope", "run", "--no-report", "--",
+		      isc_test_env("ISC_E2E_PROG"), "wait-signal", isc_test_dir(), (char *)NULL);
 		_exit(126);
 	}
-	cr_assert(wait_for(in_dir("ready")), "the command never started");
+	cr_assert(wait_for(isc_test_in_dir("ready")), "the command never started");
 	/* one at a time: two pending signals would be delivered by number, not in order */
 	static const int sigs[] = { SIGUSR1, SIGINT, SIGTERM };
 	for (size_t i = 0; i < 3; i++) {
 		kill(pid, sigs[i]);
-		cr_assert(wait_lines(in_dir("got"), i + 1), "signal %d never reached the command",
-			  sigs[i]);
+		cr_assert(wait_lines(isc_test_in_dir("got"), i + 1),
+			  "signal %d never reached the command", sigs[i]);
 	}
 	int st = 0;
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 7,
 		  "the command catches SIGTERM and exits 7; status %#x", st);
 	char *got = NULL;
-	FILE *f = fopen(in_dir("got"), "r");
+	FILE *f = fopen(isc_test_in_dir("got"), "r");
 	cr_assert_not_null(f);
 	size_t cap = 0;
 	cr_assert_gt(getdelim(&got, &cap, '\0', f), 0);
@@ -200,7 +170,8 @@ Test(launcher, report_follows_the_command)
 	cr_assert(done != NULL && rep != NULL, "%s", r.out);
 	cr_assert_lt(done, rep, "the command's output first, then the report");
 	cr_assert_eq(count(r.out, "| input |"), 1);
-	cr_assert(strstr(r.out, in_dir("trace.json")) != NULL, "the report names the trace");
+	cr_assert(strstr(r.out, isc_test_in_dir("trace.json")) != NULL,
+		  "the report names the trace");
 	cr_assert(strstr(r.out, "e2e\\_work") != NULL, "the command's scope is in the report");
 	isc_run_free(&r);
 }
@@ -211,20 +182,21 @@ Test(launcher, no_report_output_and_report_file)
 	LAUNCH(&r, "run", "--no-report", "--", "PROG", "work", "120");
 	cr_assert_eq(exit_status(&r), 0, "%s", r.err);
 	cr_assert(strstr(r.out, "# InferScope report") == NULL);
-	cr_assert(isc_test_exists(in_dir("trace.json")), "the trace is still written");
+	cr_assert(isc_test_exists(isc_test_in_dir("trace.json")), "the trace is still written");
 	isc_run_free(&r);
 
-	cr_assert_eq(mkdir(in_dir("sub"), 0755), 0);
+	cr_assert_eq(mkdir(isc_test_in_dir("sub"), 0755), 0);
 	LAUNCH(&r, "run", "-o", "sub/t.json", "-f", "json", "-r", "report.json", "--", "PROG",
 	       "work", "120");
 	cr_assert_eq(exit_status(&r), 0, "%s", r.err);
-	cr_assert(isc_test_exists(in_dir("sub/t.json")), "-o names the trace");
+	cr_assert(isc_test_exists(isc_test_in_dir("sub/t.json")), "-o names the trace");
 	cr_assert(strstr(r.out, "analysis_version") == NULL, "-r takes the report off stdout");
-	yajl_val rep = isc_test_load_json(in_dir("report.json"));
+	yajl_val rep = isc_test_load_json(isc_test_in_dir("report.json"));
 	cr_assert_not_null(rep, "-f json -r report.json");
 	yajl_val in = isc_trace_get(rep, "inputs");
 	cr_assert(YAJL_IS_ARRAY(in) && in->u.array.len == 1);
-	cr_assert_str_eq(isc_trace_str(in->u.array.values[0], "path"), in_dir("sub/t.json"));
+	cr_assert_str_eq(isc_trace_str(in->u.array.values[0], "path"),
+			 isc_test_in_dir("sub/t.json"));
 	yajl_tree_free(rep);
 	isc_run_free(&r);
 }
@@ -257,11 +229,11 @@ Test(launcher, environment_of_the_command)
 	       env);
 	cr_assert_eq(exit_status(&r), 0, "%s", r.err);
 	char want[8192], lib[4096];
-	cr_assert_not_null(realpath(env_or_fail("ISC_PRELOAD"), lib));
+	cr_assert_not_null(realpath(isc_test_env("ISC_PRELOAD"), lib));
 	snprintf(want, sizeof(want),
 		 "LD_PRELOAD=%s:libm.so.6\nINFERSCOPE_MAX_MEMORY=64M\n"
 		 "INFERSCOPE_OUTPUT=%s\n",
-		 lib, in_dir("x.json"));
+		 lib, isc_test_in_dir("x.json"));
 	cr_assert_str_eq(r.out, want, "the library's absolute path first, the user's kept");
 	isc_run_free(&r);
 }
@@ -308,10 +280,10 @@ Test(launcher, a_command_that_cannot_run)
 	LAUNCH(&r, "run", "--no-report", "--", "no-such-command-on-path-e2e");
 	cr_assert_eq(exit_status(&r), 127);
 	isc_run_free(&r);
-	FILE *f = fopen(in_dir("script"), "w");
+	FILE *f = fopen(isc_test_in_dir("script"), "w");
 	fputs("#!/bin/sh\nexit 0\n", f);
 	fclose(f);
-	LAUNCH(&r, "run", "--no-report", "--", in_dir("script"));
+	LAUNCH(&r, "run", "--no-report", "--", isc_test_in_dir("script"));
 	cr_assert_eq(exit_status(&r), 126, "not executable");
 	isc_run_free(&r);
 }

@@ -9,31 +9,17 @@
 
 #include "isc-test.h"
 
-static char *dir;
-
-static void setup(void)
-{
-	dir = isc_test_tmpdir();
-	cr_assert_not_null(dir);
-}
-
-static void teardown(void)
-{
-	isc_test_rmrf(dir);
-	free(dir);
-}
-
-TestSuite(lifecycle, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(lifecycle, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 60);
 
 static void run_in_dir(const char *const argv[], const char *const env[], struct isc_run *r)
 {
-	cr_assert_eq(isc_test_run(argv, env, true, dir, r), 0);
+	cr_assert_eq(isc_test_run(argv, env, true, isc_test_dir(), r), 0);
 }
 
 static yajl_val load(const char *name)
 {
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", isc_test_dir(), name);
 	yajl_val t = isc_test_load_json(path);
 	cr_assert_not_null(t, "%s is missing or not JSON", path);
 	return t;
@@ -42,7 +28,7 @@ static yajl_val load(const char *name)
 static int count_files(const char *prefix, const char *suffix)
 {
 	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "ls -1 %s | grep -c '^%s.*%s$'", dir, prefix, suffix);
+	snprintf(cmd, sizeof(cmd), "ls -1 %s | grep -c '^%s.*%s$'", isc_test_dir(), prefix, suffix);
 	FILE *p = popen(cmd, "r");
 	int n = 0;
 	if (p) {

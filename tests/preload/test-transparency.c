@@ -8,20 +8,7 @@
 
 #include "isc-test.h"
 
-static char *dir;
-
-static void setup(void)
-{
-	dir = isc_test_tmpdir();
-}
-
-static void teardown(void)
-{
-	isc_test_rmrf(dir);
-	free(dir);
-}
-
-TestSuite(transparency, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(transparency, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 60);
 
 static size_t count_lines(const char *s)
 {
@@ -36,8 +23,8 @@ Test(transparency, same_output_and_status)
 {
 	struct isc_run plain, traced;
 	const char *argv[] = { isc_test_workload("wl-exit"), "42", NULL };
-	cr_assert_eq(isc_test_run(argv, NULL, false, dir, &plain), 0);
-	cr_assert_eq(isc_test_run(argv, NULL, true, dir, &traced), 0);
+	cr_assert_eq(isc_test_run(argv, NULL, false, isc_test_dir(), &plain), 0);
+	cr_assert_eq(isc_test_run(argv, NULL, true, isc_test_dir(), &traced), 0);
 	cr_assert_eq(plain.status, traced.status);
 	cr_assert_eq(WEXITSTATUS(traced.status), 42);
 	cr_assert_str_eq(plain.out, traced.out);
@@ -50,18 +37,18 @@ Test(transparency, unwritable_output_one_line_and_fallback)
 {
 	struct isc_run plain, traced;
 	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "TMPDIR=%s", dir);
+	snprintf(tmp, sizeof(tmp), "TMPDIR=%s", isc_test_dir());
 	const char *argv[] = { isc_test_workload("wl-exit"), "3", NULL };
 	const char *env[] = { "INFERSCOPE_OUTPUT=/nonexistent/dir/trace.json", tmp, NULL };
-	cr_assert_eq(isc_test_run(argv, NULL, false, dir, &plain), 0);
-	cr_assert_eq(isc_test_run(argv, env, true, dir, &traced), 0);
+	cr_assert_eq(isc_test_run(argv, NULL, false, isc_test_dir(), &plain), 0);
+	cr_assert_eq(isc_test_run(argv, env, true, isc_test_dir(), &traced), 0);
 	cr_assert_eq(plain.status, traced.status);
 	cr_assert_str_eq(plain.out, traced.out);
 	/* the program's own stderr line, then exactly one line of ours naming the path */
 	cr_assert_eq(count_lines(traced.err), count_lines(plain.err) + 1, "stderr: %s", traced.err);
 	cr_assert(strstr(traced.err, "/nonexistent/dir"), "stderr: %s", traced.err);
 	char path[4300];
-	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	snprintf(path, sizeof(path), "%s/trace.json", isc_test_dir());
 	yajl_val t = isc_test_load_json(path);
 	cr_assert_not_null(t, "the trace went to $TMPDIR");
 	cr_assert_eq(isc_trace_count(t, "cpu_call", "main"), 1);
@@ -75,13 +62,13 @@ Test(transparency, bad_variable_is_reported_once_and_ignored)
 	struct isc_run r;
 	const char *argv[] = { isc_test_workload("wl-exit"), "0", NULL };
 	const char *env[] = { "INFERSCOPE_MAX_MEMORY=12q", "INFERSCOPE_TICK=fast", NULL };
-	cr_assert_eq(isc_test_run(argv, env, true, dir, &r), 0);
+	cr_assert_eq(isc_test_run(argv, env, true, isc_test_dir(), &r), 0);
 	cr_assert_eq(WEXITSTATUS(r.status), 0);
 	cr_assert(strstr(r.err, "INFERSCOPE_MAX_MEMORY='12q'"), "stderr: %s", r.err);
 	cr_assert(strstr(r.err, "INFERSCOPE_TICK='fast'"), "stderr: %s", r.err);
 	cr_assert_eq(count_lines(r.err), 3, "two warnings and the program's line: %s", r.err);
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	snprintf(path, sizeof(path), "%s/trace.json", isc_test_dir());
 	yajl_val t = isc_test_load_json(path);
 	cr_assert_not_null(t);
 	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/configuration/INFERSCOPE_MAX_MEMORY"),
@@ -97,10 +84,10 @@ Test(transparency, python_scopes_nest)
 	snprintf(pp, sizeof(pp), "PYTHONPATH=%s", ISC_PYTHON_DIR);
 	const char *argv[] = { ISC_PYTHON3, ISC_WORKLOAD_DIR "/scopes.py", NULL };
 	const char *env[] = { pp, NULL };
-	cr_assert_eq(isc_test_run(argv, env, true, dir, &r), 0);
+	cr_assert_eq(isc_test_run(argv, env, true, isc_test_dir(), &r), 0);
 	cr_assert(strstr(r.out, "python active=True total=499500"), "out %s err %s", r.out, r.err);
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	snprintf(path, sizeof(path), "%s/trace.json", isc_test_dir());
 	yajl_val t = isc_test_load_json(path);
 	cr_assert_not_null(t);
 	yajl_val inner = isc_trace_find(t, "cpu_call", "inner", 0);
@@ -124,7 +111,7 @@ Test(transparency, python_helper_is_a_noop_without_the_preload)
 	snprintf(pp, sizeof(pp), "PYTHONPATH=%s", ISC_PYTHON_DIR);
 	const char *argv[] = { ISC_PYTHON3, ISC_WORKLOAD_DIR "/scopes.py", NULL };
 	const char *env[] = { pp, NULL };
-	cr_assert_eq(isc_test_run(argv, env, false, dir, &r), 0);
+	cr_assert_eq(isc_test_run(argv, env, false, isc_test_dir(), &r), 0);
 	cr_assert(strstr(r.out, "python active=False total=499500"), "out %s", r.out);
 	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
 	isc_run_free(&r);

@@ -10,32 +10,19 @@
 
 #include "isc-test.h"
 
-static char *dir;
+TestSuite(validate, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 60);
 
-static void setup(void)
-{
-	dir = isc_test_tmpdir();
-}
-
-static void teardown(void)
-{
-	isc_test_rmrf(dir);
-	free(dir);
-}
-
-TestSuite(validate, .init = setup, .fini = teardown, .timeout = 60);
-
-/* inferscope-analyze --validate on every file matching pattern in dir; returns how many. */
+/* inferscope-analyze --validate on every file matching pattern in isc_test_dir(); returns how many. */
 static size_t validate_all(const char *pattern)
 {
 	char full[4200];
 	glob_t g;
-	snprintf(full, sizeof(full), "%s/%s", dir, pattern);
+	snprintf(full, sizeof(full), "%s/%s", isc_test_dir(), pattern);
 	cr_assert_eq(glob(full, 0, NULL, &g), 0, "no %s written", pattern);
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		struct isc_run r;
 		const char *argv[] = { ISC_ANALYZE_PATH, "--validate", g.gl_pathv[i], NULL };
-		cr_assert_eq(isc_test_run(argv, NULL, false, dir, &r), 0);
+		cr_assert_eq(isc_test_run(argv, NULL, false, isc_test_dir(), &r), 0);
 		cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s: %s%s",
 			  g.gl_pathv[i], r.out, r.err);
 		cr_assert(strstr(r.out, "valid"), "%s", r.out);
@@ -49,7 +36,7 @@ static size_t validate_all(const char *pattern)
 static void run(const char *const argv[], const char *const env[])
 {
 	struct isc_run r;
-	cr_assert_eq(isc_test_run(argv, env, true, dir, &r), 0);
+	cr_assert_eq(isc_test_run(argv, env, true, isc_test_dir(), &r), 0);
 	isc_run_free(&r);
 }
 
