@@ -18,6 +18,11 @@ if [ $check -eq 0 ]; then
 	clang-format -i "${files[@]}"
 	exit 0
 fi
+# One process for the whole tree (fast); only when it finds something, one per file to
+# name the files that differ.
+if clang-format --dry-run -Werror "${files[@]}" >/dev/null 2>&1; then
+	exit 0
+fi
 bad=0
 for f in "${files[@]}"; do
 	if ! clang-format --dry-run -Werror "$f" >/dev/null 2>&1; then
