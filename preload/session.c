@@ -22,6 +22,7 @@
 #include "isc-config.h"
 #include "log.h"
 #include "procfs.h"
+#include "samplers.h"
 #include "scope.h"
 #include "scratch.h"
 #include "trace-writer.h"
@@ -570,6 +571,7 @@ static int write_trace_file(const char *path, const char *end_reason, const char
 		.n_extra = extra.len,
 		.snapshot_reason = snapshot,
 		.resolve = isc_stacks_resolve, /* stack frames, symbolised while we can */
+		.symbolize = isc_symbolize,    /* sampled stacks' native frames */
 	};
 	isc_fmt(tmp, sizeof(tmp), "%s.tmp-%d", path, s->pid);
 	int in = open(s->spill.path, O_RDONLY | O_CLOEXEC);

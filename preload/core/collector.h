@@ -44,6 +44,14 @@ int isc_collector_spill(bool final);
 /* After fork() in the child: the thread does not exist there. */
 void isc_collector_reset_after_fork(void);
 
+/*
+ * Called by the spiller on each range of records just before they are written, by
+ * whichever thread spills (one at a time): the CPU sampler resolves the Python code
+ * objects its samples point to there, while they are still alive. NULL = none.
+ */
+struct isc_event;
+extern void (*isc_spill_prepare)(struct isc_event *recs, uint32_t n);
+
 /* Implemented by lifecycle.c: opening the spill file (with its metadata blocks)
  * and writing a snapshot. */
 struct isc_spill;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "samplers.h"
 #include "lifecycle.h"
 #include "session.h"
 
@@ -82,6 +83,7 @@ static void numa_aggregate(struct isc_json *j, const struct isc_thread *t)
 void isc_hooks_host_init(void)
 {
 	isc_stacks_init();
+	isc_samplers_init();
 	isc_numa_init();
 	isc_cpu_time_init();
 	isc_session_add_thread_aggregate(numa_aggregate);
