@@ -147,6 +147,7 @@ enum {
 	ISC_API_HAS_BYTES = 1u << 14,
 	ISC_API_HAS_PTR = 1u << 15,
 	ISC_API_LAUNCH = 1u << 16, /* an ISC_EV_EXT with struct isc_launch_payload follows */
+	ISC_API_STACK = 1u << 17,  /* then ISC_EV_STACK records of a block with a header word */
 };
 
 #define ISC_STREAM_NONE 0xffffffffu	 /* the call names no stream */

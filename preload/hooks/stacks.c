@@ -109,15 +109,10 @@ unsigned isc_stacks_capture_event(uint64_t *words, unsigned max, uint16_t *nativ
 		*native = (uint16_t)n;
 		return n;
 	}
-	/* At most ~1000 stacks a second per thread: a call that is recorded because it was
-	 * slow pays a few microseconds for its stack, a thread of many never more than
-	 * a few milliseconds a second. Beyond, events are recorded without stacks. */
-	uint64_t now = isc_now();
-	if (now - t->stack_window >= 1000000000u) {
-		t->stack_window = now;
-		t->stack_budget[1] = 0;
-	}
-	if (t->stack_budget[1]++ >= 1000) {
+	/* At most 1000 stacks a second per thread: a call that is recorded because it was
+	 * slow pays a few microseconds for its stack, a thread of many never more than a
+	 * few milliseconds a second. Beyond, events are recorded without stacks. */
+	if (!isc_sampler_stack_budget(t, 1)) {
 		return 0;
 	}
 	unsigned cap = isc_config.stacks ? isc_config.stacks : ISC_STACK_MAX;

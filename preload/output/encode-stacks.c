@@ -284,6 +284,11 @@ unsigned isc_encode_stack_block(struct isc_enc *e, const struct isc_event *recs,
 {
 	uint64_t words[MAX_FRAMES * 2];
 	unsigned have = 0;
+	if (nrec == 0 && avail > 0 && recs[0].kind == ISC_EV_STACK) { /* from the header */
+		uint64_t h;
+		memcpy(&h, &recs[0], sizeof(h));
+		nrec = isc_stack_records(1 + (uint16_t)h + 2u * (uint16_t)(h >> 16));
+	}
 	while (have < nrec && have < avail && recs[have].kind == ISC_EV_STACK) {
 		have++;
 	}
@@ -300,7 +305,8 @@ unsigned isc_encode_stack_block(struct isc_enc *e, const struct isc_event *recs,
 	}
 	uint32_t id = isc_stack_intern(e->stacks, words + 1, native, python);
 	if (id) {
-		isc_json_kv_uint(e->j, "stack_id", id);
+		isc_json_kv_uint(e->j, "stack_id", id); /* in metadata; isc_enc_end adds it */
+		e->stack_id = id;
 	}
 	return have;
 }

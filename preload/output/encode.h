@@ -135,8 +135,8 @@ static inline uint64_t isc_stack_block_header(unsigned native, unsigned python)
 {
 	return ISC_STACK_BLOCK_MAGIC << 48 | (uint64_t)python << 16 | native;
 }
-/* Encodes the header block of `nrec` records at recs: writes "stack_id" when the table
- * exists. Returns records consumed (nrec, or fewer when torn). */
+/* Encodes the header block of `nrec` records at recs (0: as many as its header says):
+ * writes "stack_id" when the table exists. Returns records consumed (fewer when torn). */
 unsigned isc_encode_stack_block(struct isc_enc *e, const struct isc_event *recs, unsigned avail,
 				unsigned nrec);
 

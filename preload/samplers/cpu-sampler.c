@@ -316,6 +316,41 @@ unsigned isc_sampler_stack_here(uint64_t *words, unsigned max, uint16_t *native,
 	return n + 2 * py;
 }
 
+bool isc_sampler_stack_budget(struct isc_thread *t, unsigned cls)
+{
+	static const uint32_t limit[2] = { 100, 1000 };
+	uint64_t now = isc_now();
+	if (now - t->stack_window >= 1000000000u) {
+		t->stack_window = now;
+		t->stack_budget[0] = t->stack_budget[1] = 0;
+	}
+	if (t->stack_budget[cls] >= limit[cls]) {
+		return false;
+	}
+	t->stack_budget[cls]++;
+	return true;
+}
+
+unsigned isc_cuda_stack(uint64_t *w, unsigned max, bool launch)
+{
+	struct isc_thread *t = isc_tls_self;
+	if (sig == 0 || t == NULL || max < 2 || !isc_sampler_stack_budget(t, launch ? 0 : 1)) {
+		return 0;
+	}
+	uint16_t native, python;
+	unsigned n = isc_sampler_stack_here(w + 1, max - 1, &native, &python);
+	if (n == 0) {
+		return 0;
+	}
+	w[0] = isc_stack_block_header(native, python);
+	return n + 1;
+}
+
+void isc_cuda_stack_fill(struct isc_event *recs, uint32_t tid, const uint64_t *w, unsigned n)
+{
+	isc_stacks_fill(recs, tid, w, n);
+}
+
 /* ---- fork, metadata, init ---- */
 
 static void fork_child(void)

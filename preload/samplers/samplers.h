@@ -27,6 +27,8 @@
 
 #include "encode.h"
 
+struct isc_thread;
+
 #define ISC_SAMPLE_NATIVE_MAX 128
 #define ISC_SAMPLE_PY_MAX 96
 
@@ -36,6 +38,15 @@ void isc_samplers_init(void); /* from the host family init (constructor) */
  * that carry a stack (isc_stack_capture_here). Returns words, 0 when off. */
 unsigned isc_sampler_stack_here(uint64_t *words, unsigned max, uint16_t *native, uint16_t *python);
 int isc_sampler_signal(void); /* 0 when sampling is off */
+/* Event stacks a thread may still take this second: class 0 kernel launches (at most
+ * 100 a second), class 1 other events (1000). Counts the one it grants. */
+bool isc_sampler_stack_budget(struct isc_thread *t, unsigned cls);
+
+/* A CUDA call's stack as a block with a header word (encode.h), rate limited; words
+ * written (0: none). */
+#define ISC_CUDA_STACK_WORDS (1 + 64 + 2 * 48)
+unsigned isc_cuda_stack(uint64_t *w, unsigned max, bool launch);
+void isc_cuda_stack_fill(struct isc_event *recs, uint32_t tid, const uint64_t *w, unsigned n);
 
 /* ---- unwind.c ---- */
 /* Loads libunwind (constructor only). */
