@@ -34,16 +34,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buffer.h"
-#include "capture.h"
-#include "clock.h"
-#include "collector.h"
-#include "config.h"
-#include "host.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "samplers.h"
-#include "session.h"
+#include "preload/core/buffer.h"
+#include "preload/core/capture.h"
+#include "common/clock.h"
+#include "preload/core/collector.h"
+#include "common/config.h"
+#include "preload/hooks/host/host.h"
+#include "preload/lifecycle.h"
+#include "common/log.h"
+#include "preload/samplers/cpu-sampler.h"
+#include "preload/session.h"
+#include "format/json-writer.h"
 
 #define TIMERS 4096
 #define SCAN_EVERY 10 /* ticks between /proc/self/task scans */
@@ -91,7 +92,7 @@ static void on_sample(int s, siginfo_t *si, void *ucv)
 	int saved = errno;
 	(void)s;
 	struct isc_thread *t = isc_tls_self;
-	if (t == NULL && isc_tls_guard == 0 && isc_lifecycle_ready()) {
+	if (t == NULL && isc_tls_guard == 0 && isc_core_ready()) {
 		isc_tls_guard++;
 		t = isc_thread_attach(); /* a thread the collector found in /proc */
 		isc_tls_guard--;
@@ -353,7 +354,7 @@ void isc_cuda_stack_fill(struct isc_event *recs, uint32_t tid, const uint64_t *w
 
 /* ---- fork, metadata, init ---- */
 
-static void fork_child(void)
+void isc_samplers_fork_child(void)
 {
 	/* timers are not inherited: the child samples its (only) thread anew */
 	isc_unwind_fork_child();
@@ -369,33 +370,20 @@ static void fork_child(void)
 	}
 }
 
-static void sampling_metadata(struct isc_json *j)
+bool isc_sampling_report(struct isc_sampling_report *r)
 {
-	uint64_t samples = 0, lost = 0;
+	memset(r, 0, sizeof(*r));
 	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
-		samples += t->samples;
-		lost += t->samples_lost;
+		r->samples += t->samples;
+		r->lost += t->samples_lost;
 	}
-	isc_json_key(j, "sampling");
-	isc_json_begin_object(j);
-	isc_json_kv_uint(j, "cpu_hz", sig ? isc_config.cpu_sample_hz : 0);
-	isc_json_kv_int(j, "signal", sig);
-	isc_json_kv_string(j, "python", isc_py_status());
-	isc_json_kv_uint(j, "samples", samples);
-	isc_json_kv_uint(j, "lost", lost);
-	isc_json_kv_string(j, "unwinder",
-			   isc_unwind_have_libunwind() ? "libunwind" : "frame-pointers");
-	isc_json_kv_bool(j, "stepped_aside", stepped_aside);
-	isc_json_kv_uint(j, "timer_failures", timer_failures);
-	isc_json_end_object(j);
-}
-
-static void sample_aggregate(struct isc_json *j, const struct isc_thread *t)
-{
-	if (sig) {
-		isc_json_kv_uint(j, "cpu_samples", t->samples);
-		isc_json_kv_uint(j, "cpu_samples_lost", t->samples_lost);
-	}
+	r->cpu_hz = sig ? isc_config.cpu_sample_hz : 0;
+	r->signal = sig;
+	r->python = isc_py_status();
+	r->unwinder = isc_unwind_have_libunwind() ? "libunwind" : "frame-pointers";
+	r->stepped_aside = stepped_aside;
+	r->timer_failures = timer_failures;
+	return true;
 }
 
 static int pick_signal(void)
@@ -435,7 +423,6 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 
 void isc_samplers_init(void)
 {
-	isc_session_add_metadata(sampling_metadata);
 	if (isc_config.cpu_sample_hz == 0) {
 		return;
 	}
@@ -450,7 +437,5 @@ void isc_samplers_init(void)
 		return;
 	}
 	isc_collector_add_tick(tick);
-	isc_session_add_thread_aggregate(sample_aggregate);
-	pthread_atfork(NULL, NULL, fork_child);
 	ensure_timer((uint32_t)syscall(SYS_gettid), true);
 }

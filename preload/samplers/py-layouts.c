@@ -14,7 +14,7 @@
  * co_firstlineno, co_lnotab|co_linetable, co_code_adaptive; PyBytesObject.ob_sval,
  * sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject), PyASCIIObject.state.
  */
-#include "samplers.h"
+#include "preload/samplers/cpu-sampler.h"
 
 const struct isc_py_layout
 	isc_py_layouts[] = {

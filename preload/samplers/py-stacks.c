@@ -26,9 +26,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "intern.h"
-#include "log.h"
-#include "samplers.h"
+#include "preload/core/intern.h"
+#include "common/log.h"
+#include "preload/samplers/cpu-sampler.h"
 
 #define OWNED_BY_CSTACK 3 /* 3.12+: the shim frame at the entry of an evaluator call */
 #define MAX_THREADS_WALKED 4096

@@ -1,95 +1,64 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CPU sampler: every thread sampled on its own CPU-time clock, native stacks
- * and Python frames, symbolised when the trace is written.
- *
- *   cpu-sampler.c  signal and timers (per thread, on its CPU clock), the handler,
- *                  thread discovery on the collector, trace metadata
- *   unwind.c       native stacks from a signal context: libunwind (dlopen'ed) or
- *                  frame pointers, reads that cannot fault
- *   py-stacks.c    Python frames read from the interpreter's structures without the
- *                  GIL (CPython 3.8-3.13), resolved on the collector
- *   py-layouts.c   per-version struct offsets (from CPython's headers)
- *   symbolize.c    ELF symbol tables, .gnu_debugdata, build-ids, perf-PID.map
- *
- * Everything the handler calls is async-signal-safe: no locks, no malloc, system
- * calls only from the async-signal-safe list (process_vm_readv is a plain system
- * call), errno saved and restored.
+ * Samplers: what is sampled rather than hooked - stacks on recorded events, the NUMA
+ * node and page migrations, per-thread CPU and wait time and the live heap on the
+ * collector's tick. lifecycle.c initialises and flushes them in its family table;
+ * trailer.c writes what they report.
  */
 #ifndef ISC_SAMPLERS_H
 #define ISC_SAMPLERS_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <ucontext.h>
 
-#include "encode.h"
+#include "format/record.h"
 
-struct isc_thread;
+/* ---- stacks (stacks.c) ---- */
+#define ISC_STACK_MAX 64
 
-#define ISC_SAMPLE_NATIVE_MAX 128
-#define ISC_SAMPLE_PY_MAX 96
+/* Return addresses of the caller's stack, innermost first, the library's own frames
+ * skipped; 0 when stacks are off or libunwind could not be loaded. */
+unsigned isc_stacks_capture(uint64_t *pcs, unsigned max);
+unsigned isc_stacks_depth(void);
+void isc_stacks_fill(struct isc_event *recs, uint32_t tid, const uint64_t *pcs, unsigned n);
+/* The stack of an event: native return addresses then Python frames (two words each),
+ * with CPU sampling on (rate limited per thread, cpu-sampler.c); the opt-in
+ * INFERSCOPE_STACKS frames otherwise. Returns words; max must hold ISC_EVENT_STACK_WORDS. */
+#define ISC_EVENT_STACK_WORDS (ISC_STACK_MAX + 2 * 48)
+unsigned isc_stacks_capture_event(uint64_t *words, unsigned max, uint16_t *native,
+				  uint16_t *python);
+/* The converter's resolver (live process): "symbol+0x1f (libfoo.so)". */
+const char *isc_stacks_resolve(void *ctx, uint64_t addr, char *buf, size_t cap);
+void isc_stacks_init(void);
 
-/* ---- cpu-sampler.c ---- */
-void isc_samplers_init(void); /* from the host family init (constructor) */
-/* Stack words (native pcs, then Python frame pairs) of the calling thread, for events
- * that carry a stack (isc_stack_capture_here). Returns words, 0 when off. */
-unsigned isc_sampler_stack_here(uint64_t *words, unsigned max, uint16_t *native, uint16_t *python);
-int isc_sampler_signal(void); /* 0 when sampling is off */
-/* Event stacks a thread may still take this second: class 0 kernel launches (at most
- * 100 a second), class 1 other events (1000). Counts the one it grants. */
-bool isc_sampler_stack_budget(struct isc_thread *t, unsigned cls);
+/* ---- NUMA (numa.c) ---- */
+int isc_numa_node_now(void); /* node of the CPU the caller runs on, -1 unknown */
+void isc_numa_init(void);
+/* Final flush: reads the migrations at the end and records them as one instant. */
+void isc_numa_flush(void);
 
-/* A CUDA call's stack as a block with a header word (encode.h), rate limited; words
- * written (0: none). */
-#define ISC_CUDA_STACK_WORDS (1 + 64 + 2 * 48)
-unsigned isc_cuda_stack(uint64_t *w, unsigned max, bool launch);
-void isc_cuda_stack_fill(struct isc_event *recs, uint32_t tid, const uint64_t *w, unsigned n);
-
-/* ---- unwind.c ---- */
-/* Loads libunwind (constructor only). */
-void isc_unwind_init(void);
-bool isc_unwind_have_libunwind(void);
-/* Return addresses from the context uc (innermost first; the first is its pc). In a
- * signal handler (in_handler), libunwind is used only when the program does not use
- * it itself: its lock would be the program's too. */
-unsigned isc_unwind_signal(const ucontext_t *uc, uint64_t *pcs, unsigned max, bool in_handler);
-/* Copies n bytes at addr without faulting: bytes copied (< n: unmapped). */
-size_t isc_safe_read(void *dst, uint64_t addr, size_t n);
-/* Around any call into libunwind (hooks/stacks.c too): a fork child whose parent had
- * a thread inside it stops using it (its mutex may be held forever). */
-void isc_unwind_enter(void);
-void isc_unwind_leave(void);
-void isc_unwind_fork_child(void);
-bool isc_safe_read_ok(void); /* process_vm_readv works here */
-
-/* ---- py-stacks.c ---- */
-struct isc_py_layout {
-	uint32_t version; /* major << 8 | minor */
-	uint32_t interp_head, tstate_head, ts_next, ts_thread_id, ts_native_tid;
-	uint32_t ts_cframe, cur_frame;
-	uint32_t f_prev, f_code, f_instr, f_owner, f_entry;
-	uint32_t co_name, co_filename, co_firstlineno, co_lines, co_code_start;
-	uint32_t bytes_sval, ascii_size, compact_size, str_state;
+/* trace_metadata.numa: page migrations over the run (task, system) and the start node. */
+struct isc_numa_report {
+	bool have_task, have_system;
+	uint64_t task_start, task_end; /* pages migrated by the process's threads */
+	uint64_t system;	       /* by the whole system over the run */
+	int start_node;		       /* -1 unknown */
 };
-extern const struct isc_py_layout isc_py_layouts[];
+/* False when nothing is known (no NUMA statistics on this kernel). */
+bool isc_numa_report(struct isc_numa_report *r);
 
-/* Finds an interpreter in the process (collector; cheap when already found). */
-void isc_py_discover(void);
-/* "ok", "absent" or "unsupported: <why>", for trace_metadata.sampling.python. */
-const char *isc_py_status(void);
-/* In the handler: Python frames of the calling thread as word pairs; returns frames
- * and sets *status (enum isc_py_status). *hint is the thread's PyThreadState last time
- * (0 at first), updated. */
-unsigned isc_py_walk(uint64_t *hint, uint64_t *words, unsigned max_frames, uint16_t *status);
-/* Collector: turns raw Python frames of records into names and lines (isc_spill_prepare). */
-void isc_py_resolve_records(struct isc_event *recs, uint32_t n);
+/* ---- CPU time, wait time and live heap on the collector tick (cpu-time.c) ---- */
+void isc_cpu_time_init(void);
+/* Final flush: one last tick taken by the collector while the window is open. */
+void isc_cpu_time_flush(void);
 
-/* ---- symbolize.c ---- */
-/* The trace writer's symboliser (live process); see encode.h. */
-bool isc_symbolize(void *ctx, uint64_t pc, struct isc_symbol *out);
-void isc_symbolize_reset(void);
+/* trace_metadata.heap: the live heap at the end and its sampled peak. */
+struct isc_heap_report {
+	int64_t live_at_end;
+	int64_t peak_sampled;
+};
+/* False when the malloc hooks are off (nothing is known of the heap). */
+bool isc_heap_report(struct isc_heap_report *r);
 
 #endif /* ISC_SAMPLERS_H */

@@ -22,10 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "samplers.h"
-#include "scratch.h"
-#include "session.h"
+#include "common/log.h"
+#include "preload/samplers/cpu-sampler.h"
+#include "format/scratch.h"
+#include "preload/session.h"
 
 #define MAX_MODULES 2048
 

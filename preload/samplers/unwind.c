@@ -26,8 +26,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "samplers.h"
+#include "common/log.h"
+#include "preload/samplers/cpu-sampler.h"
 
 /* libunwind's ABI on x86-64 (libunwind-x86_64.h), without its headers. */
 #define UNW_CURSOR_WORDS 127

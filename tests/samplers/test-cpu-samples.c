@@ -251,7 +251,7 @@ Test(cpu_samples, c_extension_under_python)
 	size_t n = pythons(py, 16);
 	size_t built = 0;
 	for (size_t i = 0; i < n; i++) {
-		char cmd[8192], dir[4096];
+		char cmd[16384], dir[4096];
 		snprintf(dir, sizeof(dir), "%s/ext%zu", isc_test_dir(), i);
 		snprintf(cmd, sizeof(cmd),
 			 "mkdir -p %s && cd %s && inc=$(%s -c 'import sysconfig; "

@@ -35,6 +35,10 @@ static unsigned long cpu_ns(void)
 		sink = x;                                                              \
 	}
 
+void hot_six(unsigned long ns);
+void hot_three(unsigned long ns);
+void hot_one(unsigned long ns);
+
 HOT(hot_six)
 HOT(hot_three)
 HOT(hot_one)
