@@ -327,6 +327,10 @@ static void json_sampling(struct isc_json *j)
 	isc_json_kv_string(j, "unwinder", r.unwinder);
 	isc_json_kv_bool(j, "stepped_aside", r.stepped_aside);
 	isc_json_kv_uint(j, "timer_failures", r.timer_failures);
+	isc_json_key(j, "handler_us");
+	isc_json_ns_as_us(j, (int64_t)r.handler_ns);
+	isc_json_key(j, "python_walk_us");
+	isc_json_ns_as_us(j, (int64_t)r.python_ns);
 	isc_json_end_object(j);
 }
 

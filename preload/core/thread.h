@@ -119,6 +119,8 @@ struct isc_thread {
 	uint32_t py_skip;	  /* handler nesting guard */
 	uint64_t py_tstate;	  /* last PyThreadState found for this thread (a hint) */
 	uint64_t sample_cpu_ns;	  /* the thread's CPU clock at its previous sample */
+	uint64_t sample_ns;	  /* time spent in the sampling handler (ns) */
+	uint64_t sample_py_ns;	  /* of which walking Python frames */
 	uint64_t stack_window;	  /* event stacks: start of the current second (ns) */
 	uint32_t stack_budget[2]; /* event stacks taken in it: launches, other events */
 };

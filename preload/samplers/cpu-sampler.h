@@ -43,6 +43,7 @@ struct isc_sampling_report {
 	const char *python;   /* "ok", "absent", "unsupported: ..." */
 	const char *unwinder; /* "libunwind" or "frame-pointers" */
 	uint64_t samples, lost, timer_failures;
+	uint64_t handler_ns, python_ns; /* time in the handler, of which the Python walk */
 	bool stepped_aside;
 };
 bool isc_sampling_report(struct isc_sampling_report *r);
@@ -51,7 +52,7 @@ bool isc_sampling_report(struct isc_sampling_report *r);
 unsigned isc_sampler_stack_here(uint64_t *words, unsigned max, uint16_t *native, uint16_t *python);
 int isc_sampler_signal(void); /* 0 when sampling is off */
 /* Event stacks a thread may still take this second: class 0 kernel launches (at most
- * 100 a second), class 1 other events (1000). Counts the one it grants. */
+ * 20 a second), class 1 other events (20). Counts the one it grants. */
 bool isc_sampler_stack_budget(struct isc_thread *t, unsigned cls);
 
 /* A CUDA call's stack as a block with a header word (encode.h), rate limited; words

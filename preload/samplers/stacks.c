@@ -109,9 +109,9 @@ unsigned isc_stacks_capture_event(uint64_t *words, unsigned max, uint16_t *nativ
 		*native = (uint16_t)n;
 		return n;
 	}
-	/* At most 1000 stacks a second per thread: a call that is recorded because it was
-	 * slow pays a few microseconds for its stack, a thread of many never more than a
-	 * few milliseconds a second. Beyond, events are recorded without stacks. */
+	/* At most 100 stacks a second per thread: a stack costs tens of microseconds
+	 * (libunwind, the Python walk's system calls), so a thread of many slow calls
+	 * pays at most a few milliseconds a second. Beyond, events have no stack. */
 	if (!isc_sampler_stack_budget(t, 1)) {
 		return 0;
 	}

@@ -39,6 +39,7 @@ struct unw_cursor {
 };
 
 static struct {
+	int (*backtrace)(void **, int);
 	int (*init_local2)(struct unw_cursor *, ucontext_t *, int);
 	int (*step)(struct unw_cursor *);
 	int (*get_reg)(struct unw_cursor *, int, uint64_t *);
@@ -84,6 +85,7 @@ void isc_unwind_init(void)
 		(int (*)(struct unw_cursor *, ucontext_t *, int))dlsym(h, "_ULx86_64_init_local2");
 	unw.step = (int (*)(struct unw_cursor *))dlsym(h, "_ULx86_64_step");
 	unw.get_reg = (int (*)(struct unw_cursor *, int, uint64_t *))dlsym(h, "_ULx86_64_get_reg");
+	unw.backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 	if (!unw.init_local2 || !unw.step || !unw.get_reg) {
 		memset(&unw, 0, sizeof(unw));
 	}
