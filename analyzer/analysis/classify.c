@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "fmt.h"
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/base/fmt.h"
 
 static void evidence(struct isc_verdict *v, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "sort.h"
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/base/sort.h"
 
 static const double pct_at[ISC_PCTS] = { 5, 10, 25, 50, 75, 90, 95, 99 };
 

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort.h"
-#include "timeline.h"
+#include "analyzer/base/sort.h"
+#include "analyzer/analysis/timeline.h"
 
 static bool is_gpu_op(unsigned type)
 {

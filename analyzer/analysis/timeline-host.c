@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "timeline.h"
+#include "analyzer/analysis/timeline.h"
 
 struct samples {
 	int64_t *t;

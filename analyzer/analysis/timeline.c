@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "timeline.h"
+#include "analyzer/analysis/timeline.h"
 
 static bool name_matches(const char *name, const char *pattern)
 {
@@ -98,24 +98,6 @@ int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts
 	}
 	snprintf(a->window.how, sizeof(a->window.how), "whole trace");
 	return 0;
-}
-
-void isc_top_names(const int64_t *by_name, size_t n, struct isc_named_ns *out, int k)
-{
-	memset(out, 0, sizeof(*out) * (size_t)k);
-	for (size_t i = 0; i < n; i++) {
-		if (by_name[i] <= 0) {
-			continue;
-		}
-		for (int j = 0; j < k; j++) {
-			/* Ties go to the smaller name id: deterministic output. */
-			if (by_name[i] > out[j].ns) {
-				memmove(&out[j + 1], &out[j], sizeof(*out) * (size_t)(k - j - 1));
-				out[j] = (struct isc_named_ns){ (uint32_t)i, by_name[i] };
-				break;
-			}
-		}
-	}
 }
 
 static struct isc_ivec *lane_of(struct isc_lanes *l, unsigned type, unsigned sub)

@@ -3,8 +3,8 @@
 #ifndef ISC_TIMELINE_H
 #define ISC_TIMELINE_H
 
-#include "analysis.h"
-#include "interval.h"
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/base/interval.h"
 
 /* The per-category unions the sweep attributes, clipped to the window. */
 struct isc_lanes {
@@ -18,7 +18,5 @@ int isc_host_busy(const struct isc_trace *t, struct isc_analysis *a, struct isc_
 int isc_scope_times(const struct isc_trace *t, struct isc_analysis *a, const struct isc_ivec *cpu);
 /* Host waits by category and how much of them left the GPU idle. */
 int isc_wait_times(const struct isc_trace *t, struct isc_analysis *a, const struct isc_ivec *idle);
-
-void isc_top_names(const int64_t *by_name, size_t n, struct isc_named_ns *out, int k);
 
 #endif /* ISC_TIMELINE_H */

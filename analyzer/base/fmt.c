@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "fmt.h"
+#include "analyzer/base/fmt.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-#include "interval.h"
+#include "analyzer/base/interval.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sort.h"
+#include "analyzer/base/sort.h"
 
 void isc_ivec_free(struct isc_ivec *l)
 {

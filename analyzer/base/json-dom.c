@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "jdom.h"
+#include "analyzer/base/json-dom.h"
 
 #include <stdlib.h>
 #include <string.h>

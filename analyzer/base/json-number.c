@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "jsonnum.h"
+#include "analyzer/base/json-number.h"
 
 #include <math.h>
 #include <stdbool.h>

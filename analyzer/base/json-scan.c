@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "jscan.h"
+#include "analyzer/base/json-scan.h"
 
 #include <stdlib.h>
 #include <string.h>

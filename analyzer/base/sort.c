@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "sort.h"
+#include "analyzer/base/sort.h"
 
 #include <errno.h>
 #include <stdbool.h>

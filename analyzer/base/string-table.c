@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "strtab.h"
+#include "analyzer/base/string-table.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
-#include "gate.h"
-#include "source.h"
+#include "analyzer/gate/gate.h"
+#include "analyzer/readers/input-source.h"
 
 #define BASELINE_MAX_BYTES (512u << 20)
 #define DETECT_BYTES 4096

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate.h"
-#include "rules.h"
+#include "analyzer/gate/gate.h"
+#include "analyzer/rules/rules.h"
 
 struct name_def {
 	const char *name;

@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate.h"
-#include "report.h"
+#include "analyzer/gate/gate.h"
 
 void isc_gate_spec_init(struct isc_gate_spec *s)
 {
@@ -192,7 +191,7 @@ int isc_gate_run(const struct isc_gate_spec *spec, const struct isc_snapshot *cu
 		check_item(&spec->checks[i], cur, &r->items[r->n++]);
 	}
 	for (int k = 0; base != NULL && k < ISC_CAT__COUNT; k++) {
-		enum isc_category c = isc_report_cat_order[k];
+		enum isc_category c = isc_category_order[k];
 		struct isc_budget b = budget_of(spec, c);
 		if (!b.off) {
 			budget_item(c, &b, base, cur, &r->items[r->n++]);

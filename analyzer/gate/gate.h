@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis.h"
-#include "diag.h"
-#include "reader.h"
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/base/diag.h"
+#include "analyzer/readers/reader.h"
 
 /* ---- snapshots (snapshot.c, baseline.c) ---- */
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate.h"
+#include "analyzer/gate/gate.h"
 
 #define MIN_TIME_CHANGE_US 1.0
 #define MIN_WINDOW_FRACTION 0.001

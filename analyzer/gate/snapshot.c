@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate.h"
+#include "analyzer/gate/gate.h"
 
 static double round_to(double v, double scale)
 {

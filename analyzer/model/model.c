@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-#include "model.h"
+#include "analyzer/model/model.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sort.h"
-#include "strtab.h"
+#include "analyzer/base/sort.h"
+#include "analyzer/base/string-table.h"
 
 struct isc_trace *isc_trace_create(void)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thresholds.h"
+#include "analyzer/model/thresholds.h"
 
 #include <errno.h>
 #include <math.h>

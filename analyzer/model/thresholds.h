@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "diag.h"
+#include "analyzer/base/diag.h"
 
 enum isc_thr {
 	ISC_THR_GPU_BOUND_SHARE,       /* gpu_compute share that makes a trace gpu_bound */

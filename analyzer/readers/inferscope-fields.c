@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "inferscope-fields.h"
+#include "analyzer/readers/inferscope-fields.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "diag.h"
-#include "keymap.h"
-#include "model.h"
+#include "analyzer/base/diag.h"
+#include "analyzer/base/key-map.h"
+#include "analyzer/model/model.h"
 
 enum isc_isf_key {
 	/* event level */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-#include "inferscope-meta.h"
+#include "analyzer/readers/inferscope-meta.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "jsonnum.h"
+#include "analyzer/base/json-number.h"
 
 /* A declarative shape check: a field list per object, recursive. */
 enum mkind {

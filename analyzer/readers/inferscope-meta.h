@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 
-#include "jdom.h"
-#include "reader.h"
+#include "analyzer/base/json-dom.h"
+#include "analyzer/readers/reader.h"
 
 /* Return 0, or -1 with err holding ".path: problem" (the caller prefixes the top key). */
 int isc_meta_apply(struct isc_read_ctx *rc, const struct isc_jdom *d, char *err, size_t n);

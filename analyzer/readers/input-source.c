@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "source.h"
+#include "analyzer/readers/input-source.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,25 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-#include "jsax.h"
+#include "analyzer/readers/json-sax.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void isc_diag_set(struct isc_diag *d, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
-	va_end(ap);
-	/* One line, whatever the input put into the message. */
-	for (char *p = d->msg; *p != '\0'; p++) {
-		if (*p == '\n' || *p == '\r') {
-			*p = ' ';
-		}
-	}
-}
 
 int isc_jsax_init(struct isc_jsax *j, const yajl_callbacks *cb, void *ctx, const char *label,
 		  struct isc_diag *d)

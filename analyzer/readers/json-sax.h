@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "diag.h"
-#include "jscan.h"
-#include "source.h"
+#include "analyzer/base/diag.h"
+#include "analyzer/base/json-scan.h"
+#include "analyzer/readers/input-source.h"
 
 #define ISC_JSAX_MAX_TOKEN (64u << 20)
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inferscope-meta.h"
-#include "reader-inferscope.h"
+#include "analyzer/readers/inferscope-meta.h"
+#include "analyzer/readers/reader-inferscope.h"
 
 static int push(struct isc_isr *r, int fr)
 {

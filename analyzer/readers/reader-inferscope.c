@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonnum.h"
-#include "reader-inferscope.h"
+#include "analyzer/base/json-number.h"
+#include "analyzer/readers/reader-inferscope.h"
 
 const struct isc_keydef isc_isr_top_defs[5] = {
 	{ "format_version", TK_VERSION }, { "trace_metadata", TK_META },

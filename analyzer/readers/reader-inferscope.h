@@ -6,11 +6,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "inferscope-fields.h"
-#include "jdom.h"
-#include "jsax.h"
-#include "keymap.h"
-#include "reader.h"
+#include "analyzer/readers/inferscope-fields.h"
+#include "analyzer/base/json-dom.h"
+#include "analyzer/readers/json-sax.h"
+#include "analyzer/base/key-map.h"
+#include "analyzer/readers/reader.h"
 
 enum frame {
 	FR_TOP,

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jdom.h"
-#include "jsax.h"
-#include "jsonnum.h"
-#include "keymap.h"
-#include "reader.h"
+#include "analyzer/base/json-dom.h"
+#include "analyzer/readers/json-sax.h"
+#include "analyzer/base/json-number.h"
+#include "analyzer/base/key-map.h"
+#include "analyzer/readers/reader.h"
 
 enum kframe { KF_TOP, KF_EVENTS, KF_EVENT, KF_ARGS, KF_BLOCK, KF_DEVS, KF_DEV, KF_SKIP };
 

@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "reader.h"
+#include "analyzer/readers/reader.h"
 #include "trace-writer.h"
 
 static size_t detect_spill(const struct isc_source *src)

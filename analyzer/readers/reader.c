@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "reader.h"
+#include "analyzer/readers/reader.h"
 
 #include <errno.h>
 #include <string.h>

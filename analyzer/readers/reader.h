@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "diag.h"
-#include "model.h"
-#include "source.h"
+#include "analyzer/base/diag.h"
+#include "analyzer/model/model.h"
+#include "analyzer/readers/input-source.h"
 
 struct isc_read_opts {
 	const char *format; /* reader name, NULL to detect */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "json-writer.h"
-#include "report.h"
+#include "analyzer/report/report.h"
 
 static const char *category(unsigned type)
 {

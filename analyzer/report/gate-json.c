@@ -3,9 +3,9 @@
  * The gate in the JSON result: `gate: {passed, failed, baseline, checks: [...],
  * diff: {...}}`. A later run reading this file as its baseline skips the object.
  */
-#include "gate.h"
+#include "analyzer/gate/gate.h"
 #include "json-writer.h"
-#include "report.h"
+#include "analyzer/report/report.h"
 
 static void item(struct isc_json *j, const struct isc_gate_item *it)
 {

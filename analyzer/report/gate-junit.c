@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gate.h"
-#include "report.h"
-#include "svg.h"
+#include "analyzer/gate/gate.h"
+#include "analyzer/report/report.h"
+#include "analyzer/report/markup.h"
 
 static void property(FILE *f, const char *name, const char *value)
 {

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
-#include "gate.h"
-#include "report.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/gate/gate.h"
+#include "analyzer/report/report.h"
 
 static const char *const group_title[ISC_SG__COUNT] = {
 	[ISC_SG_KERNEL] = "kernel", [ISC_SG_GPU_COPY] = "GPU copy", [ISC_SG_CUDA_API] = "CUDA API",

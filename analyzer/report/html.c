@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fmt.h"
-#include "report.h"
-#include "svg.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/report/report.h"
+#include "analyzer/report/svg.h"
 
 static const char style[] =
 	"body{font:14px system-ui,sans-serif;margin:24px;color:#222}"

@@ -8,7 +8,7 @@
 #include <errno.h>
 
 #include "json-writer.h"
-#include "report.h"
+#include "analyzer/report/report.h"
 
 static void us(struct isc_json *j, const char *key, double ns)
 {
@@ -74,7 +74,7 @@ static void breakdown(struct isc_json *j, const struct isc_trace *t, const struc
 	isc_json_key(j, "timeline_breakdown");
 	isc_json_begin_array(j);
 	for (int k = 0; k < ISC_CAT__COUNT; k++) {
-		enum isc_category c = isc_report_cat_order[k];
+		enum isc_category c = isc_category_order[k];
 		isc_json_begin_object(j);
 		isc_json_kv_string(j, "category", isc_category_name(c));
 		us(j, "duration_us", (double)a->cat_ns[c]);

@@ -3,26 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "fmt.h"
-#include "report.h"
-
-#define NAME_MAX_SHOWN 80
-
-void isc_md_cell(FILE *f, const char *s)
-{
-	size_t n = strlen(s);
-	size_t shown = n > NAME_MAX_SHOWN ? NAME_MAX_SHOWN - 3 : n;
-	for (size_t i = 0; i < shown; i++) {
-		char c = s[i];
-		if (c == '|' || c == '`' || c == '*' || c == '_' || c == '<' || c == '>') {
-			fputc('\\', f);
-		}
-		fputc(c == '\n' || c == '\r' ? ' ' : c, f);
-	}
-	if (shown < n) {
-		fputs("...", f);
-	}
-}
+#include "analyzer/base/fmt.h"
+#include "analyzer/report/report.h"
 
 static void header(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		   const struct isc_report_opts *o)
@@ -59,7 +41,7 @@ static void breakdown(FILE *f, const struct isc_trace *t, const struct isc_analy
 		   "|---|---:|---:|---|\n");
 	int64_t total = 0;
 	for (int k = 0; k < ISC_CAT__COUNT; k++) {
-		enum isc_category c = isc_report_cat_order[k];
+		enum isc_category c = isc_category_order[k];
 		total += a->cat_ns[c];
 		fprintf(f, "| %s | %s | %s | ", isc_category_name(c),
 			isc_fmt_dur(b1, (double)a->cat_ns[c]),

@@ -9,7 +9,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "analysis.h"
+#include "analyzer/model/result.h"
+#include "analyzer/report/markup.h"
 
 struct isc_gate_result;
 
@@ -52,12 +53,5 @@ void isc_md_gate(FILE *f, const struct isc_gate_result *g, int top, bool standal
 struct isc_json;
 /* The "gate" member of the JSON result. */
 void isc_json_gate(struct isc_json *j, const struct isc_gate_result *g);
-
-/* A name fit for a markdown table cell: pipes, emphasis and angle brackets escaped,
- * newlines flattened, long names shortened. */
-void isc_md_cell(FILE *f, const char *s);
-
-/* Shared by writers: the order categories are shown in. */
-extern const enum isc_category isc_report_cat_order[ISC_CAT__COUNT];
 
 #endif /* ISC_REPORT_H */

@@ -5,83 +5,19 @@
  * starts inside the current pixel run of its row joins it, so a row never holds more
  * rectangles than it has half-pixels, whatever the number of events.
  */
-#include "svg.h"
+#include "analyzer/report/svg.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
-#include "report.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/report/report.h"
 
 static const char *const cat_color[ISC_CAT__COUNT] = {
 	[ISC_CAT_CPU] = "#4e79a7", [ISC_CAT_H2D] = "#e15759",  [ISC_CAT_GPU] = "#59a14f",
 	[ISC_CAT_D2H] = "#b07aa1", [ISC_CAT_IDLE] = "#d7d7d7", [ISC_CAT_FRAMEWORK] = "#f28e2b",
 };
-
-/* Length of the valid UTF-8 sequence at s, 0 when the byte does not start one
- * (overlong forms and surrogates included, which XML parsers refuse). */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-	if (n == 0 || s[0] > 0xf4 || (s[0] == 0xe0 && s[1] < 0xa0) ||
-	    (s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xf0 && s[1] < 0x90) ||
-	    (s[0] == 0xf4 && s[1] >= 0x90)) {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80) {
-			return 0;
-		}
-	}
-	return n;
-}
-
-/* Text for an element or attribute of HTML, SVG or XML (JUnit): markup escaped, and
- * what XML 1.0 cannot carry (control characters, bytes that are not UTF-8 - names come
- * from traces) as '?'. */
-void isc_html_text(FILE *f, const char *text)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	while (*s != '\0') {
-		if (*s >= 0x80) {
-			size_t n = utf8_len(s);
-			if (n == 0) {
-				fputc('?', f);
-				n = 1;
-			} else {
-				fwrite(s, 1, n, f);
-			}
-			s += n;
-			continue;
-		}
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		case '\t':
-		case '\n':
-			fputc(*s, f);
-			break;
-		default:
-			fputc(*s < 0x20 ? '?' : *s, f);
-			break;
-		}
-		s++;
-	}
-}
 
 void isc_svg_breakdown(FILE *f, const struct isc_analysis *a)
 {
@@ -92,7 +28,7 @@ void isc_svg_breakdown(FILE *f, const struct isc_analysis *a)
 		ISC_SVG_WIDTH);
 	double x = 0;
 	for (int k = 0; k < ISC_CAT__COUNT; k++) {
-		enum isc_category c = isc_report_cat_order[k];
+		enum isc_category c = isc_category_order[k];
 		double w = isc_share(a, a->cat_ns[c]) * ISC_SVG_WIDTH;
 		if (w > 0) {
 			fprintf(f,

@@ -5,12 +5,11 @@
 
 #include <stdio.h>
 
-#include "analysis.h"
+#include "analyzer/model/result.h"
 
 #define ISC_SVG_WIDTH 1200
 #define ISC_SVG_MAX_LANES 48
 
-void isc_html_text(FILE *f, const char *s); /* escaped for HTML, SVG and XML */
 void isc_svg_breakdown(FILE *f, const struct isc_analysis *a);
 /* Returns -ENOMEM or 0. */
 int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "report.h"
+#include "analyzer/report/report.h"
 
 #include <string.h>
 
@@ -22,10 +22,6 @@ static const struct isc_writer junit = { "junit",
 					 isc_report_junit };
 
 static const struct isc_writer *const writers[] = { &md, &json, &html, &chrome, &gate_md, &junit };
-
-const enum isc_category isc_report_cat_order[ISC_CAT__COUNT] = {
-	ISC_CAT_CPU, ISC_CAT_H2D, ISC_CAT_GPU, ISC_CAT_D2H, ISC_CAT_IDLE, ISC_CAT_FRAMEWORK,
-};
 
 const struct isc_writer *isc_writer_find(const char *name)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "rules.h"
+#include "analyzer/rules/rules.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -9,8 +9,8 @@
 
 #include <stdbool.h>
 
-#include "analysis.h"
-#include "interval.h"
+#include "analyzer/model/result.h"
+#include "analyzer/base/interval.h"
 
 /* Events the rules look at, gathered by one pass so that no rule scans the whole trace. */
 enum isc_rule_list {
@@ -50,6 +50,9 @@ extern const struct isc_rule isc_rules_gpu[];
 extern const struct isc_rule isc_rules_host[];
 extern const struct isc_rule isc_rules_data[];
 extern const struct isc_rule isc_rules_pipeline[];
+
+/* The last stage of the analysis (isc_analyze): fills a->sugg. Returns 0 or -ENOMEM. */
+int isc_rules_run(const struct isc_trace *t, struct isc_analysis *a);
 
 /* Calls fn for every rule in table order. */
 void isc_rules_each(void (*fn)(const struct isc_rule *r, void *ctx), void *ctx);

@@ -3,11 +3,11 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "interval.h"
-#include "jsonnum.h"
-#include "model.h"
-#include "sort.h"
-#include "thresholds.h"
+#include "analyzer/base/interval.h"
+#include "analyzer/base/json-number.h"
+#include "analyzer/model/model.h"
+#include "analyzer/base/sort.h"
+#include "analyzer/model/thresholds.h"
 
 Test(units, microseconds_convert_exactly)
 {

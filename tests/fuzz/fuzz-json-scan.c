@@ -10,7 +10,7 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-#include "jscan.h"
+#include "analyzer/base/json-scan.h"
 
 struct rec {
 	uint64_t h;

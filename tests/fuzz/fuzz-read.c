@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis.h"
-#include "reader.h"
-#include "report.h"
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/readers/reader.h"
+#include "analyzer/report/report.h"
 
 #ifndef FUZZ_FORMAT
 #define FUZZ_FORMAT NULL
