@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
 #include "analyzer/base/sort.h"
 #include "analyzer/analysis/timeline.h"
 
@@ -39,11 +40,9 @@ static struct isc_stream_idle *stream_slot(struct isc_analysis *a, const struct 
 			return &a->streams[i];
 		}
 	}
-	struct isc_stream_idle *v = realloc(a->streams, (a->n_streams + 1) * sizeof(*v));
-	if (v == NULL) {
+	if (ISC_RESIZE(a->streams, a->n_streams + 1) < 0) {
 		return NULL;
 	}
-	a->streams = v;
 	struct isc_stream_idle *s = &a->streams[a->n_streams++];
 	memset(s, 0, sizeof(*s));
 	s->device = e->device;
@@ -59,14 +58,10 @@ struct launch_acc {
 static int add_pair(struct launch_acc *l, int64_t cpu, int64_t gpu, int64_t delay)
 {
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 1024;
-		int64_t *c = realloc(l->cpu, cap * sizeof(*c));
-		int64_t *g = c ? realloc(l->gpu, cap * sizeof(*g)) : NULL;
-		int64_t *d = g ? realloc(l->delay, cap * sizeof(*d)) : NULL;
-		l->cpu = c ? c : l->cpu;
-		l->gpu = g ? g : l->gpu;
-		l->delay = d ? d : l->delay;
-		if (d == NULL) {
+		/* Three arrays of one capacity. */
+		size_t cap = isc_grow_cap(l->cap, l->n + 1, 1024);
+		if (ISC_RESIZE(l->cpu, cap) < 0 || ISC_RESIZE(l->gpu, cap) < 0 ||
+		    ISC_RESIZE(l->delay, cap) < 0) {
 			return -ENOMEM;
 		}
 		l->cap = cap;
@@ -136,11 +131,8 @@ static int idle_and_launches(const struct isc_trace *t, struct isc_analysis *a)
 			break;
 		}
 		if (a->n_streams != before) {
-			int64_t *p = realloc(prev, a->n_streams * sizeof(*p));
-			bool *h = p ? realloc(has, a->n_streams * sizeof(*h)) : NULL;
-			prev = p ? p : prev;
-			has = h ? h : has;
-			if (h == NULL) {
+			if (ISC_RESIZE(prev, a->n_streams) < 0 ||
+			    ISC_RESIZE(has, a->n_streams) < 0) {
 				r = -ENOMEM;
 				break;
 			}
@@ -235,13 +227,11 @@ static int temporal(const struct isc_trace *t, struct isc_analysis *a)
 		if (known) {
 			continue;
 		}
-		struct isc_hta_temporal *v = realloc(a->hta, (a->n_hta + 1) * sizeof(*v));
-		if (v == NULL) {
+		if (ISC_RESIZE(a->hta, a->n_hta + 1) < 0) {
 			r = -ENOMEM;
 			break;
 		}
-		a->hta = v;
-		memset(&a->hta[a->n_hta], 0, sizeof(*v));
+		memset(&a->hta[a->n_hta], 0, sizeof(a->hta[0]));
 		r = temporal_device(t, a, e->device, nccl, &a->hta[a->n_hta]);
 		a->n_hta += a->hta[a->n_hta].span > 0 || r != 0;
 	}

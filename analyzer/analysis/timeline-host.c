@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analyzer/analysis/timeline.h"
+#include "analyzer/base/grow.h"
 
 struct samples {
 	int64_t *t;
@@ -38,17 +39,11 @@ static bool is_wait(const struct isc_ev *e)
 static int add_sample(struct samples *s, int64_t ts, double v)
 {
 	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		int64_t *t = realloc(s->t, cap * sizeof(*t));
-		if (t == NULL) {
+		/* Two arrays of one capacity. */
+		size_t cap = isc_grow_cap(s->cap, s->n + 1, 64);
+		if (ISC_RESIZE(s->t, cap) < 0 || ISC_RESIZE(s->v, cap) < 0) {
 			return -ENOMEM;
 		}
-		s->t = t;
-		double *vv = realloc(s->v, cap * sizeof(*vv));
-		if (vv == NULL) {
-			return -ENOMEM;
-		}
-		s->v = vv;
 		s->cap = cap;
 	}
 	s->t[s->n] = ts;
@@ -219,14 +214,8 @@ static int scope_event(struct scope_acc *acc, struct stack *st, const struct isc
 		parent->cursor = e->ts;
 		end = end < parent->end ? end : parent->end; /* badly nested: clamp */
 	}
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 16;
-		struct frame *v = realloc(st->v, cap * sizeof(*v));
-		if (v == NULL) {
-			return -ENOMEM;
-		}
-		st->v = v;
-		st->cap = cap;
+	if (ISC_GROW(st->v, st->cap, st->n + 1, 16) < 0) {
+		return -ENOMEM;
 	}
 	st->v[st->n++] = (struct frame){ .end = end, .cursor = e->ts, .name = e->name };
 	acc->by_name[e->name].count++;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "analyzer/base/grow.h"
 #include "analyzer/base/sort.h"
 
 void isc_ivec_free(struct isc_ivec *l)
@@ -15,14 +16,8 @@ void isc_ivec_free(struct isc_ivec *l)
 
 static int push(struct isc_ivec *l, int64_t s, int64_t e)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct isc_iv *v = realloc(l->v, cap * sizeof(*v));
-		if (v == NULL) {
-			return -ENOMEM;
-		}
-		l->v = v;
-		l->cap = cap;
+	if (ISC_GROW(l->v, l->cap, l->n + 1, 256) < 0) {
+		return -ENOMEM;
 	}
 	l->v[l->n++] = (struct isc_iv){ s, e };
 	return 0;

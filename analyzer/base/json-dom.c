@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
+
 void isc_jdom_init(struct isc_jdom *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -23,18 +25,9 @@ static uint32_t pool_add(struct isc_jdom *d, const char *s, size_t n)
 		d->error = "too much text";
 		return UINT32_MAX;
 	}
-	if (d->pool_len + n + 1 > d->pool_cap) {
-		size_t cap = d->pool_cap ? d->pool_cap : 4096;
-		while (cap < d->pool_len + n + 1) {
-			cap *= 2;
-		}
-		char *p = realloc(d->pool, cap);
-		if (p == NULL) {
-			d->error = "out of memory";
-			return UINT32_MAX;
-		}
-		d->pool = p;
-		d->pool_cap = cap;
+	if (ISC_GROW(d->pool, d->pool_cap, d->pool_len + n + 1, 4096) < 0) {
+		d->error = "out of memory";
+		return UINT32_MAX;
 	}
 	uint32_t off = (uint32_t)d->pool_len;
 	memcpy(d->pool + off, s, n);
@@ -55,15 +48,9 @@ static struct isc_jnode *add(struct isc_jdom *d, enum isc_jtype t)
 		d->error = "too many values";
 		return NULL;
 	}
-	if (d->len == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 64;
-		struct isc_jnode *v = realloc(d->n, cap * sizeof(*v));
-		if (v == NULL) {
-			d->error = "out of memory";
-			return NULL;
-		}
-		d->n = v;
-		d->cap = cap;
+	if (ISC_GROW(d->n, d->cap, d->len + 1, 64) < 0) {
+		d->error = "out of memory";
+		return NULL;
 	}
 	uint32_t id = (uint32_t)d->len++;
 	struct isc_jnode *node = &d->n[id];

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
+
 enum { ST_VALUE, ST_VALUE_OR_CLOSE, ST_KEY_OR_CLOSE, ST_KEY, ST_COLON, ST_COMMA_OR_CLOSE, ST_DONE };
 
 /* Byte classes inside strings: 0 plain, 1 quote, 2 backslash, 3 control, 4 non-ASCII. */
@@ -79,12 +81,10 @@ static size_t put_utf8(char *o, unsigned cp)
 static bool unescape(struct isc_jscan *s, const unsigned char *p, size_t n, size_t *out_len)
 {
 	if (s->scratch_cap < n + 1) {
-		char *b = realloc(s->scratch, n + 1);
-		if (b == NULL) {
+		if (ISC_RESIZE(s->scratch, n + 1) < 0) {
 			s->error = "out of memory";
 			return false;
 		}
-		s->scratch = b;
 		s->scratch_cap = n + 1;
 	}
 	char *o = s->scratch;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
+
 static uint64_t hash_bytes(const char *s, size_t n)
 {
 	/* FNV-1a: names are short and this runs once per name field read. */
@@ -58,32 +60,18 @@ static int grow_slots(struct isc_strtab *s)
 static int reserve(struct isc_strtab *s, size_t n)
 {
 	if (s->pool_len + n + 1 > s->pool_cap) {
-		size_t cap = s->pool_cap ? s->pool_cap * 2 : 65536;
-		while (cap < s->pool_len + n + 1) {
-			cap *= 2;
-		}
-		if (cap > UINT32_MAX) {
+		size_t cap = isc_grow_cap(s->pool_cap, s->pool_len + n + 1, 65536);
+		if (cap > UINT32_MAX || ISC_RESIZE(s->pool, cap) < 0) {
 			return -1;
 		}
-		char *p = realloc(s->pool, cap);
-		if (p == NULL) {
-			return -1;
-		}
-		s->pool = p;
 		s->pool_cap = cap;
 	}
 	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		uint32_t *off = realloc(s->off, cap * sizeof(*off));
-		if (off == NULL) {
+		/* Two arrays of one capacity. */
+		size_t cap = isc_grow_cap(s->cap, s->n + 1, 1024);
+		if (ISC_RESIZE(s->off, cap) < 0 || ISC_RESIZE(s->len, cap) < 0) {
 			return -1;
 		}
-		s->off = off;
-		uint32_t *len = realloc(s->len, cap * sizeof(*len));
-		if (len == NULL) {
-			return -1;
-		}
-		s->len = len;
 		s->cap = cap;
 	}
 	return 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
+#include "analyzer/base/grow.h"
 #include "analyzer/gate/gate.h"
 #include "analyzer/readers/input-source.h"
 
@@ -189,14 +190,12 @@ static char *slurp(struct isc_source *src, const char *path, size_t *len, struct
 	ssize_t r = 1;
 	while (buf != NULL && r > 0) {
 		if (n == cap) {
-			char *nb = cap < BASELINE_MAX_BYTES ? realloc(buf, cap * 2) : NULL;
-			if (nb == NULL) {
+			if (cap >= BASELINE_MAX_BYTES || ISC_RESIZE(buf, cap * 2) < 0) {
 				isc_diag_set(d, "%s: baseline larger than %u MiB", path,
 					     BASELINE_MAX_BYTES >> 20);
 				free(buf);
 				return NULL;
 			}
-			buf = nb;
 			cap *= 2;
 		}
 		r = isc_source_read(src, (unsigned char *)buf + n, cap - n);

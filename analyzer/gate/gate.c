@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
 #include "analyzer/gate/gate.h"
 
 void isc_gate_spec_init(struct isc_gate_spec *s)
@@ -35,14 +36,8 @@ void isc_gate_spec_finish(struct isc_gate_spec *s)
 
 int isc_gate_add_check(struct isc_gate_spec *s, const char *expr, char *err, size_t errlen)
 {
-	if (s->n_checks == s->cap_checks) {
-		size_t cap = s->cap_checks ? s->cap_checks * 2 : 8;
-		struct isc_check *v = realloc(s->checks, cap * sizeof(*v));
-		if (v == NULL) {
-			return -ENOMEM;
-		}
-		s->checks = v;
-		s->cap_checks = cap;
+	if (ISC_GROW(s->checks, s->cap_checks, s->n_checks + 1, 8) < 0) {
+		return -ENOMEM;
 	}
 	int r = isc_check_parse(expr, &s->checks[s->n_checks], err, errlen);
 	s->n_checks += r == 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
 #include "analyzer/base/sort.h"
 #include "analyzer/base/string-table.h"
 
@@ -73,14 +74,8 @@ int isc_trace_add_input(struct isc_trace *t, const char *path)
 	if (t->n_inputs >= UINT16_MAX) {
 		return -E2BIG;
 	}
-	if (t->n_inputs == t->cap_inputs) {
-		size_t cap = t->cap_inputs ? t->cap_inputs * 2 : 4;
-		struct isc_input *v = realloc(t->inputs, cap * sizeof(*v));
-		if (v == NULL) {
-			return -ENOMEM;
-		}
-		t->inputs = v;
-		t->cap_inputs = cap;
+	if (ISC_GROW(t->inputs, t->cap_inputs, t->n_inputs + 1, 4) < 0) {
+		return -ENOMEM;
 	}
 	struct isc_input *in = &t->inputs[t->n_inputs];
 	memset(in, 0, sizeof(*in));
@@ -137,14 +132,8 @@ uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid)
 		}
 		i = (i + 1) & t->thread_slot_mask;
 	}
-	if (t->n_threads == t->cap_threads) {
-		size_t cap = t->cap_threads ? t->cap_threads * 2 : 16;
-		struct isc_thread_info *v = realloc(t->threads, cap * sizeof(*v));
-		if (v == NULL) {
-			return UINT32_MAX;
-		}
-		t->threads = v;
-		t->cap_threads = cap;
+	if (ISC_GROW(t->threads, t->cap_threads, t->n_threads + 1, 16) < 0) {
+		return UINT32_MAX;
 	}
 	uint32_t k = (uint32_t)t->n_threads++;
 	t->threads[k] = (struct isc_thread_info){ .tid = tid, .name = 0, .input = input };
@@ -160,15 +149,10 @@ struct isc_ev *isc_trace_push(struct isc_trace *t)
 	if (t->n == t->cap) {
 		/* Doubling through realloc: large blocks move by mremap, untouched pages
 		 * of the new capacity cost no memory. */
-		size_t cap = t->cap ? t->cap * 2 : 4096;
-		if (cap > UINT32_MAX - 1) {
+		size_t cap = isc_grow_cap(t->cap, t->n + 1, 4096);
+		if (cap > UINT32_MAX - 1 || ISC_RESIZE(t->ev, cap) < 0) {
 			return NULL;
 		}
-		struct isc_ev *v = realloc(t->ev, cap * sizeof(*v));
-		if (v == NULL) {
-			return NULL;
-		}
-		t->ev = v;
 		t->cap = cap;
 	}
 	struct isc_ev *e = &t->ev[t->n++];
@@ -457,14 +441,8 @@ int isc_agg_add(struct isc_agg_list *l, const struct isc_agg *a)
 			return 0;
 		}
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
-		struct isc_agg *v = realloc(l->v, cap * sizeof(*v));
-		if (v == NULL) {
-			return -ENOMEM;
-		}
-		l->v = v;
-		l->cap = cap;
+	if (ISC_GROW(l->v, l->cap, l->n + 1, 8) < 0) {
+		return -ENOMEM;
 	}
 	l->v[l->n++] = *a;
 	return 0;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
+
 int isc_jsax_init(struct isc_jsax *j, const yajl_callbacks *cb, void *ctx, const char *label,
 		  struct isc_diag *d)
 {
@@ -57,12 +59,10 @@ static int make_room(struct isc_jsax *j, unsigned char **buf, size_t *cap, size_
 			     j->label, (unsigned long long)j->base, ISC_JSAX_MAX_TOKEN >> 20);
 		return -EINVAL;
 	}
-	unsigned char *b = realloc(*buf, *cap * 2);
-	if (b == NULL) {
+	if (isc_resize(buf, *cap * 2, 1) < 0) {
 		isc_diag_set(j->diag, "%s: out of memory", j->label);
 		return -ENOMEM;
 	}
-	*buf = b;
 	*cap *= 2;
 	return 0;
 }

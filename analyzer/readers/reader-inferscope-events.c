@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
 #include "analyzer/readers/inferscope-meta.h"
 #include "analyzer/readers/reader-inferscope.h"
 
@@ -201,14 +202,8 @@ static struct bare_thread *bare_thread(struct isc_isr *r, int64_t tid)
 			return &r->bt[i];
 		}
 	}
-	if (r->n_bt == r->cap_bt) {
-		size_t cap = r->cap_bt ? r->cap_bt * 2 : 8;
-		struct bare_thread *v = realloc(r->bt, cap * sizeof(*v));
-		if (v == NULL) {
-			return NULL;
-		}
-		r->bt = v;
-		r->cap_bt = cap;
+	if (ISC_GROW(r->bt, r->cap_bt, r->n_bt + 1, 8) < 0) {
+		return NULL;
 	}
 	r->bt[r->n_bt] = (struct bare_thread){ .tid = tid };
 	return &r->bt[r->n_bt++];
@@ -223,14 +218,8 @@ static int bare_pending(struct isc_isr *r, int64_t tid, uint32_t ev_index, bool 
 		return isc_isr_fail_ev(r, "out of memory");
 	}
 	if (!is_return) {
-		if (bt->n == bt->cap) {
-			size_t cap = bt->cap ? bt->cap * 2 : 16;
-			struct pending *v = realloc(bt->v, cap * sizeof(*v));
-			if (v == NULL) {
-				return isc_isr_fail_ev(r, "out of memory");
-			}
-			bt->v = v;
-			bt->cap = cap;
+		if (ISC_GROW(bt->v, bt->cap, bt->n + 1, 16) < 0) {
+			return isc_isr_fail_ev(r, "out of memory");
 		}
 		bt->v[bt->n++] = (struct pending){ .ev = ev_index, .name = r->ev.name };
 		return 1;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
+
 static const struct isc_rule *const families[] = {
 	isc_rules_copy, isc_rules_launch, isc_rules_sync,     isc_rules_alloc,
 	isc_rules_gpu,	isc_rules_host,	  isc_rules_pipeline, isc_rules_data,
@@ -79,13 +81,8 @@ static int list_of(const struct isc_ev *e)
 
 static int push_index(struct isc_rule_ctx *c, int l, size_t i, size_t *cap)
 {
-	if (c->n_list[l] == cap[l]) {
-		cap[l] = cap[l] ? cap[l] * 2 : 256;
-		uint32_t *v = realloc(c->list[l], cap[l] * sizeof(*v));
-		if (v == NULL) {
-			return -ENOMEM;
-		}
-		c->list[l] = v;
+	if (ISC_GROW(c->list[l], cap[l], c->n_list[l] + 1, 256) < 0) {
+		return -ENOMEM;
 	}
 	c->list[l][c->n_list[l]++] = (uint32_t)i;
 	return 0;
@@ -153,13 +150,11 @@ static void run_one(const struct isc_rule *r, void *p)
 			     : s.improvement_pct >= 3 ? "medium"
 						      : "low";
 	}
-	struct isc_suggestion *v = realloc(run->a->sugg, (run->a->n_sugg + 1) * sizeof(*v));
-	if (v == NULL) {
+	if (ISC_RESIZE(run->a->sugg, run->a->n_sugg + 1) < 0) {
 		run->err = -1;
 		return;
 	}
-	run->a->sugg = v;
-	v[run->a->n_sugg++] = s;
+	run->a->sugg[run->a->n_sugg++] = s;
 }
 
 static int cmp_sugg(const void *x, const void *y)
