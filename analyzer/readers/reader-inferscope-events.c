@@ -11,12 +11,9 @@
 
 static int push(struct isc_isr *r, int fr)
 {
-	if (r->deep > 0 || r->depth >= MAX_FRAMES) {
-		r->deep++;
-		return 1;
+	if (isc_jframes_push(&r->fr, fr)) {
+		r->key = -1;
 	}
-	r->frame[r->depth++] = (uint8_t)fr;
-	r->key = -1;
 	return 1;
 }
 
@@ -306,14 +303,10 @@ static int dom_done(struct isc_isr *r)
 int isc_isr_close(struct isc_isr *r)
 {
 	isc_jsax_tick(&r->js);
-	if (r->deep > 0) {
-		r->deep--;
+	int fr = isc_jframes_pop(&r->fr);
+	if (fr < 0) {
 		return 1;
 	}
-	if (r->depth == 0) {
-		return 1;
-	}
-	int fr = r->frame[--r->depth];
 	r->key = -1;
 	switch (fr) {
 	case FR_EVENT:

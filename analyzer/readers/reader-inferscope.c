@@ -297,46 +297,9 @@ static int on_value(struct isc_isr *r, int jt, const char *s, size_t n, bool b)
 	}
 }
 
-static int cb_null(void *c)
+static int on_key(struct isc_isr *r, const char *k, size_t n)
 {
-	return on_value(c, ISC_J_NULL, "", 0, false);
-}
-
-static int cb_bool(void *c, int b)
-{
-	return on_value(c, ISC_J_BOOL, "", 0, b != 0);
-}
-
-static int cb_number(void *c, const char *s, size_t n)
-{
-	return on_value(c, isc_num_is_int(s, n) ? ISC_J_INT : ISC_J_DOUBLE, s, n, false);
-}
-
-static int cb_string(void *c, const unsigned char *s, size_t n)
-{
-	return on_value(c, ISC_J_STRING, (const char *)s, n, false);
-}
-
-static int cb_start_map(void *c)
-{
-	return isc_isr_open(c, true);
-}
-
-static int cb_start_array(void *c)
-{
-	return isc_isr_open(c, false);
-}
-
-static int cb_end(void *c)
-{
-	return isc_isr_close(c);
-}
-
-static int cb_key(void *c, const unsigned char *s, size_t n)
-{
-	struct isc_isr *r = c;
 	isc_jsax_tick(&r->js);
-	const char *k = (const char *)s;
 	switch (isc_isr_cur(r)) {
 	case FR_TOP:
 		r->key = isc_keymap_get(&r->top_keys, k, n);
@@ -361,17 +324,7 @@ static int cb_key(void *c, const unsigned char *s, size_t n)
 	return 1;
 }
 
-static const yajl_callbacks callbacks = {
-	.yajl_null = cb_null,
-	.yajl_boolean = cb_bool,
-	.yajl_number = cb_number,
-	.yajl_string = cb_string,
-	.yajl_start_map = cb_start_map,
-	.yajl_map_key = cb_key,
-	.yajl_end_map = cb_end,
-	.yajl_start_array = cb_start_array,
-	.yajl_end_array = cb_end,
-};
+ISC_JSAX_CALLBACKS(callbacks, isc_isr_open, isc_isr_close, on_key, on_value);
 
 static int read_common(struct isc_read_ctx *rc, bool bare)
 {

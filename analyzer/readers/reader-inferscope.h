@@ -30,8 +30,6 @@ enum frame {
 enum top_key { TK_VERSION, TK_META, TK_SYSINFO, TK_EVENTS, TK_REL };
 enum scope_key { SK_ID, SK_NAME, SK_PARENT, SK_CHILDREN, SK_EVENT_INDEX, SK_THREAD, SK_SCOPES };
 
-#define MAX_FRAMES 64
-
 struct pending {
 	uint32_t ev;
 	uint32_t name;
@@ -47,9 +45,7 @@ struct isc_isr {
 	struct isc_read_ctx *rc;
 	struct isc_jsax js;
 	bool bare;
-	uint8_t frame[MAX_FRAMES];
-	int depth;
-	int deep; /* containers opened past MAX_FRAMES (always skipped) */
+	struct isc_jframes fr;
 	int key;
 	struct isc_keymap top_keys, ev_keys, scope_keys;
 	struct isc_isf_event ev;
@@ -80,10 +76,7 @@ bool isc_isr_type_ok(enum isc_isf_vkind vk, int jt, const char *s, size_t n);
 
 static inline int isc_isr_cur(const struct isc_isr *r)
 {
-	if (r->deep > 0) {
-		return FR_SKIP;
-	}
-	return r->depth > 0 ? r->frame[r->depth - 1] : -1;
+	return isc_jframes_cur(&r->fr, FR_SKIP);
 }
 
 #endif /* ISC_READER_INFERSCOPE_H */

@@ -71,8 +71,6 @@ static const struct isc_keydef kdefs[] = {
 	{ "warpSize", KK_WARP },
 };
 
-#define MAX_FRAMES 64
-
 struct kev {
 	uint64_t index, offset;
 	char ph[4];
@@ -89,8 +87,8 @@ struct krd {
 	struct isc_read_ctx *rc;
 	struct isc_jsax js;
 	struct isc_keymap keys;
-	uint8_t frame[MAX_FRAMES];
-	int depth, deep, key;
+	struct isc_jframes fr;
+	int key;
 	struct kev ev;
 	uint64_t n_events, n_devs;
 	bool seen_events;
@@ -106,16 +104,12 @@ static int fail(struct krd *r, const char *what)
 
 static int cur(const struct krd *r)
 {
-	return r->deep > 0 ? KF_SKIP : r->depth > 0 ? r->frame[r->depth - 1] : -1;
+	return isc_jframes_cur(&r->fr, KF_SKIP);
 }
 
 static int push(struct krd *r, int fr)
 {
-	if (r->deep > 0 || r->depth >= MAX_FRAMES) {
-		r->deep++;
-	} else {
-		r->frame[r->depth++] = (uint8_t)fr;
-	}
+	isc_jframes_push(&r->fr, fr);
 	r->key = -1;
 	return 1;
 }
@@ -238,9 +232,8 @@ static void device_value(struct krd *r, int jt, const char *s, size_t n)
 	}
 }
 
-static int on_value(void *c, int jt, const char *s, size_t n)
+static int on_value(struct krd *r, int jt, const char *s, size_t n, bool b)
 {
-	struct krd *r = c;
 	isc_jsax_tick(&r->js);
 	switch (cur(r)) {
 	case -1:
@@ -447,74 +440,28 @@ static int on_open(struct krd *r, bool is_map)
 	}
 }
 
-static int cb_start_map(void *c)
+static int on_close(struct krd *r)
 {
-	return on_open(c, true);
-}
-
-static int cb_start_array(void *c)
-{
-	return on_open(c, false);
-}
-
-static int cb_end(void *c)
-{
-	struct krd *r = c;
 	isc_jsax_tick(&r->js);
-	if (r->deep > 0) {
-		r->deep--;
+	int fr = isc_jframes_pop(&r->fr);
+	if (fr < 0) {
 		return 1;
 	}
-	if (r->depth == 0) {
-		return 1;
-	}
-	int fr = r->frame[--r->depth];
 	r->key = -1;
 	return fr == KF_EVENT ? end_event(r) : 1;
 }
 
-static int cb_key(void *c, const unsigned char *s, size_t n)
+static int on_key(struct krd *r, const char *s, size_t n)
 {
-	struct krd *r = c;
 	isc_jsax_tick(&r->js);
-	r->key = isc_keymap_get(&r->keys, (const char *)s, n);
+	r->key = isc_keymap_get(&r->keys, s, n);
 	if (cur(r) == KF_ARGS && r->key == KK_NAME) {
 		r->key = KK_ARG_NAME;
 	}
 	return 1;
 }
 
-static int cb_null(void *c)
-{
-	return on_value(c, ISC_J_NULL, "", 0);
-}
-
-static int cb_bool(void *c, int b)
-{
-	return on_value(c, ISC_J_BOOL, b ? "true" : "false", b ? 4 : 5);
-}
-
-static int cb_number(void *c, const char *s, size_t n)
-{
-	return on_value(c, isc_num_is_int(s, n) ? ISC_J_INT : ISC_J_DOUBLE, s, n);
-}
-
-static int cb_string(void *c, const unsigned char *s, size_t n)
-{
-	return on_value(c, ISC_J_STRING, (const char *)s, n);
-}
-
-static const yajl_callbacks callbacks = {
-	.yajl_null = cb_null,
-	.yajl_boolean = cb_bool,
-	.yajl_number = cb_number,
-	.yajl_string = cb_string,
-	.yajl_start_map = cb_start_map,
-	.yajl_map_key = cb_key,
-	.yajl_end_map = cb_end,
-	.yajl_start_array = cb_start_array,
-	.yajl_end_array = cb_end,
-};
+ISC_JSAX_CALLBACKS(callbacks, on_open, on_close, on_key, on_value);
 
 static int read_kineto(struct isc_read_ctx *rc)
 {

@@ -12,6 +12,7 @@
 #include "analyzer/base/sort.h"
 #include "analyzer/model/model.h"
 #include "analyzer/model/thresholds.h"
+#include "analyzer/readers/json-sax.h"
 
 Test(units, microseconds_convert_exactly)
 {
@@ -102,6 +103,26 @@ Test(units, growable_array_refuses_overflow_and_stays_as_it_was)
 	cr_assert_eq(ISC_RESIZE(v, 3), 0, "shrinking keeps the front");
 	cr_assert_eq(memcmp(v, "kep", 3), 0);
 	free(v);
+}
+
+Test(units, reader_frame_stack_counts_what_it_cannot_hold)
+{
+	struct isc_jframes f = { 0 };
+	cr_assert_eq(isc_jframes_cur(&f, 99), -1, "top level");
+	for (int i = 0; i < ISC_JSAX_FRAMES; i++) {
+		cr_assert(isc_jframes_push(&f, i % 7));
+	}
+	cr_assert_eq(isc_jframes_cur(&f, 99), (ISC_JSAX_FRAMES - 1) % 7);
+	cr_assert_not(isc_jframes_push(&f, 3), "past the limit: counted, not stored");
+	cr_assert_not(isc_jframes_push(&f, 3));
+	cr_assert_eq(isc_jframes_cur(&f, 99), 99, "inside a container to skip");
+	cr_assert_eq(isc_jframes_pop(&f), -1);
+	cr_assert_eq(isc_jframes_pop(&f), -1);
+	for (int i = ISC_JSAX_FRAMES - 1; i >= 0; i--) {
+		cr_assert_eq(isc_jframes_pop(&f), i % 7, "frame %d closes in order", i);
+	}
+	cr_assert_eq(isc_jframes_pop(&f), -1, "nothing open");
+	cr_assert_eq(isc_jframes_cur(&f, 99), -1);
 }
 
 Test(units, radix_sort_is_stable)
