@@ -6,7 +6,7 @@
  *
  * The caller feeds buffers that it keeps: isc_jscan_feed() consumes whole tokens only
  * and returns how many bytes it used, so a token cut by the end of a buffer is left for
- * the caller to move to the front and complete with more input (jsax.c does that).
+ * the caller to move to the front and complete with more input (readers/json-sax.c does that).
  * Strict RFC 8259: one top-level value, no comments, no trailing commas, UTF-8 checked.
  */
 #ifndef ISC_JSCAN_H

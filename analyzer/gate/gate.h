@@ -70,7 +70,7 @@ int isc_baseline_parse(const char *label, const char *json, size_t len, struct i
 /* True when name matches pattern, where '*' matches any run of characters. */
 bool isc_glob_match(const char *pattern, const char *name);
 
-/* ---- checks: NAME OP VALUE (gate-expr.c) ---- */
+/* ---- checks: NAME OP VALUE (check-expr.c) ---- */
 
 enum isc_cmp { ISC_CMP_GE, ISC_CMP_LE, ISC_CMP_GT, ISC_CMP_LT, ISC_CMP_EQ, ISC_CMP_NE };
 
@@ -125,7 +125,7 @@ void isc_check_eval(const struct isc_check *c, const struct isc_snapshot *s, boo
 		    char *value, size_t len);
 const char *isc_cmp_text(enum isc_cmp op);
 
-/* ---- op diff (diff.c) ---- */
+/* ---- op diff (op-diff.c) ---- */
 
 enum isc_diff_change {
 	ISC_DIFF_ADDED,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The numbers of an analysis the gate compares, copied out of the analysis and rounded
- * as the JSON writer rounds them (report-json.c): a baseline read back from JSON and the
+ * as the JSON writer rounds them (report/json-result.c): a baseline read back from JSON and the
  * same trace analysed now must give the same values, not values one ulp apart.
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Drives the streaming tokenizer (jscan.h, yajl's callback interface) over an input in
+ * Drives the streaming tokenizer (base/json-scan.h, yajl's callback interface) over an input in
  * chunks and turns failures into one line with a byte position. Memory stays bounded on
  * hostile input: a single token may grow the buffer only up to ISC_JSAX_MAX_TOKEN.
  */
