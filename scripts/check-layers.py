@@ -5,7 +5,7 @@
 Usage: check-layers.py [ROOT] [--table FILE] [--verbose]
 
 ROOT is the repository (default: the parent of this script's folder); the table
-(default ROOT/scripts/layers.conf) has one row per folder, "FOLDER: FOLDERS IT MAY
+(default ROOT/scripts/layers.txt) has one row per folder, "FOLDER: FOLDERS IT MAY
 INCLUDE". Every #include "..." of the .c and .h files under a listed folder is resolved
 the way the compiler would find it here: from the repository root, next to the
 including file, or, for a bare name, the one file of that name under a listed folder.
@@ -134,10 +134,10 @@ def main(argv):
     ap = argparse.ArgumentParser(description='Checks includes against the table of layers.')
     ap.add_argument('root', nargs='?',
                     default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    ap.add_argument('--table', help='default: ROOT/scripts/layers.conf')
+    ap.add_argument('--table', help='default: ROOT/scripts/layers.txt')
     ap.add_argument('--verbose', action='store_true', help='also list unchecked includes')
     o = ap.parse_args(argv)
-    table = o.table or os.path.join(o.root, 'scripts', 'layers.conf')
+    table = o.table or os.path.join(o.root, 'scripts', 'layers.txt')
     try:
         rows = read_table(table, o.root)
     except (TableError, OSError) as e:

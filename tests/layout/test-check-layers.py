@@ -16,7 +16,7 @@ roots = []
 def tree(files, table):
     root = tempfile.mkdtemp(prefix='isc-layers-')
     roots.append(root)
-    files = dict(files, **{'scripts/layers.conf': table})
+    files = dict(files, **{'scripts/layers.txt': table})
     for path, text in files.items():
         full = os.path.join(root, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
