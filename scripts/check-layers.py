@@ -5,12 +5,12 @@
 Usage: check-layers.py [ROOT] [--table FILE] [--verbose]
 
 ROOT is the repository (default: the parent of this script's folder); the table
-(default ROOT/scripts/layers.txt) has one row per folder, "FOLDER: FOLDERS IT MAY
-INCLUDE". Every #include "..." of the .c and .h files under a listed folder is resolved
+(default ROOT/scripts/layers.txt) has one row per layer, "FOLDER...: FOLDERS IT MAY
+INCLUDE" (the folders of one row may include each other). Every #include "..." of the .c and .h files under a listed folder is resolved
 the way the compiler would find it here: from the repository root, next to the
 including file, or, for a bare name, the one file of that name under a listed folder.
 Exit status: 0 clean, 1 a forbidden include (each one printed as FILE:LINE), 2 a bad
-table (unknown folder, a row that lists a folder twice, or a cycle).
+table (an unknown folder, a folder listed twice, or a cycle).
 """
 import argparse
 import os
@@ -25,45 +25,56 @@ class TableError(Exception):
 
 
 def read_table(path, root):
+    """{folder: [folders it may include]}. A row may name several folders: one layer,
+    whose folders may include each other."""
     rows = {}
+    layers = []
     with open(path, encoding='utf-8') as f:
         for n, line in enumerate(f, 1):
             line = line.split('#', 1)[0].strip()
             if not line:
                 continue
             if ':' not in line:
-                raise TableError('%s:%d: expected "FOLDER: FOLDERS"' % (path, n))
-            folder, allowed = line.split(':', 1)
-            folder = folder.strip().strip('/')
-            if folder in rows:
-                raise TableError('%s:%d: %s is listed twice' % (path, n, folder))
-            if not os.path.isdir(os.path.join(root, folder)):
-                raise TableError('%s:%d: no folder %s' % (path, n, folder))
-            rows[folder] = [a.strip('/') for a in allowed.split()]
-    for folder, allowed in rows.items():
+                raise TableError('%s:%d: expected "FOLDER...: FOLDERS"' % (path, n))
+            left, allowed = line.split(':', 1)
+            folders = [x.strip('/') for x in left.split()]
+            allowed = [a.strip('/') for a in allowed.split()]
+            for folder in folders:
+                if folder in rows:
+                    raise TableError('%s:%d: %s is listed twice' % (path, n, folder))
+                if not os.path.isdir(os.path.join(root, folder)):
+                    raise TableError('%s:%d: no folder %s' % (path, n, folder))
+                rows[folder] = allowed + [x for x in folders if x != folder]
+            layers.append((folders, allowed))
+    for folders, allowed in layers:
         for a in allowed:
             if a not in rows:
-                raise TableError('%s: %s may include %s, which is not a row' % (path, folder, a))
-    check_acyclic(rows, path)
+                raise TableError('%s: %s may include %s, which is not a row'
+                                 % (path, ' '.join(folders), a))
+    check_acyclic(layers, path)
     return rows
 
 
-def check_acyclic(rows, path):
+def check_acyclic(layers, path):
+    layer_of = {f: i for i, (folders, _) in enumerate(layers) for f in folders}
+    edges = [sorted({layer_of[a] for a in allowed} - {i})
+             for i, (_, allowed) in enumerate(layers)]
     state = {}
 
-    def visit(f, trail):
-        if state.get(f) == 'done':
+    def visit(i, trail):
+        if state.get(i) == 'done':
             return
-        if state.get(f) == 'open':
-            cycle = trail[trail.index(f):] + [f]
-            raise TableError('%s: a cycle: %s' % (path, ' -> '.join(cycle)))
-        state[f] = 'open'
-        for a in rows[f]:
-            visit(a, trail + [f])
-        state[f] = 'done'
+        if state.get(i) == 'open':
+            cycle = trail[trail.index(i):] + [i]
+            raise TableError('%s: a cycle: %s' % (
+                path, ' -> '.join(' '.join(layers[k][0]) for k in cycle)))
+        state[i] = 'open'
+        for j in edges[i]:
+            visit(j, trail + [i])
+        state[i] = 'done'
 
-    for f in sorted(rows):
-        visit(f, [])
+    for i in range(len(layers)):
+        visit(i, [])
 
 
 def folder_of(path, rows):

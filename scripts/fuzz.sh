@@ -14,10 +14,9 @@ out=build-fuzz
 mkdir -p "$out/artifacts"
 [ -f "$out/isc-config.h" ] || printf '#define ISC_VERSION "fuzz"\n#define ISC_HAVE_CUDA 0\n' \
 	> "$out/isc-config.h"
-srcs="$(find analyzer -name '*.c' ! -path analyzer/main.c | sort) $(ls preload/output/*.c)"
+srcs="$(find analyzer -name '*.c' ! -path analyzer/main.c | sort) $(ls format/*.c common/*.c)"
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-D_GNU_SOURCE -std=gnu11 -I . -I preload -I preload/core -I preload/output \
-	-I include -I $out -I /usr/include/yajl"
+	-D_GNU_SOURCE -std=gnu11 -I . -I include -I $out -I /usr/include/yajl"
 libs="-lyajl -lz -lm -lpthread"
 build() {	# name, main source, extra flags
 	[ "$out/fuzz-$1" -nt "$2" ] && return 0

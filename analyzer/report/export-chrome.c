@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "json-writer.h"
 #include "analyzer/report/report.h"
+#include "format/json-writer.h"
 
 static const char *category(unsigned type)
 {

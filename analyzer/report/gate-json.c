@@ -4,8 +4,8 @@
  * diff: {...}}`. A later run reading this file as its baseline skips the object.
  */
 #include "analyzer/gate/gate.h"
-#include "json-writer.h"
 #include "analyzer/report/report.h"
+#include "format/json-writer.h"
 
 static void item(struct isc_json *j, const struct isc_gate_item *it)
 {

@@ -7,8 +7,8 @@
  */
 #include <errno.h>
 
-#include "json-writer.h"
 #include "analyzer/report/report.h"
+#include "format/json-writer.h"
 
 static void us(struct isc_json *j, const char *key, double ns)
 {

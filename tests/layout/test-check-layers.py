@@ -72,6 +72,14 @@ expect('a folder that is not a row is refused', tree(CLEAN, 'low: lwo\nhigh:\nto
        'lwo, which is not a row')
 expect('a row for a missing folder is refused', tree(CLEAN, TABLE + 'gone: low\n'), 2,
        'no folder gone')
+SIBLINGS = 'low:\nlow/deep: low\nhigh top: low low/deep\n'
+expect('the folders of one row may include each other', tree(CLEAN, SIBLINGS), 0,
+       '0 forbidden')
+expect('but not a row above them',
+       tree(dict(CLEAN, **{'low/deep/d.c': '#include "top/main.c"\n'}), SIBLINGS), 1,
+       'low/deep may not include top')
+expect('a cycle through a row of several folders is refused',
+       tree(CLEAN, 'low: top\nlow/deep:\nhigh top: low\n'), 2, 'a cycle: ')
 for r in roots:
     shutil.rmtree(r, ignore_errors=True)
 sys.exit(1 if failures else 0)
