@@ -20,6 +20,7 @@
 #ifndef ISC_CUDA_HOOK_H
 #define ISC_CUDA_HOOK_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -84,9 +85,11 @@ static inline bool isc_cuda_enter(struct isc_cuda_call *c, unsigned fn)
 	}
 	struct isc_thread *t = isc_tls_self;
 	if (__builtin_expect(t == NULL, 0)) {
+		int saved = errno; /* the real call must see the application's errno */
 		isc_guard_enter();
 		t = isc_thread_attach();
 		isc_guard_leave();
+		errno = saved;
 		if (t == NULL) {
 			return false;
 		}
@@ -106,6 +109,11 @@ static inline bool isc_cuda_enter(struct isc_cuda_call *c, unsigned fn)
 	c->t0 = now;
 	return true;
 }
+
+/* The runtime and driver versions, asked once after the first call (cuda-runtime.c);
+ * isc_cuda_versions_pending says whether that is still to do. */
+extern _Atomic bool isc_cuda_versions_pending;
+void isc_cuda_query_versions(void);
 
 /* Records the call (cuda-record.c). */
 void isc_cuda_record(const struct isc_cuda_call *c, uint64_t end, int result,

@@ -30,16 +30,16 @@ static bool contains(char lines[][128], size_t n, const char *s)
 	return false;
 }
 
-static char exported[512][128], listed[512][128], needed[64][128];
+static char exported[1024][128], listed[1024][128], needed[64][128];
 
 Test(exports, match_the_version_script)
 {
 	size_t ne = read_lines("nm -D --defined-only " ISC_PRELOAD_PATH " | awk '{print $3}'",
-			       exported, 512);
+			       exported, 1024);
 	/* the global: section of the map, one symbol per line ending in ';' */
 	size_t nl = read_lines("sed -n '/global:/,/local:/p' " ISC_MAP_PATH
 			       " | grep -o '^[[:space:]]*[A-Za-z_][A-Za-z0-9_]*;' | tr -d ' \\t;'",
-			       listed, 512);
+			       listed, 1024);
 	cr_assert_gt(nl, 5);
 	for (size_t i = 0; i < nl; i++) {
 		cr_expect(contains(exported, ne, listed[i]), "%s is listed but not exported",
