@@ -114,15 +114,20 @@ def main():
             check("cudaHelper" not in t, "an inline helper is no runtime function")
             check("cudaProfilerStart" in t, "the profiler header is read")
             hooks = open(os.path.join(out, "cuda-gen-hooks.c")).read()
-            check("cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int *flags);" in hooks,
-                  "the variant gets its plain function's prototype")
+            check("isc_gen_cudaStreamGetFlags_ptsz_fn(cudaStream_t hStream, unsigned int *flags);"
+                  in hooks, "the variant gets its plain function's prototype")
             check(".stream = hStream, .has_stream = true" in hooks, "streams are recorded")
             check("real_(stream, fn, userData)" in hooks, "function pointer parameters")
             check("real_(dims, names)" in hooks, "array parameters")
-            check("__attribute__" not in hooks, "no attribute in our definitions")
+            check("deprecated" not in hooks, "no deprecation in our definitions")
+            for v in ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"):
+                check('cudaStreamGetFlags_ptsz@%s");' % v in hooks,
+                      "a hidden version per runtime major: " + v)
+            check("ISC_EXPORT" not in hooks, "no unversioned export")
             mapped = open(os.path.join(out, "libinferscope.map")).read()
-            check("\t\tcudaStreamGetFlags_ptsz;\n" in mapped and "@CUDA" not in mapped,
-                  "the version script lists the generated names")
+            check(mapped.count("{") == 3 and "libcudart.so.13 { local: isc_v*; };" in mapped
+                  and "local: *" not in mapped,
+                  "the version script has the runtime's nodes, the 13 first: " + mapped)
             # the generated file compiles against the fixture headers
             obj = os.path.join(root, "hooks.o")
             shim = os.path.join(root, "good", "include", "cuda-hook.h")

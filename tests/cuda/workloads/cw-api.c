@@ -7,8 +7,9 @@
  * preload can be compared line by line with a run without it, and the calls counted.
  * On the real runtime without a GPU every call fails and the program exits 0.
  *
- * With an argument, it also looks up symbols with dlsym and prints "dlsym NAME
- * default|null" for the runtime's own handle (which the preload must not change).
+ * With an argument, it also looks up functions with dlsym, in the global scope and in
+ * the runtime's handle, and prints "dlsym SCOPE NAME runtime|elsewhere|null": the
+ * preload must not change the answers (the simulated runtime lacks cudaGraphCreate).
  */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -36,23 +37,23 @@ static void show(const char *name, int rc)
 		printf("  = %s\n", s_ ? s_ : "(null)"); \
 	} while (0)
 
+static const char *where(void *p)
+{
+	Dl_info info;
+	if (p == NULL) {
+		return "null";
+	}
+	return dladdr(p, &info) && strstr(info.dli_fname, "libcudart") ? "runtime" : "elsewhere";
+}
+
 static void lookups(void)
 {
-	/* The runtime's own handle: a lookup there never sees the preload. A missing
-	 * function stays missing. */
-	static const char *const names[] = { "cudaStreamCreate", "cudaGraphCreate",
-					     "cudaNoSuchFunction" };
+	static const char *const names[] = { "cudaStreamCreate", "cudaStreamGetPriority_ptsz",
+					     "cudaGraphCreate", "cudaNoSuchFunction" };
 	void *h = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
-	for (size_t i = 0; h && i < sizeof(names) / sizeof(names[0]); i++) {
-		void *p = dlsym(h, names[i]);
-		Dl_info info;
-		const char *where = "null";
-		if (p != NULL) {
-			where = dladdr(p, &info) && strstr(info.dli_fname, "libcudart")
-					? "runtime"
-					: "elsewhere";
-		}
-		printf("dlsym %s %s\n", names[i], where);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		printf("dlsym default %s %s\n", names[i], where(dlsym(RTLD_DEFAULT, names[i])));
+		printf("dlsym handle %s %s\n", names[i], h ? where(dlsym(h, names[i])) : "-");
 	}
 	if (h) {
 		dlclose(h);
