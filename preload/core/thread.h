@@ -16,7 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "event.h"
+#include "format/record.h"
 
 struct isc_chunk;
 
@@ -32,7 +32,7 @@ struct isc_scope_frame {
 	uint32_t recorded; /* 0 when the push fell outside the capture window */
 };
 
-/* Intercepted CUDA functions: hooks/cuda-fns.h's rows and the generated ones (about 380
+/* Intercepted CUDA functions: hooks/cuda/cuda-fns.h's rows and the generated ones (about 380
  * for CUDA 13.0; a static assertion in hooks/cuda-hook.h says when a toolkit needs more). */
 #define ISC_CUDA_FN_MAX 512
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The hook generator (preload/hooks/gen-cuda-hooks.py) on toolkits it has not seen.
+"""The hook generator (preload/hooks/cuda/gen-cuda-hooks.py) on toolkits it has not seen.
 
   check-gen-hooks.py GENERATOR CC [CC_ARGS...]
 
@@ -130,7 +130,9 @@ def main():
                   "the version script has the runtime's nodes, the 13 first: " + mapped)
             # the generated file compiles against the fixture headers
             obj = os.path.join(root, "hooks.o")
-            shim = os.path.join(root, "good", "include", "cuda-hook.h")
+            shim_dir = os.path.join(root, "good", "include", "preload", "hooks", "cuda")
+            os.makedirs(shim_dir)
+            shim = os.path.join(shim_dir, "cuda-hook.h")
             open(shim, "w").write(
                 "#include <stdint.h>\n#define ISC_EXPORT\n#define RA 0\n"
                 "#define ISC_CUDA_NO_RUNTIME ((cudaError_t)3)\n"
