@@ -4,7 +4,8 @@
 
   check-gen-hooks.py GENERATOR CC [CC_ARGS...]
 
-A small toolkit with an older API (some hand-written functions missing), deprecated
+A small toolkit of another version (CUDART_VERSION 14010: its version node first),
+with an older API (some hand-written functions missing), deprecated
 functions, _ptsz/_ptds variants, a function returning a string and inline helpers
 with bodies; then headers the generator must refuse with a clear error: a
 declaration it cannot take apart, a variadic function, a variant without its plain
@@ -29,6 +30,7 @@ typedef struct CUstream_st *cudaStream_t;
 """
 
 GOOD = PRELUDE + """
+#define CUDART_VERSION 14010
 #define cudaMemcpy __CUDART_API_PTDS(cudaMemcpy)
 #define cudaStreamGetFlags __CUDART_API_PTSZ(cudaStreamGetFlags)
 #define cudaMemPrefetchAsync __CUDART_API_PTSZ(cudaMemPrefetchAsync)
@@ -120,14 +122,16 @@ def main():
             check("real_(stream, fn, userData)" in hooks, "function pointer parameters")
             check("real_(dims, names)" in hooks, "array parameters")
             check("deprecated" not in hooks, "no deprecation in our definitions")
-            for v in ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"):
+            for v in ("libcudart.so.14", "libcudart.so.13", "libcudart.so.12",
+                      "libcudart.so.11.0"):
                 check('cudaStreamGetFlags_ptsz@%s");' % v in hooks,
                       "a hidden version per runtime major: " + v)
             check("ISC_EXPORT" not in hooks, "no unversioned export")
             mapped = open(os.path.join(out, "libinferscope.map")).read()
-            check(mapped.count("{") == 3 and "libcudart.so.13 { local: isc_v*; };" in mapped
-                  and "local: *" not in mapped,
-                  "the version script has the runtime's nodes, the 13 first: " + mapped)
+            check(mapped.count("{") == 4 and "libcudart.so.14 { local: isc_v*; };" in mapped
+                  and "local: *" not in mapped and mapped.index(".so.14") < mapped.index(".so.13"),
+                  "the version script has the runtime's nodes, the toolkit's (CUDART_VERSION) "
+                  "first: " + mapped)
             # the generated file compiles against the fixture headers
             obj = os.path.join(root, "hooks.o")
             shim_dir = os.path.join(root, "good", "include", "preload", "hooks", "cuda")

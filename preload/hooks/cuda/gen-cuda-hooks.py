@@ -43,9 +43,12 @@ import sys
 
 HEADERS = ("cuda_runtime_api.h", "cuda_profiler_api.h")
 PER_THREAD = "CUDA_API_PER_THREAD_DEFAULT_STREAM"
-# The symbol versions of libcudart 13, 12 and 11: the first also binds references
-# without a version (it is our version index 2).
-RUNTIME_VERSIONS = ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0")
+# The symbol versions of libcudart 13, 12 and 11. The toolkit's own (from
+# CUDART_VERSION) goes first, also when it is none of these: the first node also binds
+# references without a version (it is our version index 2).
+KNOWN_VERSIONS = ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0")
+RUNTIME_VERSIONS = list(KNOWN_VERSIONS)
+VERSION_PROBE = "isc_cudart_version_probe"
 IDENT = re.compile(r"[A-Za-z_]\w*")
 NAME = re.compile(r"(?:__)?cuda\w*$")
 
@@ -61,6 +64,7 @@ def die(msg):
 
 def preprocess(cc, include, per_thread):
     src = "".join("#include <%s>\n" % h for h in HEADERS)
+    src += "int %s = CUDART_VERSION;\n" % VERSION_PROBE
     cmd = list(cc) + ["-E", "-x", "c", "-isystem", include]
     if per_thread:
         cmd.append("-D" + PER_THREAD)
@@ -207,9 +211,23 @@ def parse_function(stmt):
     }
 
 
+def version_node(text):
+    """libcudart's version node for the CUDART_VERSION the headers define, or None."""
+    # the expansion may be spread over lines, with linemarkers between them
+    plain = "\n".join(line for line in text.split("\n") if not line.startswith("#"))
+    m = re.search(r"\b%s\s*=\s*(\d+)\s*;" % VERSION_PROBE, plain)
+    if m is None:
+        return None
+    major = int(m.group(1)) // 1000
+    return "libcudart.so.11.0" if major == 11 else "libcudart.so.%d" % major
+
+
 def declarations(cc, include, per_thread):
     found = {}
     text = preprocess(cc, include, per_thread)
+    node = version_node(text)
+    if node is not None and not per_thread:
+        RUNTIME_VERSIONS[:] = [node] + [v for v in KNOWN_VERSIONS if v != node]
     for stmt, path, line in statements(text, include):
         try:
             f = parse_function(stmt)
