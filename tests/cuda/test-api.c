@@ -116,8 +116,8 @@ Test(api, every_call_recorded_on_the_real_runtime_without_gpu)
 	cr_assert_gt(failed, 20);
 }
 
-/* The simulator exports part of the API; the preload exports all of it, as hidden
- * versions: dlsym, in the global scope or in the runtime's handle, still finds the
+/* The simulator exports part of the API; the preload exports all of it (hand-written
+ * and generated hooks), as hidden versions: dlsym, in the global scope or in the runtime's handle, still finds the
  * runtime's function, or nothing. (check() compares the whole output with a run
  * without the preload.) */
 Test(api, lookups_are_unchanged)
@@ -130,6 +130,8 @@ Test(api, lookups_are_unchanged)
 		"dlsym default cudaStreamCreate runtime\n",
 		"dlsym handle cudaStreamCreate runtime\n",
 		"dlsym default cudaStreamGetPriority_ptsz runtime\n",
+		"dlsym default cudaMemcpy runtime\n",
+		"dlsym default cudaLaunchKernel runtime\n",
 		"dlsym default cudaGraphCreate null\n",
 		"dlsym handle cudaGraphCreate null\n",
 		"dlsym default cudaNoSuchFunction null\n",

@@ -41,6 +41,23 @@
 
 #define RA __builtin_return_address(0)
 
+/*
+ * How a CUDA hook is exported: not under its plain name (ISC_CUDA_EXPORT marks the
+ * definition, which stays hidden) but, through ISC_CUDA_VERSIONED(name) after it, as
+ * hidden versions of libcudart's own symbol versions, name@libcudart.so.13, .12 and
+ * .11.0 (ISC_CUDA_NODES, generated: the toolkit's version first). A program's call
+ * names the version of the runtime it linked and binds to the hook; dlsym without a
+ * version skips hidden versions and answers what the runtime answers, its own
+ * function or NULL, as without the preload. References without a version bind to the
+ * first node.
+ */
+#define ISC_CUDA_EXPORT
+#define ISC_CUDA_VERSION_ALIAS(name, k, node)                         \
+	extern __typeof__(name) isc_v##k##_##name                     \
+		__attribute__((alias(#name), visibility("default"))); \
+	__asm__(".symver isc_v" #k "_" #name ", " #name "@" node);
+#define ISC_CUDA_VERSIONED(name) ISC_CUDA_NODES(ISC_CUDA_VERSION_ALIAS, name)
+
 _Static_assert(ISC_CUDA_FN_COUNT <= ISC_CUDA_FN_MAX, "thread.h holds a counter per function");
 
 struct isc_cuda_call {

@@ -393,6 +393,10 @@ def main():
             "#define ISC_CUDA_GEN_FUNCS(X) \\"]
     rows += ["\tX(%s, %s) \\" % (f["name"], f["flags"]) for f in gen]
     rows.append("\t/* end */")
+    rows.append("")
+    rows.append("/* libcudart's symbol versions, the toolkit's first (ISC_CUDA_VERSIONED). */")
+    rows.append("#define ISC_CUDA_NODES(X, name) %s"
+                % " ".join('X(name, %d, "%s")' % (k, v) for k, v in enumerate(RUNTIME_VERSIONS)))
     write(os.path.join(a.out_dir, "cuda-gen-fns.h"), "\n".join(rows) + "\n")
     write_hooks(os.path.join(a.out_dir, "cuda-gen-hooks.c"), gen, a.include)
 

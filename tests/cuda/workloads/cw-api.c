@@ -48,8 +48,10 @@ static const char *where(void *p)
 
 static void lookups(void)
 {
+	/* generated hooks, hand-written ones, a function the simulator lacks, none */
 	static const char *const names[] = { "cudaStreamCreate", "cudaStreamGetPriority_ptsz",
-					     "cudaGraphCreate", "cudaNoSuchFunction" };
+					     "cudaMemcpy",	 "cudaLaunchKernel",
+					     "cudaGraphCreate",	 "cudaNoSuchFunction" };
 	void *h = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		printf("dlsym default %s %s\n", names[i], where(dlsym(RTLD_DEFAULT, names[i])));
