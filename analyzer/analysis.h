@@ -36,6 +36,8 @@ struct isc_named_ns {
 	int64_t ns;
 };
 
+struct isc_causal;
+
 struct isc_window {
 	int64_t start, end;
 	bool trimmed;
@@ -162,6 +164,7 @@ struct isc_analysis {
 	struct isc_verdict verdict;
 	struct isc_suggestion *sugg;
 	size_t n_sugg;
+	struct isc_causal *causal; /* dependency graph, critical path, what-ifs (graph.h) */
 };
 
 struct isc_analyze_opts {
@@ -169,6 +172,8 @@ struct isc_analyze_opts {
 	bool window_explicit;
 	int64_t window_start, window_end; /* ns, when window_explicit */
 	const struct isc_thresholds *th;  /* NULL: defaults */
+	const char *const *what_if;	  /* --what-if questions (graph.h) */
+	size_t n_what_if;
 };
 
 /* Returns 0, -EINVAL (diag set: e.g. no scope matched the window) or -ENOMEM. */
@@ -188,6 +193,11 @@ int isc_timeline_attribute(const struct isc_trace *t, struct isc_analysis *a);
 int isc_timeline_gpu(const struct isc_trace *t, struct isc_analysis *a);
 int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a);
 void isc_classify(const struct isc_trace *t, struct isc_analysis *a);
+/* The verdict from the critical path (verdict-path.c); false when there is no path to
+ * judge (no GPU timeline), and the shares decide. */
+bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, double *margin);
+/* Confidence factor for what the graph could not see, with evidence lines. */
+double isc_path_penalties(struct isc_analysis *a);
 int isc_rules_run(const struct isc_trace *t, struct isc_analysis *a);
 
 #endif /* ISC_ANALYSIS_H */

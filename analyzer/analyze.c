@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "graph.h"
 
 static void data_quality(const struct isc_trace *t, struct isc_analysis *a)
 {
@@ -72,9 +73,13 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 	data_quality(t, a);
 	int r = isc_timeline_window(t, o, a, d);
 	r = r == 0 ? stages(t, a) : r;
+	r = r == 0 ? isc_causal_build(t, a) : r;
 	if (r == 0) {
 		isc_classify(t, a);
 		r = isc_rules_run(t, a);
+	}
+	if (r == 0 && o != NULL) {
+		r = isc_whatif_answer(t, a, o->what_if, o->n_what_if);
 	}
 	if (r < 0) {
 		if (r == -ENOMEM) {
@@ -100,6 +105,7 @@ void isc_analysis_destroy(struct isc_analysis *a)
 	free(a->scopes);
 	free(a->sugg);
 	isc_ivec_free(&a->host_active);
+	isc_causal_destroy(a->causal);
 	free(a);
 }
 

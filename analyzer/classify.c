@@ -144,7 +144,7 @@ static double penalties(struct isc_analysis *a)
 		f *= 0.9;
 		evidence(v, "an input is incomplete (recovered or snapshot)");
 	}
-	return f;
+	return f * isc_path_penalties(a);
 }
 
 static double host_max(const struct isc_analysis *a)
@@ -214,7 +214,9 @@ void isc_classify(const struct isc_trace *t, struct isc_analysis *a)
 	double g = isc_share(a, a->cat_ns[ISC_CAT_GPU]);
 	double m = isc_share(a, a->cat_ns[ISC_CAT_H2D] + a->cat_ns[ISC_CAT_D2H]);
 	double margin = 0;
-	decide(a, g, m, 1.0 - g - m, &margin);
+	if (!isc_verdict_from_path(t, a, &margin)) {
+		decide(a, g, m, 1.0 - g - m, &margin);
+	}
 	shares_evidence(t, a);
 	double c = 0.5 + 0.5 * fmin(1.0, fmax(0.0, margin) / 0.25);
 	if (strcmp(v->cause, "idle") == 0) {

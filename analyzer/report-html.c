@@ -10,6 +10,7 @@
 
 #include "fmt.h"
 #include "report.h"
+#include "report-path.h"
 #include "svg.h"
 
 static const char style[] =
@@ -138,6 +139,7 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	if (isc_svg_timeline(f, t, a) < 0) {
 		return -ENOMEM;
 	}
+	isc_html_causal(f, t, a);
 	suggestions(f, a);
 	fprintf(f, "<h2>Statistics</h2>\n");
 	for (int g = 0; g < ISC_SG__COUNT; g++) {

@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "json-writer.h"
+#include "report-path.h"
 #include "report.h"
 
 static void us(struct isc_json *j, const char *key, double ns)
@@ -275,6 +276,7 @@ int isc_report_json(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	summary(&j, a);
 	breakdown(&j, t, a);
 	bottleneck(&j, a);
+	isc_json_causal(&j, t, a);
 	hta(&j, a);
 	statistics(&j, t, a);
 	quality(&j, a);

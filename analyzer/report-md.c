@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "report-path.h"
 #include "report.h"
 
 #define NAME_MAX_SHOWN 80
@@ -192,6 +193,7 @@ int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis 
 		isc_md_gate(f, o->gate, o->top, false);
 	}
 	verdict(f, a);
+	isc_md_causal(f, t, a);
 	breakdown(f, t, a);
 	suggestions(f, a);
 	gpu(f, a);

@@ -67,5 +67,10 @@ static inline const struct isc_ev *isc_rules_ev(const struct isc_rule_ctx *c, en
 	return &c->t->ev[c->list[l][i]];
 }
 double isc_rules_pct(const struct isc_rule_ctx *c, double ns);
+struct isc_change;
+/* Re-times the graph with the change (rules/simulate.c): adds an evidence line saying
+ * what was simulated and returns the gain in percent of the window, >= 0. */
+double isc_sugg_simulate(const struct isc_rule_ctx *c, const struct isc_change *ch,
+			 struct isc_suggestion *s, const char *what);
 
 #endif /* ISC_RULES_H */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "report-path.h"
 #include "report.h"
 
 static const char *const cat_color[ISC_CAT__COUNT] = {
@@ -287,6 +288,7 @@ int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analys
 		}
 	}
 	fprintf(f, "</g>\n");
+	isc_svg_causal(f, a, tl.scale);
 	labels(&tl);
 	fprintf(f, "</svg>\n<p class=\"note\">%zu lanes, %llu marks%s</p>\n", tl.n,
 		(unsigned long long)tl.rects,
