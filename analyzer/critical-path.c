@@ -167,10 +167,28 @@ static void top_names(struct walk *w)
 	}
 }
 
+/* The busiest thread's work: what a pipeline's host side is, blocked calls left out. */
+static int host_work(struct isc_causal *c)
+{
+	int64_t *sum = calloc((size_t)c->n_lanes + 1, sizeof(*sum));
+	if (sum == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		const struct isc_gnode *n = &c->node[i];
+		if (!(n->flags & (ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_IDLE))) {
+			sum[n->lane] += n->t1 - n->t0;
+			c->host_work = sum[n->lane] > c->host_work ? sum[n->lane] : c->host_work;
+		}
+	}
+	free(sum);
+	return 0;
+}
+
 int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a, struct isc_causal *c)
 {
-	if (c->n == 0) {
-		return 0;
+	if (c->n == 0 || host_work(c) < 0) {
+		return c->n == 0 ? 0 : -ENOMEM;
 	}
 	struct walk w = { .t = t, .c = c, .ws = a->window.start, .ns = isc_trace_n_strings(t) };
 	w.by_name = calloc(w.ns * ISC_CPK__COUNT + 1, sizeof(*w.by_name));

@@ -457,10 +457,6 @@ static void wait_edges(struct build *b, const uint32_t *by_end, size_t n_gpu, co
 		}
 		n->dep = by_end[k];
 		n->flags |= ISC_GN_WAIT;
-		if (!(e->flags & ISC_F_BLOCKED)) {
-			int64_t rel = c->node[n->dep].t1;
-			c->blocked_unflagged += (rel < n->t1 ? rel : n->t1) - e->ts;
-		}
 		c->wait_edges++;
 		c->sync_waits += (n->flags & ISC_GN_SYNC) != 0;
 		c->copy_waits += (n->flags & ISC_GN_COPY) != 0;

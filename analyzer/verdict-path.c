@@ -4,9 +4,9 @@
  * and g, m, h the parts of it in GPU work (kernels, memsets), host-device copies and
  * host-side time (host computing, CUDA calls, returns from syncs, launch latency, waits):
  *   balanced (overlapped_pipeline)  the GPU and the host are each busy for
- *                 verdict.overlap_busy_share of the window, the host's time blocked in
- *                 calls (found by the graph: full launch queue, unmarked syncs) not
- *                 counted as busy;
+ *                 verdict.overlap_busy_share of the window, the host's share being its
+ *                 busiest thread's time not blocked in calls (the graph's waits: syncs,
+ *                 blocking copies, a full launch queue) nor waiting;
  *   memory_bound  m >= memory_bound_share and m >= g;
  *   gpu_bound     g >= gpu_bound_share (cause: communication when NCCL/gloo kernels
  *                 outweigh compute kernels on the path, else gpu_compute);
@@ -108,7 +108,7 @@ bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, do
 	double tm = isc_thr(&a->th, ISC_THR_MEMORY_BOUND_SHARE);
 	double to = isc_thr(&a->th, ISC_THR_OVERLAP_BUSY_SHARE);
 	double gb = isc_share(a, a->gpu_busy_ns);
-	double hb = isc_share(a, a->host_busy_ns - c->blocked_unflagged);
+	double hb = isc_share(a, a->host_busy_ns < c->host_work ? a->host_busy_ns : c->host_work);
 	int64_t cause_ns = 0;
 	const char *cause = host_cause(a, &cause_ns);
 	double hc = (double)cause_ns / p;
@@ -121,12 +121,16 @@ bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, do
 		snprintf(v->cause, sizeof(v->cause), "%s",
 			 c->cat[ISC_CP_H2D] >= c->cat[ISC_CP_D2H] ? "h2d_copy" : "d2h_copy");
 		*margin = m - tm;
-	} else if (g >= tg) {
+	} else if (g + m >= tg) {
+		/* The GPU side holds the path: kernels, communication, or copies behind them. */
+		int64_t comm = c->cat[ISC_CP_COMM], kern = c->cat[ISC_CP_KERNEL];
+		int64_t copies = isc_cp_copies(c);
 		v->type = ISC_BOUND_GPU;
 		snprintf(v->cause, sizeof(v->cause), "%s",
-			 c->cat[ISC_CP_COMM] > c->cat[ISC_CP_KERNEL] ? "communication"
-								     : "gpu_compute");
-		*margin = g - tg;
+			 comm >= kern && comm >= copies ? "communication"
+			 : copies > kern		? "gpu_copies"
+							: "gpu_compute");
+		*margin = g + m - tg;
 	} else if (h >= tc && hc >= isc_thr(&a->th, ISC_THR_CPU_CAUSE_SHARE) && hc >= g) {
 		v->type = ISC_BOUND_CPU;
 		snprintf(v->cause, sizeof(v->cause), "%s", cause);
