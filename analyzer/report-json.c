@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "json-writer.h"
+#include "format/json-writer.h"
 #include "report-path.h"
 #include "report.h"
 

@@ -4,7 +4,7 @@
 
 #include "fmt.h"
 #include "graph.h"
-#include "json-writer.h"
+#include "format/json-writer.h"
 #include "svg.h"
 
 static const char *const cp_color[ISC_CP__COUNT] = {
