@@ -321,6 +321,12 @@ static int gpu_nodes(struct build *b)
 		const struct isc_ev *api = isc_trace_launch_of(t, e);
 		if (api != NULL) {
 			uint32_t s = b->last_seg[api - t->ev];
+			/* Started before its call returned (a synchronous copy, a launch onto an
+			 * idle GPU): it depends on the call's start, the segment before it. */
+			while (s != ISC_GN_NONE && e->ts < api->ts + api->dur &&
+			       b->c->node[s].t0 >= api->ts) {
+				s = b->c->node[s].seq;
+			}
 			n->dep = s;
 			b->c->launch_edges += s != ISC_GN_NONE;
 		}
@@ -553,10 +559,9 @@ static int order(struct isc_causal *c)
 int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 {
 	struct isc_causal *c = calloc(1, sizeof(*c));
-	if (c == NULL) {
+	if ((a->causal = c) == NULL) {
 		return -ENOMEM;
 	}
-	a->causal = c;
 	for (size_t i = 0; i < t->n_inputs; i++) {
 		c->kineto |=
 			t->inputs[i].format != NULL && strcmp(t->inputs[i].format, "kineto") == 0;
