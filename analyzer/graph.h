@@ -111,7 +111,7 @@ struct isc_causal {
 	uint64_t sync_waits, copy_waits, queue_full, cycle_edges;
 	int64_t max_queue_depth;
 	int64_t host_work; /* the busiest thread's time not blocked in calls nor waiting */
-	int64_t end; /* the latest end of work in the window (what the what-ifs shorten): a
+	int64_t end;	   /* the latest end of work in the window (what the what-ifs shorten): a
 		      * background thread sleeping until exit is not the run's work */
 	/* The critical path. */
 	int64_t path_ns;

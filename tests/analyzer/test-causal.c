@@ -32,8 +32,9 @@ Test(causal, full_launch_queue_is_gpu_bound_and_host_advice_is_not_given)
 			  "%s speeds up host code", a->sugg[i].rule_id);
 	}
 	/* Faster host code gains nothing; faster kernels gain. */
-	struct isc_change host = { .op = ISC_WI_SCALE, .sel = ISC_SEL_HOST_CODE, .factor = 0.5,
-				   .after = INT64_MIN };
+	struct isc_change host = {
+		.op = ISC_WI_SCALE, .sel = ISC_SEL_HOST_CODE, .factor = 0.5, .after = INT64_MIN
+	};
 	struct isc_change launches = host;
 	launches.sel = ISC_SEL_LAUNCH;
 	struct isc_change gpu = host;
@@ -89,8 +90,9 @@ Test(causal, unchanged_graph_retimes_to_the_recording)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct isc_trace *t = load(names[i]);
 		struct isc_analysis *a = analyse(t, NULL);
-		struct isc_change same = { .op = ISC_WI_SCALE, .sel = ISC_SEL_ALL_GPU,
-					   .factor = 1, .after = INT64_MIN };
+		struct isc_change same = {
+			.op = ISC_WI_SCALE, .sel = ISC_SEL_ALL_GPU, .factor = 1, .after = INT64_MIN
+		};
 		int64_t b, e;
 		double g;
 		cr_assert_eq(isc_whatif_run(t, a, &same, &b, &e, &g), 0);
@@ -127,8 +129,8 @@ Test(causal, what_if_option_on_the_command_line)
 {
 	char *out = NULL, *err = NULL;
 	char cmd[1024];
-	snprintf(cmd, sizeof(cmd), "%s --what-if 'scope:tokenize*0.5' %s",
-		 getenv("ISC_ANALYZE"), data_path("scenarios/cpu-bound-tokenize.json"));
+	snprintf(cmd, sizeof(cmd), "%s --what-if 'scope:tokenize*0.5' %s", getenv("ISC_ANALYZE"),
+		 data_path("scenarios/cpu-bound-tokenize.json"));
 	cr_assert_eq(run(cmd, &out, &err), 0);
 	cr_assert_not_null(strstr(out, "## Critical path"));
 	cr_assert_not_null(strstr(out, "## What-if"));
