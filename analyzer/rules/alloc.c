@@ -2,9 +2,9 @@
 /* Allocation family: device allocations in the steady state, host allocation churn. */
 #include <math.h>
 
-#include "../fmt.h"
-#include "../graph.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/causal/graph.h"
+#include "analyzer/rules/rules.h"
 
 static bool device_steady(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {

@@ -3,9 +3,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "../fmt.h"
-#include "../graph.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/causal/graph.h"
+#include "analyzer/rules/rules.h"
 
 struct copy_sums {
 	uint64_t n, bytes;

@@ -4,9 +4,9 @@
 
 #include <string.h>
 
-#include "../fmt.h"
-#include "../graph.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/causal/graph.h"
+#include "analyzer/rules/rules.h"
 
 static bool overlapped(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {

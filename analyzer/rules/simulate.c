@@ -4,9 +4,9 @@
  * the change it simulates, and its estimate is the simulated change of the window, so no
  * estimate exceeds what the simulation gives or 100 %.
  */
-#include "../fmt.h"
-#include "../graph.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/causal/graph.h"
+#include "analyzer/rules/rules.h"
 
 double isc_sugg_simulate(const struct isc_rule_ctx *c, const struct isc_change *ch,
 			 struct isc_suggestion *s, const char *what)

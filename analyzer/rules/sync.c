@@ -2,9 +2,9 @@
 /* Sync family: the host synchronises with the GPU too often. */
 #include <string.h>
 
-#include "../fmt.h"
-#include "../graph.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/causal/graph.h"
+#include "analyzer/rules/rules.h"
 
 static bool blocking_sync(const struct isc_rule_ctx *c, const struct isc_ev *e)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
+#include "analyzer/causal/graph.h"
 #include "helpers.h"
 
 static void no_estimate_above_100(const struct isc_analysis *a)
