@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "analyzer/model/model.h"
+#include "format/vocab.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -358,13 +359,13 @@ bool isc_type_is_gpu(unsigned type)
 const char *isc_type_name(unsigned type)
 {
 	static const char *const names[ISC_T__COUNT] = {
-		[ISC_T_SCOPE] = "cpu_call",	 [ISC_T_CPU_OP] = "cpu_op",
-		[ISC_T_INSTANT] = "instant",	 [ISC_T_SYSCALL] = "cpu_syscall",
-		[ISC_T_MEMORY] = "memory_event", [ISC_T_COUNTER] = "counter",
-		[ISC_T_CUDA_API] = "cuda_api",	 [ISC_T_KERNEL] = "gpu_kernel",
-		[ISC_T_H2D] = "h2d_copy",	 [ISC_T_D2H] = "d2h_copy",
-		[ISC_T_D2D] = "d2d_copy",	 [ISC_T_H2H] = "h2h_copy",
-		[ISC_T_MEMSET] = "gpu_memset",	 [ISC_T_GPU_SYNC] = "gpu_sync",
+		[ISC_T_SCOPE] = ISC_TYPE_CPU_CALL,	[ISC_T_CPU_OP] = "cpu_op",
+		[ISC_T_INSTANT] = ISC_TYPE_INSTANT,	[ISC_T_SYSCALL] = ISC_TYPE_CPU_SYSCALL,
+		[ISC_T_MEMORY] = ISC_TYPE_MEMORY_EVENT, [ISC_T_COUNTER] = ISC_TYPE_COUNTER,
+		[ISC_T_CUDA_API] = ISC_TYPE_CUDA_API,	[ISC_T_KERNEL] = ISC_TYPE_GPU_KERNEL,
+		[ISC_T_H2D] = ISC_TYPE_H2D_COPY,	[ISC_T_D2H] = ISC_TYPE_D2H_COPY,
+		[ISC_T_D2D] = ISC_TYPE_D2D_COPY,	[ISC_T_H2H] = ISC_TYPE_H2H_COPY,
+		[ISC_T_MEMSET] = ISC_TYPE_GPU_MEMSET,	[ISC_T_GPU_SYNC] = ISC_TYPE_GPU_SYNC,
 	};
 	return type < ISC_T__COUNT ? names[type] : "unknown";
 }
