@@ -38,11 +38,15 @@ struct isc_named_ns {
 
 struct isc_window {
 	int64_t start, end;
+	int64_t host_end; /* trimmed end for host events; end also covers the GPU work
+			   * launched in the window (window.c) */
+	int64_t gpu_tail; /* end - host_end */
 	bool trimmed;
 	char how[160]; /* "whole trace", "scopes named X (12)", "--window" */
 };
 
 struct isc_stream_idle {
+	uint16_t input; /* ranks (inputs) with the same device id are different GPUs */
 	int16_t device;
 	int32_t stream;
 	uint64_t ops, gaps;
@@ -50,6 +54,7 @@ struct isc_stream_idle {
 };
 
 struct isc_hta_temporal {
+	uint16_t input;
 	int16_t device;
 	int64_t span, idle, compute, non_compute;
 };
@@ -180,6 +185,14 @@ const char *isc_category_name(enum isc_category c);
 const char *isc_bound_name(enum isc_bound b);
 const char *isc_stat_group_name(enum isc_stat_group g);
 double isc_share(const struct isc_analysis *a, int64_t ns); /* fraction of the window */
+
+/* Window membership (window.c): host events by their start, GPU work in a trimmed window
+ * by the start of the call that launched it. */
+bool isc_in_window(const struct isc_trace *t, const struct isc_analysis *a, const struct isc_ev *e);
+/* Where an event's time is clipped: the window's end for GPU work, host_end otherwise. */
+int64_t isc_window_end_of(const struct isc_analysis *a, const struct isc_ev *e);
+/* Sets host_end and runs a trimmed window on to the end of the GPU work it launched. */
+void isc_window_extend(const struct isc_trace *t, struct isc_analysis *a);
 
 /* Stages (analyze.c runs them in this order). */
 int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts *o,

@@ -71,6 +71,9 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 	}
 	data_quality(t, a);
 	int r = isc_timeline_window(t, o, a, d);
+	if (r == 0) {
+		isc_window_extend(t, a);
+	}
 	r = r == 0 ? stages(t, a) : r;
 	if (r == 0) {
 		isc_classify(t, a);
