@@ -167,6 +167,7 @@ struct isc_analysis {
 	struct isc_verdict verdict;
 	struct isc_suggestion *sugg;
 	size_t n_sugg;
+	struct isc_extras *extras; /* data quality, steps, ranks (extras.h) */
 };
 
 struct isc_analyze_opts {
@@ -174,6 +175,7 @@ struct isc_analyze_opts {
 	bool window_explicit;
 	int64_t window_start, window_end; /* ns, when window_explicit */
 	const struct isc_thresholds *th;  /* NULL: defaults */
+	bool one_rank;			  /* set by ranks.c for its per-rank analyses */
 };
 
 /* Returns 0, -EINVAL (diag set: e.g. no scope matched the window) or -ENOMEM. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "extras.h"
 
 static void data_quality(const struct isc_trace *t, struct isc_analysis *a)
 {
@@ -73,12 +74,14 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 	int r = isc_timeline_window(t, o, a, d);
 	if (r == 0) {
 		isc_window_extend(t, a);
+		r = isc_extras_prepare(t, a);
 	}
 	r = r == 0 ? stages(t, a) : r;
 	if (r == 0) {
 		isc_classify(t, a);
 		r = isc_rules_run(t, a);
 	}
+	r = r == 0 ? isc_extras_run(t, o, a) : r;
 	if (r < 0) {
 		if (r == -ENOMEM) {
 			isc_diag_set(d, "out of memory");
@@ -102,6 +105,7 @@ void isc_analysis_destroy(struct isc_analysis *a)
 	}
 	free(a->scopes);
 	free(a->sugg);
+	isc_extras_destroy(a->extras);
 	isc_ivec_free(&a->host_active);
 	free(a);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extras.h"
 #include "timeline.h"
 
 static bool name_matches(const char *name, const char *pattern)
@@ -226,6 +227,9 @@ static int sweep(struct isc_analysis *a, struct isc_lanes *l)
 		}
 		enum isc_category c = active < 0 ? ISC_CAT_IDLE : cat[active];
 		a->cat_ns[c] += next - tnow;
+		if (isc_extras_segment(a, tnow, next, (int)c) < 0) {
+			return -ENOMEM;
+		}
 		if (c == ISC_CAT_CPU && isc_ivec_add_merge(&l->cpu, tnow, next) < 0) {
 			return -ENOMEM;
 		}
