@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json-writer.h"
+#include "format/json-writer.h"
 #include "model-extra.h"
 #include "report.h"
 

@@ -6,7 +6,7 @@
 #include "extras.h"
 #include "fmt.h"
 #include "svg.h"
-#include "json-writer.h"
+#include "format/json-writer.h"
 #include "report.h"
 
 static const char *const su_names[ISC_SU__COUNT] = {

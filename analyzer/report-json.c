@@ -8,7 +8,7 @@
 #include <errno.h>
 
 #include "extras.h"
-#include "json-writer.h"
+#include "format/json-writer.h"
 #include "report.h"
 
 static void us(struct isc_json *j, const char *key, double ns)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "simgpu.h"
+#include "tests/simgpu/simgpu.h"
 
 static void bench_kernel(void)
 {

@@ -16,7 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "event.h"
+#include "format/record.h"
 
 struct isc_chunk;
 

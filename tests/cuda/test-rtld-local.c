@@ -6,7 +6,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "cuda-check.h"
+#include "tests/cuda/cuda-check.h"
 
 TestSuite(rtld_local, .init = cw_setup, .fini = cw_teardown, .timeout = 120);
 

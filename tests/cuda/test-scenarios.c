@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda-check.h"
+#include "tests/cuda/cuda-check.h"
 
 TestSuite(scenarios, .init = cw_setup, .fini = cw_teardown, .timeout = 240);
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda-check.h"
+#include "tests/cuda/cuda-check.h"
 
 TestSuite(timeline, .init = cw_setup, .fini = cw_teardown, .timeout = 120);
 

@@ -7,7 +7,7 @@
  */
 #include <cuda_runtime_api.h>
 
-#include "cw.h"
+#include "tests/cuda/workloads/cw.h"
 
 int cw_ext_run(void) __attribute__((visibility("default")));
 
