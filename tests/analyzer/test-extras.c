@@ -337,3 +337,17 @@ Test(extras, clock_offset_keeps_the_verdict)
 	isc_trace_destroy(t1);
 	isc_trace_destroy(t2);
 }
+
+/* The InferScope format's kernel geometry reaches the export too. */
+Test(extras, export_keeps_inferscope_geometry)
+{
+	int st;
+	char args[1024];
+	snprintf(args, sizeof(args), "-f chrome '%s'", data_path("scenarios/gpu-bound.json"));
+	char *out = cli(args, &st);
+	cr_assert_eq(st, 0);
+	cr_assert_eq(count_of(out, "\"grid\":[128,1,1],\"block\":[256,1,1],\"registers per "
+				   "thread\":32,\"shared memory\":0}"),
+		     200);
+	free(out);
+}
