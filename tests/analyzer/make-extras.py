@@ -150,6 +150,23 @@ def steps():
     write("steps.json", ev)
 
 
+def startup_allocations():
+    """Device allocations long after the first tenth of the window but all before the
+    first profiler step: the allocation rule fires, on start-up evidence."""
+    ev, corr = [], 1
+    for i in range(30):
+        ev.append(x("cuda_runtime", "cudaMalloc", 11000 + i * 1000, 500, correlation=corr))
+        corr += 1
+    t = 50000
+    for s in range(10):
+        ev.append(x("user_annotation", "ProfilerStep#%d" % s, t, 5000))
+        ev.append(call("cudaLaunchKernel", t + 100, 10, corr))
+        ev.append(kernel("step_kernel", t + 200, 4500, corr))
+        corr += 1
+        t += 5000
+    write("startup-alloc.json", ev)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     graph_launch()
@@ -162,6 +179,7 @@ def main():
     rank(1, 0, 0, "same1.json")
     rank(1, 7_000_000, 0, "same1-offset.json")
     steps()
+    startup_allocations()
 
 
 if __name__ == "__main__":

@@ -351,3 +351,25 @@ Test(extras, export_keeps_inferscope_geometry)
 		     200);
 	free(out);
 }
+
+/* Device allocations all before the first profiler step: the allocation rule still fires
+ * (they are past its warm-up fraction) but says its evidence is start-up. */
+Test(extras, startup_evidence_is_named)
+{
+	struct isc_trace *t = load("extras/startup-alloc.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_eq(a->extras->steps.n, 10);
+	cr_assert_eq(a->extras->steps.steady_start, 50000000);
+	const struct isc_suggestion *s = NULL;
+	for (size_t i = 0; i < a->n_sugg; i++) {
+		s = strcmp(a->sugg[i].rule_id, "alloc.device-steady-state") == 0 ? &a->sugg[i] : s;
+	}
+	cr_assert_not_null(s);
+	bool said = false;
+	for (int i = 0; i < s->n_evidence; i++) {
+		said |= strstr(s->evidence[i], "start-up: 30 of its 30 events") != NULL;
+	}
+	cr_assert(said, "the suggestion says its evidence is start-up");
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
