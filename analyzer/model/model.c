@@ -9,6 +9,7 @@
 #include "analyzer/base/grow.h"
 #include "analyzer/base/sort.h"
 #include "analyzer/base/string-table.h"
+#include "analyzer/model/model-extra.h"
 
 struct isc_trace *isc_trace_create(void)
 {
@@ -35,7 +36,11 @@ void isc_trace_destroy(struct isc_trace *t)
 		free(t->inputs[i].dropped_by_kind.v);
 		free(t->inputs[i].agg_syscalls.v);
 		free(t->inputs[i].agg_cuda_api.v);
+		free(t->inputs[i].distributed_info);
+		free(t->inputs[i].device_properties);
+		free(t->inputs[i].unknown_cats.v);
 	}
+	isc_trace_extra_destroy(t->extra);
 	free(t->inputs);
 	free(t->ev);
 	free(t->threads);
@@ -85,6 +90,7 @@ int isc_trace_add_input(struct isc_trace *t, const char *path)
 		return -ENOMEM;
 	}
 	in->complete = -1;
+	in->rank = -1;
 	in->format = "unknown";
 	return (int)t->n_inputs++;
 }
@@ -347,6 +353,7 @@ int isc_trace_finalize(struct isc_trace *t)
 			e->thread = api != NULL ? api->thread : UINT32_MAX;
 		}
 	}
+	isc_trace_extra_finalize(t);
 	t->finalized = true;
 	return 0;
 }
