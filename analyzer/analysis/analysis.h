@@ -20,11 +20,15 @@ struct isc_analyze_opts {
 	const struct isc_thresholds *th;  /* NULL: defaults */
 	const char *const *what_if;	  /* --what-if questions (analyzer/causal/graph.h) */
 	size_t n_what_if;
+	bool one_rank; /* set by ranks.c for its per-rank analyses */
 };
 
 /* Returns 0, -EINVAL (diag set: e.g. no scope matched the window) or -ENOMEM. */
 int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		struct isc_analysis **out, struct isc_diag *d);
+/* Frees a result of isc_analyze (and what the extras hold); NULL is a no-op. */
+void isc_analysis_destroy(struct isc_analysis *a);
+
 /* Stages (analyze.c runs them in this order, then isc_rules_run of rules/rules.h). */
 int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts *o,
 			struct isc_analysis *a, struct isc_diag *d);

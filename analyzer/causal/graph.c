@@ -562,7 +562,6 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 	if ((a->causal = c) == NULL) {
 		return -ENOMEM;
 	}
-	a->causal_free = isc_causal_destroy;
 	for (size_t i = 0; i < t->n_inputs; i++) {
 		c->kineto |=
 			t->inputs[i].format != NULL && strcmp(t->inputs[i].format, "kineto") == 0;

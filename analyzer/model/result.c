@@ -9,25 +9,6 @@ const enum isc_category isc_category_order[ISC_CAT__COUNT] = {
 	ISC_CAT_CPU, ISC_CAT_H2D, ISC_CAT_GPU, ISC_CAT_D2H, ISC_CAT_IDLE, ISC_CAT_FRAMEWORK,
 };
 
-void isc_analysis_destroy(struct isc_analysis *a)
-{
-	if (a == NULL) {
-		return;
-	}
-	free(a->streams);
-	free(a->hta);
-	for (int g = 0; g < ISC_SG__COUNT; g++) {
-		free(a->stats[g].rows);
-	}
-	free(a->scopes);
-	free(a->sugg);
-	isc_ivec_free(&a->host_active);
-	if (a->causal_free != NULL) {
-		a->causal_free(a->causal);
-	}
-	free(a);
-}
-
 const char *isc_category_name(enum isc_category c)
 {
 	static const char *const names[ISC_CAT__COUNT] = {

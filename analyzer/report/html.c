@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyzer/analysis/extras.h"
 #include "analyzer/base/fmt.h"
 #include "analyzer/report/report.h"
 #include "analyzer/report/svg.h"
@@ -141,6 +142,7 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	}
 	isc_html_causal(f, t, a);
 	suggestions(f, a);
+	isc_extras_html(f, t, a);
 	fprintf(f, "<h2>Statistics</h2>\n");
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		stats(f, t, &a->stats[g], titles[g], o->top);
