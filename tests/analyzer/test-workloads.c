@@ -15,25 +15,32 @@
 #include "helpers.h"
 #include "reader.h"
 
+/*
+ * The verdict of a live run depends on how fast the host ran next to the simulated
+ * device's fixed times: other jobs on the machine slow the host, never the device. A
+ * cpu_bound verdict only gets more certain then, so it is asserted; gpu_bound,
+ * memory_bound and balanced tip towards cpu_bound on a loaded machine (sync-every-kernel
+ * did at load 20), so here they are not asserted at all (NULL) - those verdicts are
+ * asserted on the deterministic traces of tests/analyzer/data/scenarios
+ * (test-analysis.c). The top suggestion comes from counts and simulated device time
+ * (pageable copies, tiny kernels, synchronisations, kernel shares of the GPU time) and
+ * is asserted for every workload.
+ */
 struct expect {
 	const char *workload;
-	const char *verdict;
-	const char *top[2]; /* either is right */
-	const char *loaded; /* verdict also right when other jobs load the machine */
+	const char *verdict; /* NULL: depends on the host's speed */
+	const char *top[2];  /* either is right */
 };
 
 static const struct expect table[] = {
 	{ "cpu-preprocess", "cpu_bound", { "host.cpu-preprocessing", NULL } },
-	{ "gpu-bound", "gpu_bound", { "gpu.dominant-kernels", "gpu.low-occupancy" } },
-	{ "copy-pageable", "memory_bound", { "copy.pageable", NULL } },
+	{ "gpu-bound", NULL, { "gpu.dominant-kernels", "gpu.low-occupancy" } },
+	{ "copy-pageable", NULL, { "copy.pageable", NULL } },
 	{ "launch-bound", "cpu_bound", { "launch.tiny-kernels", NULL } },
-	/* 50 us kernels, each followed by cudaDeviceSynchronize: on a loaded machine the
-	 * host comes back from every synchronisation late, that time is framework
-	 * overhead with the GPU idle, and the balance tips to cpu_bound. */
-	{ "sync-every-kernel", "balanced", { "sync.excessive", NULL }, "cpu_bound" },
+	{ "sync-every-kernel", NULL, { "sync.excessive", NULL } },
 	{ "alloc-churn", "cpu_bound", { "alloc.device-steady-state", NULL } },
 	{ "io-wait", "cpu_bound", { "host.io-wait", NULL } },
-	{ "balanced", "balanced", { "pipeline.overlapped", NULL } },
+	{ "balanced", NULL, { "pipeline.overlapped", NULL } },
 };
 
 /* Runs the workload under the preload in dir. Its traces: trace.json for the process
@@ -79,8 +86,7 @@ Test(workloads, verdict_and_top_suggestion, .timeout = 600)
 		struct isc_analysis *a = analyse(t, NULL);
 		if (a->gpu_timeline) {
 			const char *v = isc_bound_name(a->verdict.type);
-			bool right = strcmp(v, table[i].verdict) == 0 ||
-				     (table[i].loaded && strcmp(v, table[i].loaded) == 0);
+			bool right = table[i].verdict == NULL || strcmp(v, table[i].verdict) == 0;
 			cr_expect(right,
 				  "%s: verdict %s (%s); window %.3f ms, GPU busy %.3f ms, "
 				  "%llu events, trace kept in %s",
