@@ -323,7 +323,7 @@ struct isc_spill *isc_session_spill(void)
 		return NULL;
 	}
 	struct isc_vec meta, sysinfo;
-	if (isc_trailer_start_meta(&meta) && isc_trailer_start_sysinfo(&sysinfo)) {
+	if (isc_trailer_start(&meta, &sysinfo)) {
 		isc_spill_queue(&s->spill, ISC_BLK_META, meta.data, meta.len, NULL, 0);
 		isc_spill_queue(&s->spill, ISC_BLK_SYSINFO, sysinfo.data, sysinfo.len, NULL, 0);
 		isc_spill_sync(&s->spill);
@@ -371,8 +371,9 @@ static int write_trace_file(const char *path, const char *end_reason, const char
 	int r;
 
 	uint64_t end_ns = isc_now();
-	if (!isc_trailer_end_meta(&tmeta, end_ns, end_reason) || !isc_trailer_end_sysinfo(&tsys)) {
+	if (!isc_trailer_end(&tmeta, &tsys, end_ns, end_reason)) {
 		isc_vec_finish(&tmeta);
+		isc_vec_finish(&tsys);
 		return -ENOMEM;
 	}
 	open_scopes(&extra, end_ns);

@@ -32,12 +32,13 @@
 #include "preload/samplers/samplers.h"
 #include "preload/session.h"
 
-/* The end being written (one writer at a time: the flush or a snapshot). */
-static const char *g_end_reason;
-static uint64_t g_end_ns;
-/* The CUDA family's report, taken once per trailer (static: it holds 64 devices). */
-static struct isc_cuda_report cuda;
-static bool have_cuda;
+/* What the end of a trace is written from: taken once per trace. */
+struct end {
+	uint64_t ns;
+	const char *reason;
+	bool have_cuda; /* false when built without CUDA */
+	struct isc_cuda_report cuda;
+};
 
 static int sink_vec(void *ctx, const char *buf, size_t len)
 {
@@ -92,8 +93,9 @@ static void json_configuration(struct isc_json *j)
 	isc_json_end_object(j);
 }
 
-static void meta_json(struct isc_json *j)
+static void meta_json(struct isc_json *j, const struct end *e)
 {
+	(void)e;
 	struct isc_session *s = &isc_session;
 	struct utsname u;
 	char exe[PATH_MAX];
@@ -148,8 +150,9 @@ static void json_cpu_model(struct isc_json *j)
 	isc_json_string_n(j, colon, strcspn(colon, "\n"));
 }
 
-static void sysinfo_json(struct isc_json *j)
+static void sysinfo_json(struct isc_json *j, const struct end *e)
 {
+	(void)e;
 	struct utsname u;
 	struct sysinfo si;
 	isc_json_begin_object(j);
@@ -164,14 +167,14 @@ static void sysinfo_json(struct isc_json *j)
 	isc_json_end_object(j);
 }
 
-/* Renders fn's JSON into v; false on failure. */
-static bool render(struct isc_vec *v, void (*fn)(struct isc_json *))
+/* Renders fn's JSON into v (initialised by the caller); false on failure. */
+static bool render(struct isc_vec *v, void (*fn)(struct isc_json *, const struct end *),
+		   const struct end *e)
 {
 	char buf[4096];
 	struct isc_json j;
-	isc_vec_init(v, 1);
 	isc_json_init(&j, buf, sizeof(buf), sink_vec, v);
-	fn(&j);
+	fn(&j, e);
 	return isc_json_flush(&j) == 0;
 }
 
@@ -434,10 +437,10 @@ static void json_dropped(struct isc_json *j)
 	isc_json_end_object(j);
 }
 
-static void json_capture(struct isc_json *j)
+static void json_capture(struct isc_json *j, uint64_t end_ns)
 {
 	uint64_t w[64][2];
-	size_t n = isc_capture_windows(w, 64, g_end_ns);
+	size_t n = isc_capture_windows(w, 64, end_ns);
 	isc_json_key(j, "capture");
 	isc_json_begin_object(j);
 	isc_json_key(j, "windows");
@@ -452,7 +455,7 @@ static void json_capture(struct isc_json *j)
 	isc_json_end_object(j);
 }
 
-static void json_aggregates(struct isc_json *j)
+static void json_aggregates(struct isc_json *j, const struct end *e)
 {
 	isc_json_key(j, "aggregates");
 	isc_json_begin_object(j);
@@ -463,8 +466,8 @@ static void json_aggregates(struct isc_json *j)
 		isc_json_kv_uint(j, "thread_id", t->tid);
 		isc_json_kv_string(j, "name", t->comm);
 		isc_json_kv_uint(j, "events", t->recorded);
-		if (have_cuda) {
-			json_thread_cuda(j, t, &cuda);
+		if (e->have_cuda) {
+			json_thread_cuda(j, t, &e->cuda);
 		}
 		/* aggregates.threads[].numa_node: the node a host hook last saw it on */
 		if (t->numa_node > 0) {
@@ -489,39 +492,39 @@ static void json_python_version(struct isc_json *j)
 	}
 }
 
-static void trailer_meta_json(struct isc_json *j)
+static void trailer_meta_json(struct isc_json *j, const struct end *e)
 {
 	struct isc_session *s = &isc_session;
 	isc_json_begin_object(j);
 	isc_json_key(j, "end_us");
-	isc_json_ns_as_us(j, (int64_t)g_end_ns);
-	isc_json_kv_double(j, "duration_ms", (double)(g_end_ns - s->start_ns) / 1e6, 6);
-	isc_json_kv_string(j, "end_reason", g_end_reason);
+	isc_json_ns_as_us(j, (int64_t)e->ns);
+	isc_json_kv_double(j, "duration_ms", (double)(e->ns - s->start_ns) / 1e6, 6);
+	isc_json_kv_string(j, "end_reason", e->reason);
 	json_dropped(j);
-	json_capture(j);
+	json_capture(j, e->ns);
 	isc_json_kv_uint(j, "string_table_overflows", isc_intern_overflows());
 	json_python_version(j);
-	if (have_cuda) {
-		json_cuda(j, &cuda);
-		json_cupti(j, &cuda.cupti);
+	if (e->have_cuda) {
+		json_cuda(j, &e->cuda);
+		json_cupti(j, &e->cuda.cupti);
 	}
 	json_numa(j);
 	json_heap(j);
-	json_aggregates(j);
+	json_aggregates(j, e);
 	isc_json_end_object(j);
 }
 
-static void trailer_sysinfo_json(struct isc_json *j)
+static void trailer_sysinfo_json(struct isc_json *j, const struct end *e)
 {
 	isc_json_begin_object(j);
-	if (have_cuda && cuda.n_devices > 0) {
-		isc_json_kv_uint(j, "gpu_count", cuda.n_devices);
+	if (e->have_cuda && e->cuda.n_devices > 0) {
+		isc_json_kv_uint(j, "gpu_count", e->cuda.n_devices);
 	}
 	isc_json_end_object(j);
 }
 
 /* An image that execs: who it was, when, and what it lost (an exec_chain entry). */
-static void segment_json(struct isc_json *j)
+static void segment_json(struct isc_json *j, const struct end *e)
 {
 	struct isc_session *s = &isc_session;
 	char exe[PATH_MAX];
@@ -536,8 +539,8 @@ static void segment_json(struct isc_json *j)
 	isc_json_key(j, "start_us");
 	isc_json_ns_as_us(j, (int64_t)s->start_ns);
 	isc_json_key(j, "end_us");
-	isc_json_ns_as_us(j, (int64_t)g_end_ns);
-	isc_json_kv_string(j, "end_reason", "exec");
+	isc_json_ns_as_us(j, (int64_t)e->ns);
+	isc_json_kv_string(j, "end_reason", e->reason);
 	json_dropped(j);
 	isc_json_end_object(j);
 }
@@ -546,29 +549,26 @@ static void segment_json(struct isc_json *j)
 
 bool isc_trailer_segment(struct isc_vec *v, uint64_t end_ns)
 {
-	g_end_ns = end_ns;
-	return render(v, segment_json);
+	struct end e = { .ns = end_ns, .reason = "exec" };
+	isc_vec_init(v, 1);
+	return render(v, segment_json, &e);
 }
 
-bool isc_trailer_start_meta(struct isc_vec *v)
+bool isc_trailer_start(struct isc_vec *meta, struct isc_vec *sysinfo)
 {
-	return render(v, meta_json);
+	isc_vec_init(meta, 1);
+	isc_vec_init(sysinfo, 1);
+	return render(meta, meta_json, NULL) && render(sysinfo, sysinfo_json, NULL);
 }
 
-bool isc_trailer_start_sysinfo(struct isc_vec *v)
+bool isc_trailer_end(struct isc_vec *meta, struct isc_vec *sysinfo, uint64_t end_ns,
+		     const char *end_reason)
 {
-	return render(v, sysinfo_json);
-}
-
-bool isc_trailer_end_meta(struct isc_vec *v, uint64_t end_ns, const char *end_reason)
-{
-	g_end_ns = end_ns;
-	g_end_reason = end_reason;
-	have_cuda = isc_cuda_report(&cuda);
-	return render(v, trailer_meta_json);
-}
-
-bool isc_trailer_end_sysinfo(struct isc_vec *v)
-{
-	return render(v, trailer_sysinfo_json);
+	static struct end e; /* one writer at a time (the flush or a snapshot); 4 KiB */
+	isc_vec_init(meta, 1);
+	isc_vec_init(sysinfo, 1);
+	e.ns = end_ns;
+	e.reason = end_reason;
+	e.have_cuda = isc_cuda_report(&e.cuda);
+	return render(meta, trailer_meta_json, &e) && render(sysinfo, trailer_sysinfo_json, &e);
 }

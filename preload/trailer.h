@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The JSON a trace carries about its process (trailer.c). Each function renders one
- * object's members into v (an isc_vec of bytes, initialised here; the caller finishes
- * it) and returns false when memory ran out. The end functions are called once per
+ * pair of objects' members into two isc_vec of bytes (initialised here; the caller
+ * finishes them) and returns false when memory ran out. The end functions are called once per
  * trace written, after the families' flush.
  */
 #ifndef ISC_TRAILER_H
@@ -14,11 +14,10 @@
 #include "format/scratch.h"
 
 /* trace_metadata and system_info members known at start (spill META, SYSINFO). */
-bool isc_trailer_start_meta(struct isc_vec *v);
-bool isc_trailer_start_sysinfo(struct isc_vec *v);
+bool isc_trailer_start(struct isc_vec *meta, struct isc_vec *sysinfo);
 /* Those known at the end, for the converter's trailer_meta and trailer_sysinfo. */
-bool isc_trailer_end_meta(struct isc_vec *v, uint64_t end_ns, const char *end_reason);
-bool isc_trailer_end_sysinfo(struct isc_vec *v);
+bool isc_trailer_end(struct isc_vec *meta, struct isc_vec *sysinfo, uint64_t end_ns,
+		     const char *end_reason);
 /* The spill's SEGMENT block of an image that execs into the next image of the chain. */
 bool isc_trailer_segment(struct isc_vec *v, uint64_t end_ns);
 
