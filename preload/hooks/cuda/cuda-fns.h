@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CUDA runtime functions InferScope intercepts, one row each: the name (also the
- * exported symbol, listed again in libinferscope.map) and what kind of call it is.
- * The row's position is the function's id: the index of its real-function pointer,
- * of its per-thread counters (thread.h) and of its interned name.
+ * The CUDA runtime functions whose arguments InferScope decodes (hand-written hooks,
+ * hook-cuda-*.c), one row each: the name (also the exported symbol, listed again in
+ * libinferscope.map) and what kind of call it is. Every other function the toolkit's
+ * runtime headers declare gets a generated hook (gen-cuda-hooks.py, at build time:
+ * cuda-gen-fns.h's ISC_CUDA_GEN_FUNCS rows, which follow these). The row's position is
+ * the function's id: the index of its real-function pointer, of its per-thread
+ * counters (thread.h) and of its interned name.
  *
  * Flags:
  *   B  the host waits for the device (synchronize, a synchronous copy, cudaFree)
@@ -13,6 +16,8 @@
  */
 #ifndef ISC_CUDA_FNS_H
 #define ISC_CUDA_FNS_H
+
+#include "preload/cuda-gen-fns.h" /* generated in the build folder */
 
 enum {
 	ISC_CF_B = 1u << 0,
@@ -124,7 +129,7 @@ enum {
 
 enum isc_cuda_fn {
 #define ISC_CUDA_FN_ENUM(name, flags) ISC_FN_##name,
-	ISC_CUDA_FUNCS(ISC_CUDA_FN_ENUM)
+	ISC_CUDA_FUNCS(ISC_CUDA_FN_ENUM) ISC_CUDA_GEN_FUNCS(ISC_CUDA_FN_ENUM)
 #undef ISC_CUDA_FN_ENUM
 		ISC_CUDA_FN_COUNT
 };

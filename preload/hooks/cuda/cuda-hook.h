@@ -20,6 +20,7 @@
 #ifndef ISC_CUDA_HOOK_H
 #define ISC_CUDA_HOOK_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,6 +40,23 @@
 #define ISC_CUDA_NO_RUNTIME ((cudaError_t)3)
 
 #define RA __builtin_return_address(0)
+
+/*
+ * How a CUDA hook is exported: not under its plain name (ISC_CUDA_EXPORT marks the
+ * definition, which stays hidden) but, through ISC_CUDA_VERSIONED(name) after it, as
+ * hidden versions of libcudart's own symbol versions, name@libcudart.so.13, .12 and
+ * .11.0 (ISC_CUDA_NODES, generated: the toolkit's version first). A program's call
+ * names the version of the runtime it linked and binds to the hook; dlsym without a
+ * version skips hidden versions and answers what the runtime answers, its own
+ * function or NULL, as without the preload. References without a version bind to the
+ * first node.
+ */
+#define ISC_CUDA_EXPORT
+#define ISC_CUDA_VERSION_ALIAS(name, k, node)                         \
+	extern __typeof__(name) isc_v##k##_##name                     \
+		__attribute__((alias(#name), visibility("default"))); \
+	__asm__(".symver isc_v" #k "_" #name ", " #name "@" node);
+#define ISC_CUDA_VERSIONED(name) ISC_CUDA_NODES(ISC_CUDA_VERSION_ALIAS, name)
 
 _Static_assert(ISC_CUDA_FN_COUNT <= ISC_CUDA_FN_MAX, "thread.h holds a counter per function");
 
@@ -84,9 +102,11 @@ static inline bool isc_cuda_enter(struct isc_cuda_call *c, unsigned fn)
 	}
 	struct isc_thread *t = isc_tls_self;
 	if (__builtin_expect(t == NULL, 0)) {
+		int saved = errno; /* the real call must see the application's errno */
 		isc_guard_enter();
 		t = isc_thread_attach();
 		isc_guard_leave();
+		errno = saved;
 		if (t == NULL) {
 			return false;
 		}
@@ -106,6 +126,11 @@ static inline bool isc_cuda_enter(struct isc_cuda_call *c, unsigned fn)
 	c->t0 = now;
 	return true;
 }
+
+/* The runtime and driver versions, asked once after the first call (cuda-runtime.c);
+ * isc_cuda_versions_pending says whether that is still to do. */
+extern _Atomic bool isc_cuda_versions_pending;
+void isc_cuda_query_versions(void);
 
 /* Records the call (cuda-record.c). */
 void isc_cuda_record(const struct isc_cuda_call *c, uint64_t end, int result,

@@ -46,6 +46,10 @@ void isc_cuda_record(const struct isc_cuda_call *c, uint64_t end, int result,
 	unsigned n = launch ? 2 : 1;
 
 	isc_guard_enter();
+	if (__builtin_expect(atomic_load_explicit(&isc_cuda_versions_pending, memory_order_relaxed),
+			     0)) {
+		isc_cuda_query_versions();
+	}
 	t->cuda.calls[c->fn].count++;
 	t->cuda.calls[c->fn].ns += end - c->t0;
 	struct isc_event *e = isc_event_reserve(ISC_EV_CUDA_API, n);

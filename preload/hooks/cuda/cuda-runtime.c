@@ -5,11 +5,15 @@
  *
  * Nothing CUDA happens before the application's first CUDA call: the constructor
  * only sets the injection variables. The first intercepted call resolves its real
- * function, asks the runtime for its version and starts CUPTI (gpu-timeline.h) before the
- * call goes on, so that even the first call is correlated with its GPU work.
+ * function and starts CUPTI (gpu-timeline.h) before the call goes on, so that even the
+ * first call is correlated with its GPU work. The runtime and driver versions are asked
+ * for once that call has returned (the first record): asking before it would start the
+ * runtime before the application does, and whatever the runtime's start leaves behind
+ * (errno, for one) would then differ from a run without us.
  */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -24,9 +28,11 @@
 #include "common/log.h"
 
 #define ISC_CUDA_FN_NAME(name, flags) [ISC_FN_##name] = #name,
-const char *const isc_cuda_fn_names[ISC_CUDA_FN_COUNT] = { ISC_CUDA_FUNCS(ISC_CUDA_FN_NAME) };
+const char *const isc_cuda_fn_names[ISC_CUDA_FN_COUNT] = { ISC_CUDA_FUNCS(
+	ISC_CUDA_FN_NAME) ISC_CUDA_GEN_FUNCS(ISC_CUDA_FN_NAME) };
 #define ISC_CUDA_FN_FLAGS(name, flags) [ISC_FN_##name] = ISC_CF_##flags,
-const unsigned char isc_cuda_fn_flags[ISC_CUDA_FN_COUNT] = { ISC_CUDA_FUNCS(ISC_CUDA_FN_FLAGS) };
+const unsigned char isc_cuda_fn_flags[ISC_CUDA_FN_COUNT] = { ISC_CUDA_FUNCS(
+	ISC_CUDA_FN_FLAGS) ISC_CUDA_GEN_FUNCS(ISC_CUDA_FN_FLAGS) };
 
 void *_Atomic isc_cuda_real_fns[ISC_CUDA_FN_COUNT];
 _Atomic bool isc_cuda_on;
@@ -35,6 +41,8 @@ uint32_t isc_cuda_fn_ids[ISC_CUDA_FN_COUNT];
 static struct dl_find_object self; /* our own mapping, to never resolve to ourselves */
 static _Atomic bool started;
 static int runtime_version, driver_version;
+_Atomic bool isc_cuda_versions_pending; /* set by start(), cleared by the first record */
+static cudaError_t (*runtime_version_fn)(int *), (*driver_version_fn)(int *);
 static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *pinned_lib; /* the runtime found through a caller, kept loaded */
 
@@ -132,22 +140,34 @@ static void start(const void *caller)
 	if (atomic_exchange(&started, true)) {
 		return;
 	}
-	cudaError_t (*rt)(int *) =
-		(cudaError_t(*)(int *))resolve_symbol("cudaRuntimeGetVersion", caller);
-	cudaError_t (*drv)(int *) =
-		(cudaError_t(*)(int *))resolve_symbol("cudaDriverGetVersion", caller);
-	if (rt && rt(&runtime_version) != cudaSuccess) {
-		runtime_version = 0;
-	}
-	if (drv && drv(&driver_version) != cudaSuccess) {
-		driver_version = 0;
-	}
+	runtime_version_fn = (cudaError_t(*)(int *))resolve_symbol("cudaRuntimeGetVersion", caller);
+	driver_version_fn = (cudaError_t(*)(int *))resolve_symbol("cudaDriverGetVersion", caller);
+	atomic_store_explicit(&isc_cuda_versions_pending, true, memory_order_release);
 	isc_cupti_start("first CUDA runtime call");
+}
+
+/* After the first recorded call (cuda-record.c, guard held, errno saved). */
+void isc_cuda_query_versions(void)
+{
+	if (!atomic_exchange(&isc_cuda_versions_pending, false)) {
+		return;
+	}
+	int v = 0;
+	if (runtime_version_fn && runtime_version_fn(&v) == cudaSuccess) {
+		runtime_version = v;
+	}
+	v = 0;
+	if (driver_version_fn && driver_version_fn(&v) == cudaSuccess) {
+		driver_version = v;
+	}
 }
 
 void *isc_cuda_resolve(unsigned fn, const void *caller)
 {
 	static _Atomic bool complained;
+	/* runs before the real call, once per function: dlsym, dlopen and CUPTI's start
+	 * must not leave the real call another errno than the application's */
+	int saved = errno;
 	isc_guard_enter();
 	void *p = resolve_symbol(isc_cuda_fn_names[fn], caller);
 	if (p) {
@@ -161,6 +181,7 @@ void *isc_cuda_resolve(unsigned fn, const void *caller)
 		start(caller);
 	}
 	isc_guard_leave();
+	errno = saved;
 	return p;
 }
 

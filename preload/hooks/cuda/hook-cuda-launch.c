@@ -65,52 +65,54 @@ static cudaError_t launch(unsigned fn, const void *caller, const void *func, dim
 	return r;
 }
 
-ISC_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-					size_t sharedMem, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
+					     void **args, size_t sharedMem, cudaStream_t stream)
 {
 	return launch(ISC_FN_cudaLaunchKernel, RA, func, gridDim, blockDim, args, sharedMem,
 		      stream);
 }
 
-ISC_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
-					     void **args, size_t sharedMem, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+						  void **args, size_t sharedMem,
+						  cudaStream_t stream)
 {
 	return launch(ISC_FN_cudaLaunchKernel_ptsz, RA, func, gridDim, blockDim, args, sharedMem,
 		      stream);
 }
 
-ISC_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-					  void **args, size_t sharedMem, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+					       void **args, size_t sharedMem, cudaStream_t stream)
 {
 	return launch(ISC_FN___cudaLaunchKernel, RA, kernel, gridDim, blockDim, args, sharedMem,
 		      stream);
 }
 
-ISC_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-					       void **args, size_t sharedMem, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
+						    dim3 blockDim, void **args, size_t sharedMem,
+						    cudaStream_t stream)
 {
 	return launch(ISC_FN___cudaLaunchKernel_ptsz, RA, kernel, gridDim, blockDim, args,
 		      sharedMem, stream);
 }
 
-ISC_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
-						   void **args, size_t sharedMem,
-						   cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim,
+							dim3 blockDim, void **args,
+							size_t sharedMem, cudaStream_t stream)
 {
 	return launch(ISC_FN_cudaLaunchCooperativeKernel, RA, func, gridDim, blockDim, args,
 		      sharedMem, stream);
 }
 
-ISC_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim,
-							dim3 blockDim, void **args,
-							size_t sharedMem, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim,
+							     dim3 blockDim, void **args,
+							     size_t sharedMem, cudaStream_t stream)
 {
 	return launch(ISC_FN_cudaLaunchCooperativeKernel_ptsz, RA, func, gridDim, blockDim, args,
 		      sharedMem, stream);
 }
 
 /* Forwarded only: it runs once per launch site; we learn which stub a handle is. */
-ISC_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
+ISC_CUDA_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
 {
 	__typeof__(__cudaGetKernel) *real = isc_cuda_real(ISC_FN___cudaGetKernel, RA);
 	if (real == NULL) {
@@ -142,14 +144,14 @@ static cudaError_t launch_ex(unsigned fn, const void *caller, const cudaLaunchCo
 	return r;
 }
 
-ISC_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
-					   void **args)
+ISC_CUDA_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
+						void **args)
 {
 	return launch_ex(ISC_FN_cudaLaunchKernelExC, RA, config, func, args);
 }
 
-ISC_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
-						void **args)
+ISC_CUDA_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config,
+						     const void *func, void **args)
 {
 	return launch_ex(ISC_FN_cudaLaunchKernelExC_ptsz, RA, config, func, args);
 }
@@ -171,12 +173,13 @@ static cudaError_t host_func(unsigned fn, const void *caller, cudaStream_t strea
 	return r;
 }
 
-ISC_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
+ISC_CUDA_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
 	return host_func(ISC_FN_cudaLaunchHostFunc, RA, stream, fn, userData);
 }
 
-ISC_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData)
+ISC_CUDA_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn,
+						    void *userData)
 {
 	return host_func(ISC_FN_cudaLaunchHostFunc_ptsz, RA, stream, fn, userData);
 }
@@ -198,12 +201,27 @@ static cudaError_t graph_launch(unsigned fn, const void *caller, cudaGraphExec_t
 	return r;
 }
 
-ISC_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
 	return graph_launch(ISC_FN_cudaGraphLaunch, RA, graphExec, stream);
 }
 
-ISC_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
 	return graph_launch(ISC_FN_cudaGraphLaunch_ptsz, RA, graphExec, stream);
 }
+
+/* Exported as hidden versions of libcudart's symbol versions (cuda-hook.h). */
+ISC_CUDA_VERSIONED(cudaLaunchKernel)
+ISC_CUDA_VERSIONED(cudaLaunchKernel_ptsz)
+ISC_CUDA_VERSIONED(__cudaLaunchKernel)
+ISC_CUDA_VERSIONED(__cudaLaunchKernel_ptsz)
+ISC_CUDA_VERSIONED(cudaLaunchCooperativeKernel)
+ISC_CUDA_VERSIONED(cudaLaunchCooperativeKernel_ptsz)
+ISC_CUDA_VERSIONED(__cudaGetKernel)
+ISC_CUDA_VERSIONED(cudaLaunchKernelExC)
+ISC_CUDA_VERSIONED(cudaLaunchKernelExC_ptsz)
+ISC_CUDA_VERSIONED(cudaLaunchHostFunc)
+ISC_CUDA_VERSIONED(cudaLaunchHostFunc_ptsz)
+ISC_CUDA_VERSIONED(cudaGraphLaunch)
+ISC_CUDA_VERSIONED(cudaGraphLaunch_ptsz)

@@ -35,62 +35,63 @@ static struct isc_cuda_info free_info(const void *p, cudaStream_t stream, bool h
 	return i;
 }
 
-ISC_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
+ISC_CUDA_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
 	ISC_CUDA_HOOK(cudaMalloc, ISC_FN_cudaMalloc, (devPtr, size),
 		      alloc_info(r_, devPtr, size, NULL, false));
 }
 
-ISC_EXPORT cudaError_t cudaFree(void *devPtr)
+ISC_CUDA_EXPORT cudaError_t cudaFree(void *devPtr)
 {
 	ISC_CUDA_HOOK(cudaFree, ISC_FN_cudaFree, (devPtr), free_info(devPtr, NULL, false));
 }
 
-ISC_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMallocAsync, ISC_FN_cudaMallocAsync, (devPtr, size, stream),
 		      alloc_info(r_, devPtr, size, stream, true));
 }
 
-ISC_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMallocAsync, ISC_FN_cudaMallocAsync_ptsz, (devPtr, size, stream),
 		      alloc_info(r_, devPtr, size, stream, true));
 }
 
-ISC_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaFreeAsync, ISC_FN_cudaFreeAsync, (devPtr, stream),
 		      free_info(devPtr, stream, true));
 }
 
-ISC_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaFreeAsync, ISC_FN_cudaFreeAsync_ptsz, (devPtr, stream),
 		      free_info(devPtr, stream, true));
 }
 
-ISC_EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
-					       cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
+						    cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMallocFromPoolAsync, ISC_FN_cudaMallocFromPoolAsync,
 		      (ptr, size, memPool, stream), alloc_info(r_, ptr, size, stream, true));
 }
 
-ISC_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
-						    cudaStream_t stream)
+ISC_CUDA_EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size,
+							 cudaMemPool_t memPool, cudaStream_t stream)
 {
 	ISC_CUDA_HOOK(cudaMallocFromPoolAsync, ISC_FN_cudaMallocFromPoolAsync_ptsz,
 		      (ptr, size, memPool, stream), alloc_info(r_, ptr, size, stream, true));
 }
 
-ISC_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
+ISC_CUDA_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
 	ISC_CUDA_HOOK(cudaMallocManaged, ISC_FN_cudaMallocManaged, (devPtr, size, flags),
 		      alloc_info(r_, devPtr, size, NULL, false));
 }
 
-ISC_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
+ISC_CUDA_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
+					    size_t height)
 {
 	ISC_CUDA_HOOK(cudaMallocPitch, ISC_FN_cudaMallocPitch, (devPtr, pitch, width, height),
 		      alloc_info(r_, devPtr,
@@ -112,7 +113,8 @@ static struct isc_cuda_info pitched_info(cudaError_t r, const struct cudaPitched
 	return i;
 }
 
-ISC_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
+ISC_CUDA_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr,
+					 struct cudaExtent extent)
 {
 	ISC_CUDA_HOOK(cudaMalloc3D, ISC_FN_cudaMalloc3D, (pitchedDevPtr, extent),
 		      pitched_info(r_, pitchedDevPtr, extent));
@@ -142,17 +144,17 @@ static cudaError_t host_alloc(unsigned fn, const void *caller, void **p, size_t 
 	return r;
 }
 
-ISC_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
+ISC_CUDA_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
 	return host_alloc(ISC_FN_cudaMallocHost, RA, ptr, size, 0, false);
 }
 
-ISC_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+ISC_CUDA_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
 	return host_alloc(ISC_FN_cudaHostAlloc, RA, pHost, size, flags, true);
 }
 
-ISC_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+ISC_CUDA_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
 	struct isc_cuda_call c;
 	__typeof__(cudaHostRegister) *real = isc_cuda_real(ISC_FN_cudaHostRegister, RA);
@@ -194,12 +196,30 @@ static cudaError_t host_release(unsigned fn, const void *caller, void *ptr)
 	return r;
 }
 
-ISC_EXPORT cudaError_t cudaFreeHost(void *ptr)
+ISC_CUDA_EXPORT cudaError_t cudaFreeHost(void *ptr)
 {
 	return host_release(ISC_FN_cudaFreeHost, RA, ptr);
 }
 
-ISC_EXPORT cudaError_t cudaHostUnregister(void *ptr)
+ISC_CUDA_EXPORT cudaError_t cudaHostUnregister(void *ptr)
 {
 	return host_release(ISC_FN_cudaHostUnregister, RA, ptr);
 }
+
+/* Exported as hidden versions of libcudart's symbol versions (cuda-hook.h). */
+ISC_CUDA_VERSIONED(cudaMalloc)
+ISC_CUDA_VERSIONED(cudaFree)
+ISC_CUDA_VERSIONED(cudaMallocAsync)
+ISC_CUDA_VERSIONED(cudaMallocAsync_ptsz)
+ISC_CUDA_VERSIONED(cudaFreeAsync)
+ISC_CUDA_VERSIONED(cudaFreeAsync_ptsz)
+ISC_CUDA_VERSIONED(cudaMallocFromPoolAsync)
+ISC_CUDA_VERSIONED(cudaMallocFromPoolAsync_ptsz)
+ISC_CUDA_VERSIONED(cudaMallocManaged)
+ISC_CUDA_VERSIONED(cudaMallocPitch)
+ISC_CUDA_VERSIONED(cudaMalloc3D)
+ISC_CUDA_VERSIONED(cudaMallocHost)
+ISC_CUDA_VERSIONED(cudaHostAlloc)
+ISC_CUDA_VERSIONED(cudaHostRegister)
+ISC_CUDA_VERSIONED(cudaFreeHost)
+ISC_CUDA_VERSIONED(cudaHostUnregister)
