@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sort.h"
+#include "stacks.h"
 #include "strtab.h"
 
 struct isc_trace *isc_trace_create(void)
@@ -33,6 +34,7 @@ void isc_trace_destroy(struct isc_trace *t)
 		free(t->inputs[i].dropped_by_kind.v);
 		free(t->inputs[i].agg_syscalls.v);
 		free(t->inputs[i].agg_cuda_api.v);
+		isc_stacks_destroy(t->inputs[i].stacks);
 	}
 	free(t->inputs);
 	free(t->ev);
@@ -377,10 +379,11 @@ const char *isc_type_name(unsigned type)
 		[ISC_T_SCOPE] = "cpu_call",	 [ISC_T_CPU_OP] = "cpu_op",
 		[ISC_T_INSTANT] = "instant",	 [ISC_T_SYSCALL] = "cpu_syscall",
 		[ISC_T_MEMORY] = "memory_event", [ISC_T_COUNTER] = "counter",
-		[ISC_T_CUDA_API] = "cuda_api",	 [ISC_T_KERNEL] = "gpu_kernel",
-		[ISC_T_H2D] = "h2d_copy",	 [ISC_T_D2H] = "d2h_copy",
-		[ISC_T_D2D] = "d2d_copy",	 [ISC_T_H2H] = "h2h_copy",
-		[ISC_T_MEMSET] = "gpu_memset",	 [ISC_T_GPU_SYNC] = "gpu_sync",
+		[ISC_T_CUDA_API] = "cuda_api",	 [ISC_T_CPU_SAMPLE] = "cpu_sample",
+		[ISC_T_KERNEL] = "gpu_kernel",	 [ISC_T_H2D] = "h2d_copy",
+		[ISC_T_D2H] = "d2h_copy",	 [ISC_T_D2D] = "d2d_copy",
+		[ISC_T_H2H] = "h2h_copy",	 [ISC_T_MEMSET] = "gpu_memset",
+		[ISC_T_GPU_SYNC] = "gpu_sync",
 	};
 	return type < ISC_T__COUNT ? names[type] : "unknown";
 }
