@@ -122,6 +122,7 @@ struct isc_suggestion {
 	char evidence[ISC_SUGGESTION_EVIDENCE][ISC_LINE];
 	int n_evidence;
 	int table_order;
+	char where[ISC_LINE]; /* the code it means, from the stacks (rules-where.c), or "" */
 };
 
 /* Host waits by syscall category, and the part of them that left the GPU idle. */
@@ -131,6 +132,8 @@ struct isc_waits {
 	uint64_t count[8];
 	struct isc_named_ns top[8]; /* the name with the most time on idle, per category */
 };
+
+struct isc_profile;
 
 struct isc_analysis {
 	struct isc_thresholds th;
@@ -162,6 +165,7 @@ struct isc_analysis {
 	struct isc_verdict verdict;
 	struct isc_suggestion *sugg;
 	size_t n_sugg;
+	struct isc_profile *prof; /* CPU samples by function (profile.h), NULL without */
 };
 
 struct isc_analyze_opts {
@@ -189,5 +193,7 @@ int isc_timeline_gpu(const struct isc_trace *t, struct isc_analysis *a);
 int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a);
 void isc_classify(const struct isc_trace *t, struct isc_analysis *a);
 int isc_rules_run(const struct isc_trace *t, struct isc_analysis *a);
+/* Names the code each suggestion means, from the stacks of its events (rules-where.c). */
+int isc_rules_where(const struct isc_trace *t, struct isc_analysis *a);
 
 #endif /* ISC_ANALYSIS_H */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "profile.h"
 
 static void data_quality(const struct isc_trace *t, struct isc_analysis *a)
 {
@@ -72,10 +73,12 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 	data_quality(t, a);
 	int r = isc_timeline_window(t, o, a, d);
 	r = r == 0 ? stages(t, a) : r;
+	r = r == 0 ? isc_profile_build(t, a) : r;
 	if (r == 0) {
 		isc_classify(t, a);
 		r = isc_rules_run(t, a);
 	}
+	r = r == 0 ? isc_rules_where(t, a) : r;
 	if (r < 0) {
 		if (r == -ENOMEM) {
 			isc_diag_set(d, "out of memory");
@@ -99,6 +102,7 @@ void isc_analysis_destroy(struct isc_analysis *a)
 	}
 	free(a->scopes);
 	free(a->sugg);
+	isc_profile_destroy(a->prof);
 	isc_ivec_free(&a->host_active);
 	free(a);
 }

@@ -12,6 +12,7 @@
 #include "analysis.h"
 
 struct isc_gate_result;
+struct isc_json;
 
 struct isc_report_opts {
 	int top;			    /* rows per statistics table */
@@ -49,13 +50,19 @@ bool isc_writer_needs_gate(const struct isc_writer *w);
 /* The gate as a markdown section: "## Gate" in the report, a whole comment when
  * standalone. */
 void isc_md_gate(FILE *f, const struct isc_gate_result *g, int top, bool standalone);
-struct isc_json;
 /* The "gate" member of the JSON result. */
 void isc_json_gate(struct isc_json *j, const struct isc_gate_result *g);
 
 /* A name fit for a markdown table cell: pipes, emphasis and angle brackets escaped,
  * newlines flattened, long names shortened. */
 void isc_md_cell(FILE *f, const char *s);
+
+/* The "Where the time goes" section (nothing without CPU samples). */
+void isc_md_profile(FILE *f, const struct isc_trace *t, const struct isc_analysis *a, int top);
+
+/* The "cpu_profile" member of the JSON result (nothing without CPU samples). */
+void isc_json_profile(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a,
+		      int top);
 
 /* Shared by writers: the order categories are shown in. */
 extern const enum isc_category isc_report_cat_order[ISC_CAT__COUNT];
