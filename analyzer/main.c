@@ -347,6 +347,11 @@ static int write_output(const struct cli *c, const char *path, const char *name,
 	if (path != NULL && fclose(f) != 0) {
 		r = -EIO;
 	}
+	if (r == -ENOTSUP) {
+		fprintf(stderr, "inferscope-analyze: -f %s: not built in (meson -D%s=enabled)\n",
+			name, name);
+		return EXIT_OUTPUT;
+	}
 	if (r < 0) {
 		fprintf(stderr, "inferscope-analyze: %s: write failed\n",
 			path ? path : "standard output");

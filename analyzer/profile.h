@@ -70,6 +70,9 @@ const char *isc_pcat_name(enum isc_pcat c);
 /* The category of a sample; *startup set apart. Exposed for the exports. */
 bool isc_sample_is_startup(const struct isc_trace *t, const struct isc_stack_ref *r);
 
+/* A frame as folded stacks and pprof name it: "tokenize (serve.py:41)". */
+void isc_folded_frame(const struct isc_trace *t, const struct isc_frame *f, char *buf, size_t n);
+
 /* A map from two 64-bit keys to an index, for the stages that sum by frame or site. */
 struct isc_wmap {
 	uint64_t *k1, *k2;

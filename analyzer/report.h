@@ -39,6 +39,11 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 		    const struct isc_report_opts *o);
 int isc_export_chrome(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		      const struct isc_report_opts *o);
+/* CPU samples as folded stacks (flamegraph.pl, speedscope) and as pprof's profile.proto. */
+int isc_export_folded(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
+		      const struct isc_report_opts *o);
+int isc_export_pprof(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
+		     const struct isc_report_opts *o);
 /* The gate alone (they need o->gate): markdown for a pull-request comment, JUnit XML. */
 int isc_report_gate_md(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		       const struct isc_report_opts *o);

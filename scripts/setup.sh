@@ -25,6 +25,7 @@ packages=(
 	libyajl-dev zlib1g-dev python3
 	libcriterion-dev libunwind8 python3-jsonschema
 	libjemalloc2 libtcmalloc-minimal4 clang-format
+	libprotobuf-c-dev protobuf-c-compiler
 )
 
 missing=()
