@@ -65,6 +65,8 @@ void isc_md_cell(FILE *f, const char *s);
 /* The "Where the time goes" section (nothing without CPU samples). */
 void isc_md_profile(FILE *f, const struct isc_trace *t, const struct isc_analysis *a, int top);
 
+/* The HTML report's flame graph of the CPU samples (nothing without them). */
+int isc_html_flame(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);
 /* The "cpu_profile" member of the JSON result (nothing without CPU samples). */
 void isc_json_profile(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a,
 		      int top);
