@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "json-writer.h"
+#include "format/json-writer.h"
 #include "report.h"
 
 static const char *category(unsigned type)

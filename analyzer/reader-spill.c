@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "reader.h"
-#include "trace-writer.h"
+#include "format/convert.h"
 
 static size_t detect_spill(const struct isc_source *src)
 {

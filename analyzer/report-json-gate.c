@@ -4,7 +4,7 @@
  * diff: {...}}`. A later run reading this file as its baseline skips the object.
  */
 #include "gate.h"
-#include "json-writer.h"
+#include "format/json-writer.h"
 #include "report.h"
 
 static void item(struct isc_json *j, const struct isc_gate_item *it)

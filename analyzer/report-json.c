@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "json-writer.h"
+#include "format/json-writer.h"
 #include "report.h"
 
 static void us(struct isc_json *j, const char *key, double ns)

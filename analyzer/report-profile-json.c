@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The "cpu_profile" member of the JSON result: where the time goes (profile.h). */
-#include "json-writer.h"
+#include "format/json-writer.h"
 #include "profile.h"
 #include "report.h"
 

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "isc-config.h"
-#include "launcher.h"
+#include "launcher/launcher.h"
 
 /* The command while it runs, 0 before and after: a signal handler reads it. */
 static volatile sig_atomic_t child;

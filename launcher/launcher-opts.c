@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "launcher.h"
+#include "common/config.h"
+#include "launcher/launcher.h"
 
 struct opt {
 	const char *name;

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "launcher.h"
+#include "launcher/launcher.h"
 
 static int add(struct isc_trace_set *s, const char *path, const struct stat *st)
 {

@@ -7,26 +7,27 @@
 #include <sched.h>
 #include <string.h>
 
-#include "buffer.h"
-#include "capture.h"
-#include "clock.h"
-#include "encode.h"
-#include "ids.h"
-#include "intern.h"
-#include "lifecycle.h"
-#include "scope.h"
+#include "preload/core/buffer.h"
+#include "preload/core/capture.h"
+#include "common/clock.h"
+#include "format/encode.h"
+#include "preload/core/ids.h"
+#include "preload/core/intern.h"
+#include "preload/core/export.h"
+#include "preload/lifecycle.h"
+#include "preload/scope.h"
 
 #define MAX_KV 16
 #define MAX_KV_TEXT 255
 
 ISC_EXPORT int inferscope_impl_abi_version(void)
 {
-	return isc_lifecycle_ready() ? INFERSCOPE_ABI_VERSION : 0;
+	return isc_core_ready() ? INFERSCOPE_ABI_VERSION : 0;
 }
 
 ISC_EXPORT int inferscope_impl_range_push(const char *name, int source)
 {
-	if (!isc_lifecycle_ready() || name == NULL) {
+	if (!isc_core_ready() || name == NULL) {
 		return -1;
 	}
 	isc_tls_guard++;
@@ -72,7 +73,7 @@ void isc_scope_record(struct isc_event *e, const struct isc_thread *t, uint32_t 
 
 ISC_EXPORT int inferscope_impl_range_pop(void)
 {
-	struct isc_thread *t = isc_lifecycle_ready() ? isc_tls_self : NULL;
+	struct isc_thread *t = isc_core_ready() ? isc_tls_self : NULL;
 	if (t == NULL || t->depth == 0) {
 		return -1;
 	}
@@ -131,7 +132,7 @@ ISC_EXPORT int inferscope_impl_mark(const char *name, const struct inferscope_kv
 				    int source)
 {
 	uint64_t now = isc_now();
-	if (!isc_lifecycle_ready() || name == NULL || !isc_capturing(now)) {
+	if (!isc_core_ready() || name == NULL || !isc_capturing(now)) {
 		return -1;
 	}
 	n = kv ? (n < MAX_KV ? n : MAX_KV) : 0;
@@ -172,7 +173,7 @@ static void capture_mark(const char *name)
 
 ISC_EXPORT void inferscope_impl_capture_start(void)
 {
-	if (isc_lifecycle_ready()) {
+	if (isc_core_ready()) {
 		isc_capture_resume();
 		capture_mark("capture_start");
 	}
@@ -180,7 +181,7 @@ ISC_EXPORT void inferscope_impl_capture_start(void)
 
 ISC_EXPORT void inferscope_impl_capture_stop(void)
 {
-	if (isc_lifecycle_ready()) {
+	if (isc_core_ready()) {
 		capture_mark("capture_stop");
 		isc_capture_pause();
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "lifecycle.h"
+#include "preload/lifecycle.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -13,101 +13,61 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "buffer.h"
-#include "capture.h"
-#include "clock.h"
-#include "collector.h"
-#include "config.h"
-#include "cuda-family.h"
-#include "host.h"
-#include "ids.h"
-#include "intern.h"
-#include "log.h"
-#include "session.h"
+#include "preload/core/buffer.h"
+#include "preload/core/capture.h"
+#include "preload/core/export.h"
+#include "common/clock.h"
+#include "preload/core/collector.h"
+#include "common/config.h"
+#include "preload/hooks/cuda/cuda-family.h"
+#include "preload/hooks/host/host.h"
+#include "preload/core/ids.h"
+#include "preload/core/intern.h"
+#include "common/log.h"
+#include "preload/session.h"
 
-struct isc_capture_state isc_capture = { 0, 0, UINT64_MAX };
 _Atomic uint64_t isc_id_counter;
 
 static _Atomic int init_state; /* 0 none, 1 running, 2 done */
 static _Atomic bool flushed;
-static _Atomic bool api_on = true;
 
-#define MAX_FLUSH_FNS 8
-static isc_flush_fn flush_fns[MAX_FLUSH_FNS];
-static unsigned n_flush_fns;
+/* Recording is live between the end of init and the flush (core/capture.c). */
+static void set_live(void)
+{
+	isc_capture_set_live(atomic_load(&init_state) == 2 && !atomic_load(&flushed));
+}
 
-/* Families of hooks, initialised in this order. */
-static const struct isc_family families[] = {
-	{ "cuda", isc_hooks_cuda_init },	 { "nvtx", isc_hooks_nvtx_init },
-	{ "host", isc_hooks_host_init },	 { "malloc", isc_hooks_malloc_init },
-	{ "syscalls", isc_hooks_syscalls_init }, { NULL, NULL },
+/*
+ * The families of hooks and samplers, in the one order everything happens in: init
+ * (from the constructor), flush (at the start of every flush, before the collector
+ * stops: CUPTI's forced flush first, so that its records can still be spilled) and
+ * fork_child (after the core and the session are reset in the child). The handlers
+ * of the whole library are registered here and nowhere else:
+ *   - the ELF constructor and destructor, below;
+ *   - pthread_atfork(fork_prepare, fork_parent, fork_child), in isc_lifecycle_init();
+ *   - SIGTERM/SIGINT (opt-in) and the snapshot signal, in install_signals(), when the
+ *     collector starts;
+ *   - one exception: gpu/cupti.c registers an atexit handler when CUPTI starts (the
+ *     driver's injection or the first CUDA call), because it must run before the
+ *     CUDA runtime's own atexit teardown, which is registered only then.
+ */
+struct isc_family {
+	const char *name;
+	void (*init)(void);
+	void (*flush)(void);
+	void (*fork_child)(void);
 };
 
-/* ---- capture windows ---- */
-
-#define MAX_WINDOWS 256
-static uint64_t api_windows[MAX_WINDOWS][2]; /* resume .. pause (UINT64_MAX: open) */
-static unsigned n_api_windows;
-static pthread_mutex_t window_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void update_on(void)
-{
-	bool on = atomic_load(&init_state) == 2 && !atomic_load(&flushed) && atomic_load(&api_on);
-	atomic_store_explicit(&isc_capture.on, on, memory_order_relaxed);
-}
-
-void isc_capture_resume(void)
-{
-	pthread_mutex_lock(&window_lock);
-	if (!atomic_exchange(&api_on, true) && n_api_windows < MAX_WINDOWS) {
-		api_windows[n_api_windows][0] = isc_now();
-		api_windows[n_api_windows][1] = UINT64_MAX;
-		n_api_windows++;
-	}
-	pthread_mutex_unlock(&window_lock);
-	update_on();
-}
-
-void isc_capture_pause(void)
-{
-	pthread_mutex_lock(&window_lock);
-	if (atomic_exchange(&api_on, false) && n_api_windows > 0) {
-		api_windows[n_api_windows - 1][1] = isc_now();
-	}
-	pthread_mutex_unlock(&window_lock);
-	update_on();
-}
-
-size_t isc_capture_windows(uint64_t (*w)[2], size_t max, uint64_t end_ns)
-{
-	size_t n = 0;
-	for (unsigned i = 0; i < n_api_windows && n < max; i++) {
-		uint64_t a = api_windows[i][0], b = api_windows[i][1];
-		a = a > isc_capture.from_ns ? a : isc_capture.from_ns;
-		b = b < isc_capture.until_ns ? b : isc_capture.until_ns;
-		b = b < end_ns ? b : end_ns;
-		if (a < b) {
-			w[n][0] = a;
-			w[n][1] = b;
-			n++;
-		}
-	}
-	return n;
-}
-
-static void init_capture(uint64_t start)
-{
-	isc_capture.from_ns = start + isc_config.delay_ns;
-	isc_capture.until_ns =
-		isc_config.duration_ns ? isc_capture.from_ns + isc_config.duration_ns : UINT64_MAX;
-	atomic_store(&api_on, !isc_config.start_paused);
-	n_api_windows = 0;
-	if (!isc_config.start_paused) {
-		api_windows[0][0] = start;
-		api_windows[0][1] = UINT64_MAX;
-		n_api_windows = 1;
-	}
-}
+static const struct isc_family families[] = {
+	{ "cuda", isc_hooks_cuda_init, isc_hooks_cuda_flush, isc_hooks_cuda_fork_child },
+	{ "nvtx", isc_hooks_nvtx_init, isc_hooks_nvtx_flush, NULL },
+	{ "stacks", isc_stacks_init, NULL, NULL },
+	{ "numa", isc_numa_init, isc_numa_flush, NULL },
+	{ "cpu-time", isc_cpu_time_init, isc_cpu_time_flush, NULL },
+	{ "malloc", isc_hooks_malloc_init, NULL, isc_hooks_malloc_fork_child },
+	{ "syscalls", isc_hooks_syscalls_init, NULL, isc_hooks_syscalls_fork_child },
+	{ NULL, NULL, NULL, NULL },
+};
 
 static void resolve_process_hooks(void);
 
@@ -207,24 +167,18 @@ static void fork_child(void)
 	isc_collector_reset_after_fork();
 	isc_buffer_reset_after_fork();
 	isc_session_reset_after_fork();
+	isc_collector_set_owner(isc_session.pid, isc_session.is_root);
 	atomic_store(&flushed, false);
-	update_on();
+	set_live();
 	isc_tls_guard--;
-}
-
-/* ---- constructor and destructor ---- */
-
-void isc_lifecycle_add_flush_hook(isc_flush_fn fn)
-{
-	if (n_flush_fns < MAX_FLUSH_FNS) {
-		flush_fns[n_flush_fns++] = fn;
+	for (const struct isc_family *f = families; f->name; f++) {
+		if (f->fork_child) {
+			f->fork_child();
+		}
 	}
 }
 
-bool isc_lifecycle_ready(void)
-{
-	return atomic_load_explicit(&init_state, memory_order_acquire) == 2;
-}
+/* ---- constructor and destructor ---- */
 
 void isc_lifecycle_init(void)
 {
@@ -246,7 +200,11 @@ void isc_lifecycle_init(void)
 		return;
 	}
 	isc_session_init();
-	init_capture(isc_session.start_ns);
+	isc_collector_set_sink(
+		&(struct isc_collector_sink){ isc_session_spill, isc_session_snapshot });
+	isc_collector_set_owner(isc_session.pid, isc_session.is_root);
+	isc_capture_init(isc_session.start_ns, isc_config.delay_ns, isc_config.duration_ns,
+			 isc_config.start_paused);
 	isc_buffer_on_first_chunk = on_first_chunk;
 	isc_buffer_on_full = on_chunk_full;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -255,12 +213,15 @@ void isc_lifecycle_init(void)
 		f->init();
 	}
 	atomic_store_explicit(&init_state, 2, memory_order_release);
-	update_on();
+	isc_core_set_ready();
+	set_live();
 	isc_tls_guard--;
 }
 
 __attribute__((constructor)) static void isc_constructor(void)
 {
+	/* even with INFERSCOPE_ENABLE=0: a pass-through mmap must reach the next one */
+	isc_hooks_mmap_resolve();
 	isc_lifecycle_init();
 }
 
@@ -275,15 +236,17 @@ bool isc_lifecycle_flush(const char *reason)
 {
 	/* getpid through the syscall: a vfork child shares our memory and our cached pid,
 	 * and must never write (its parent will). */
-	if (!isc_lifecycle_ready() || syscall(SYS_getpid) != isc_session.pid ||
+	if (!isc_core_ready() || syscall(SYS_getpid) != isc_session.pid ||
 	    atomic_exchange(&flushed, true)) {
 		return false;
 	}
 	bool wrote = false;
 	isc_tls_guard++;
-	update_on();
-	for (unsigned i = 0; i < n_flush_fns; i++) {
-		flush_fns[i]();
+	set_live();
+	for (const struct isc_family *f = families; f->name; f++) {
+		if (f->flush) {
+			f->flush();
+		}
 	}
 	if (!isc_collector_stop()) {
 		/* interrupted the collector itself (a signal on its thread) or it hangs: the
@@ -306,7 +269,7 @@ bool isc_lifecycle_flush(const char *reason)
 
 int isc_lifecycle_snapshot(const char *reason)
 {
-	if (!isc_lifecycle_ready() || atomic_load(&flushed)) {
+	if (!isc_core_ready() || atomic_load(&flushed)) {
 		return -ESRCH;
 	}
 	if (isc_collector_running()) {
@@ -439,7 +402,7 @@ static int do_exec(enum exec_kind kind, const char *file, int fd, char *const ar
 	if (real.execve == NULL) {
 		resolve_process_hooks();
 	}
-	bool mine = isc_lifecycle_ready() && syscall(SYS_getpid) == isc_session.pid;
+	bool mine = isc_core_ready() && syscall(SYS_getpid) == isc_session.pid;
 	bool wrote = false;
 	if (mine &&
 	    (kind == EXEC_FD ? fcntl(fd, F_GETFD) >= 0 : can_exec(file, kind == EXEC_SEARCH))) {
@@ -467,7 +430,7 @@ static int do_exec(enum exec_kind kind, const char *file, int fd, char *const ar
 			isc_session_after_failed_exec();
 		}
 		atomic_store(&flushed, false);
-		update_on();
+		set_live();
 		isc_collector_start();
 		isc_tls_guard--;
 	}

@@ -19,28 +19,13 @@
 
 #include <stdbool.h>
 
-#define ISC_EXPORT __attribute__((visibility("default")))
-
-/* The constructor's work; hooks call it when they run before the constructor (a
- * library initialised before ours). Idempotent. */
+/* The constructor's work. Idempotent. */
 void isc_lifecycle_init(void);
-bool isc_lifecycle_ready(void);
-
-/* Functions run at the start of every flush, before the collector stops (CUPTI's
- * forced flush). At most 8. */
-typedef void (*isc_flush_fn)(void);
-void isc_lifecycle_add_flush_hook(isc_flush_fn fn);
 
 /* The final flush. Returns true when a trace file was written. */
 bool isc_lifecycle_flush(const char *reason);
 
 /* A snapshot from an application thread (inferscope_flush()). 0 or -errno. */
 int isc_lifecycle_snapshot(const char *reason);
-
-/* Hook families: resolved and initialised once, from isc_lifecycle_init(). */
-struct isc_family {
-	const char *name;
-	void (*init)(void);
-};
 
 #endif /* ISC_LIFECYCLE_H */

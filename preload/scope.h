@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-#include "event.h"
-#include "thread.h"
+#include "format/record.h"
+#include "preload/core/thread.h"
 
 /* Fills e with the scope open at depth d of thread t, ending at end (a pop, or the
  * flush for a scope still open: then flags has ISC_EVF_UNTERMINATED). */

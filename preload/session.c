@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "session.h"
+#include "preload/session.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -12,48 +12,25 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "buffer.h"
-#include "capture.h"
-#include "collector.h"
-#include "clock.h"
-#include "config.h"
-#include "host.h"
-#include "intern.h"
+#include "preload/core/buffer.h"
+#include "preload/core/capture.h"
+#include "preload/core/collector.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "preload/hooks/host/host.h"
+#include "preload/core/intern.h"
 #include "isc-config.h"
-#include "log.h"
-#include "procfs.h"
-#include "scope.h"
-#include "scratch.h"
-#include "trace-writer.h"
+#include "common/log.h"
+#include "preload/core/procfs.h"
+#include "preload/scope.h"
+#include "preload/trailer.h"
+#include "format/scratch.h"
+#include "format/convert.h"
+#include "format/vocab.h"
 
 struct isc_session isc_session;
 
-#define MAX_CONTRIB 8
-static isc_trailer_fn meta_fns[MAX_CONTRIB], sysinfo_fns[MAX_CONTRIB];
-static isc_thread_agg_fn thread_fns[MAX_CONTRIB];
-static unsigned n_meta, n_sysinfo, n_thread;
 static char exec_env[64];
-
-void isc_session_add_metadata(isc_trailer_fn fn)
-{
-	if (n_meta < MAX_CONTRIB) {
-		meta_fns[n_meta++] = fn;
-	}
-}
-
-void isc_session_add_sysinfo(isc_trailer_fn fn)
-{
-	if (n_sysinfo < MAX_CONTRIB) {
-		sysinfo_fns[n_sysinfo++] = fn;
-	}
-}
-
-void isc_session_add_thread_aggregate(isc_thread_agg_fn fn)
-{
-	if (n_thread < MAX_CONTRIB) {
-		thread_fns[n_thread++] = fn;
-	}
-}
 
 /* ---- paths ---- */
 
@@ -217,144 +194,6 @@ bool isc_session_did_work(void)
 	return ns >= WORK_CPU_NS;
 }
 
-/* ---- metadata ---- */
-
-static int sink_vec(void *ctx, const char *buf, size_t len)
-{
-	struct isc_vec *v = ctx;
-	if (!isc_vec_reserve(v, v->len + len)) {
-		return -ENOMEM;
-	}
-	memcpy((char *)v->data + v->len, buf, len);
-	v->len += len;
-	return 0;
-}
-
-static void json_command_line(struct isc_json *j)
-{
-	static char buf[65536];
-	size_t n = isc_slurp("/proc/self/cmdline", buf, sizeof(buf));
-	isc_json_key(j, "command_line");
-	isc_json_begin_array(j);
-	for (size_t i = 0; i < n;) {
-		size_t len = strnlen(buf + i, n - i);
-		isc_json_string_n(j, buf + i, len);
-		i += len + 1;
-	}
-	isc_json_end_array(j);
-}
-
-static void json_clock(struct isc_json *j)
-{
-	struct isc_session *s = &isc_session;
-	char when[40];
-	isc_format_utc(when, s->anchor_real_ns);
-	isc_json_key(j, "clock");
-	isc_json_begin_object(j);
-	isc_json_kv_string(j, "domain", "CLOCK_MONOTONIC");
-	isc_json_kv_string(j, "unit", "us");
-	isc_json_key(j, "anchor_monotonic_us");
-	isc_json_ns_as_us(j, (int64_t)s->anchor_mono_ns);
-	isc_json_key(j, "anchor_realtime_us");
-	isc_json_ns_as_us(j, (int64_t)s->anchor_real_ns);
-	isc_json_kv_string(j, "anchor_realtime", when);
-	isc_json_end_object(j);
-}
-
-static void json_configuration(struct isc_json *j)
-{
-	const struct isc_cfg_entry *t = isc_config_table();
-	isc_json_key(j, "configuration");
-	isc_json_begin_object(j);
-	for (size_t i = 0; t[i].name; i++) {
-		isc_json_kv_string(j, t[i].name, isc_config_effective(i));
-	}
-	isc_json_end_object(j);
-}
-
-static void meta_json(struct isc_json *j)
-{
-	struct isc_session *s = &isc_session;
-	struct utsname u;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	isc_json_begin_object(j);
-	isc_json_kv_int(j, "pid", s->pid);
-	isc_json_kv_int(j, "ppid", s->ppid);
-	isc_json_kv_int(j, "root_pid", s->root_pid);
-	isc_json_kv_uint(j, "exec_seq", s->exec_seq);
-	json_command_line(j);
-	isc_json_key(j, "executable");
-	isc_json_string_n(j, exe, n > 0 ? (size_t)n : 0);
-	isc_json_kv_string(j, "hostname", uname(&u) == 0 ? u.nodename : "");
-	isc_json_kv_string(j, "inferscope_version", ISC_VERSION);
-	json_clock(j);
-	isc_json_key(j, "start_us");
-	isc_json_ns_as_us(j, (int64_t)s->start_ns);
-	json_configuration(j);
-	isc_json_end_object(j);
-}
-
-static unsigned count_numa_nodes(void)
-{
-	char path[64];
-	unsigned n = 0;
-	for (unsigned i = 0; i < 1024; i++) {
-		isc_fmt(path, sizeof(path), "/sys/devices/system/node/node%u", i);
-		if (access(path, F_OK) != 0) {
-			break;
-		}
-		n++;
-	}
-	return n ? n : 1;
-}
-
-static void json_cpu_model(struct isc_json *j)
-{
-	static char buf[16384];
-	isc_slurp("/proc/cpuinfo", buf, sizeof(buf));
-	const char *m = strstr(buf, "model name");
-	const char *colon = m ? strchr(m, ':') : NULL;
-	isc_json_key(j, "cpu_model");
-	if (colon == NULL) {
-		isc_json_string(j, "unknown");
-		return;
-	}
-	colon++;
-	while (*colon == ' ' || *colon == '\t') {
-		colon++;
-	}
-	isc_json_string_n(j, colon, strcspn(colon, "\n"));
-}
-
-static void sysinfo_json(struct isc_json *j)
-{
-	struct utsname u;
-	struct sysinfo si;
-	isc_json_begin_object(j);
-	isc_json_kv_int(j, "cpu_count", sysconf(_SC_NPROCESSORS_ONLN));
-	json_cpu_model(j);
-	isc_json_kv_uint(j, "numa_nodes", count_numa_nodes());
-	if (sysinfo(&si) == 0) {
-		isc_json_kv_double(j, "ram_gb", (double)si.totalram * si.mem_unit / (1u << 30), 2);
-	}
-	isc_json_kv_string(j, "kernel", uname(&u) == 0 ? u.release : "");
-	isc_json_kv_int(j, "page_size", sysconf(_SC_PAGESIZE));
-	isc_json_end_object(j);
-}
-
-/* Renders fn's JSON into v; false on failure. */
-static bool render(struct isc_vec *v, void (*fn)(struct isc_json *))
-{
-	char buf[4096];
-	struct isc_json j;
-	isc_vec_init(v, 1);
-	isc_json_init(&j, buf, sizeof(buf), sink_vec, v);
-	fn(&j);
-	return isc_json_flush(&j) == 0;
-}
-
 struct isc_spill *isc_session_spill(void)
 {
 	struct isc_session *s = &isc_session;
@@ -377,7 +216,7 @@ struct isc_spill *isc_session_spill(void)
 		return NULL;
 	}
 	struct isc_vec meta, sysinfo;
-	if (render(&meta, meta_json) && render(&sysinfo, sysinfo_json)) {
+	if (isc_trailer_start(&meta, &sysinfo)) {
 		isc_spill_queue(&s->spill, ISC_BLK_META, meta.data, meta.len, NULL, 0);
 		isc_spill_queue(&s->spill, ISC_BLK_SYSINFO, sysinfo.data, sysinfo.len, NULL, 0);
 		isc_spill_sync(&s->spill);
@@ -386,136 +225,6 @@ struct isc_spill *isc_session_spill(void)
 	isc_vec_finish(&sysinfo);
 	s->spill_open = true;
 	return &s->spill;
-}
-
-/* ---- the trailer: what is only known at the end ---- */
-
-static const char *g_end_reason;
-static uint64_t g_end_ns;
-
-static void json_dropped(struct isc_json *j)
-{
-	uint64_t by_kind[ISC_EV__COUNT] = { 0 }, total = 0;
-	char key[16];
-
-	isc_json_key(j, "dropped_events");
-	isc_json_begin_object(j);
-	isc_json_key(j, "by_thread");
-	isc_json_begin_object(j);
-	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
-		uint64_t mine = 0;
-		for (unsigned k = 0; k < ISC_EV__COUNT; k++) {
-			by_kind[k] += t->dropped[k];
-			mine += t->dropped[k];
-		}
-		if (mine > 0) {
-			isc_fmt(key, sizeof(key), "%u", t->tid);
-			isc_json_kv_uint(j, key, mine);
-		}
-		total += mine;
-	}
-	isc_json_end_object(j);
-	for (unsigned k = 0; k < ISC_EV__COUNT; k++) {
-		by_kind[k] += isc_buffer_orphan_drops(k);
-		total += isc_buffer_orphan_drops(k);
-	}
-	isc_json_key(j, "by_kind");
-	isc_json_begin_object(j);
-	/* several record kinds share a trace type: add them up under one key */
-	for (unsigned k = 0; k < ISC_EV__COUNT; k++) {
-		const char *name = isc_event_kind_name(k);
-		uint64_t sum = 0;
-		bool first = true;
-		for (unsigned m = 0; m < ISC_EV__COUNT; m++) {
-			if (strcmp(isc_event_kind_name(m), name) == 0) {
-				first = first && m >= k;
-				sum += by_kind[m];
-			}
-		}
-		if (first && sum > 0) {
-			isc_json_kv_uint(j, name, sum);
-		}
-	}
-	isc_json_end_object(j);
-	isc_json_kv_uint(j, "total", total);
-	isc_json_end_object(j);
-}
-
-static void json_capture(struct isc_json *j)
-{
-	uint64_t w[64][2];
-	size_t n = isc_capture_windows(w, 64, g_end_ns);
-	isc_json_key(j, "capture");
-	isc_json_begin_object(j);
-	isc_json_key(j, "windows");
-	isc_json_begin_array(j);
-	for (size_t i = 0; i < n; i++) {
-		isc_json_begin_array(j);
-		isc_json_ns_as_us(j, (int64_t)w[i][0]);
-		isc_json_ns_as_us(j, (int64_t)w[i][1]);
-		isc_json_end_array(j);
-	}
-	isc_json_end_array(j);
-	isc_json_end_object(j);
-}
-
-static void json_aggregates(struct isc_json *j)
-{
-	isc_json_key(j, "aggregates");
-	isc_json_begin_object(j);
-	isc_json_key(j, "threads");
-	isc_json_begin_array(j);
-	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
-		isc_json_begin_object(j);
-		isc_json_kv_uint(j, "thread_id", t->tid);
-		isc_json_kv_string(j, "name", t->comm);
-		isc_json_kv_uint(j, "events", t->recorded);
-		for (unsigned i = 0; i < n_thread; i++) {
-			thread_fns[i](j, t);
-		}
-		isc_json_end_object(j);
-	}
-	isc_json_end_array(j);
-	isc_json_end_object(j);
-}
-
-static void json_python_version(struct isc_json *j)
-{
-	/* Present when the process is a Python interpreter (or embeds one). */
-	const char *(*version)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
-	if (version) {
-		const char *v = version();
-		isc_json_key(j, "python_version");
-		isc_json_string_n(j, v, strcspn(v, " "));
-	}
-}
-
-static void trailer_meta_json(struct isc_json *j)
-{
-	struct isc_session *s = &isc_session;
-	isc_json_begin_object(j);
-	isc_json_key(j, "end_us");
-	isc_json_ns_as_us(j, (int64_t)g_end_ns);
-	isc_json_kv_double(j, "duration_ms", (double)(g_end_ns - s->start_ns) / 1e6, 6);
-	isc_json_kv_string(j, "end_reason", g_end_reason);
-	json_dropped(j);
-	json_capture(j);
-	isc_json_kv_uint(j, "string_table_overflows", isc_intern_overflows());
-	json_python_version(j);
-	for (unsigned i = 0; i < n_meta; i++) {
-		meta_fns[i](j);
-	}
-	json_aggregates(j);
-	isc_json_end_object(j);
-}
-
-static void trailer_sysinfo_json(struct isc_json *j)
-{
-	isc_json_begin_object(j);
-	for (unsigned i = 0; i < n_sysinfo; i++) {
-		sysinfo_fns[i](j);
-	}
-	isc_json_end_object(j);
 }
 
 /* Scopes still open: written as events ending now, flagged unterminated. */
@@ -554,13 +263,13 @@ static int write_trace_file(const char *path, const char *end_reason, const char
 	char tmp[PATH_MAX];
 	int r;
 
-	g_end_ns = isc_now();
-	g_end_reason = end_reason;
-	if (!render(&tmeta, trailer_meta_json) || !render(&tsys, trailer_sysinfo_json)) {
+	uint64_t end_ns = isc_now();
+	if (!isc_trailer_end(&tmeta, &tsys, end_ns, end_reason)) {
 		isc_vec_finish(&tmeta);
+		isc_vec_finish(&tsys);
 		return -ENOMEM;
 	}
-	open_scopes(&extra, g_end_ns);
+	open_scopes(&extra, end_ns);
 	struct isc_convert_opts o = {
 		.trailer_meta = tmeta.data,
 		.trailer_meta_len = tmeta.len,

@@ -18,8 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "json-writer.h"
-#include "spill.h"
+#include "format/spill.h"
 
 struct isc_thread;
 
@@ -65,15 +64,9 @@ int isc_session_finish(const char *end_reason);
  * ("INFERSCOPE_EXEC_SEQ=<pid>:<n>"), after this image wrote its trace. */
 const char *isc_session_exec_env(void);
 
-/* ---- contributions to the trailer, by the hook families ---- */
-typedef void (*isc_trailer_fn)(struct isc_json *j);
-typedef void (*isc_thread_agg_fn)(struct isc_json *j, const struct isc_thread *t);
-
-/* Adds members to trace_metadata (at most 8 functions). */
-void isc_session_add_metadata(isc_trailer_fn fn);
-/* Adds members to system_info (at most 8). */
-void isc_session_add_sysinfo(isc_trailer_fn fn);
-/* Adds members to each aggregates.threads[] object (at most 8). */
-void isc_session_add_thread_aggregate(isc_thread_agg_fn fn);
+/* The spill file, opened on first use with its start blocks (the collector's sink). */
+struct isc_spill *isc_session_spill(void);
+/* Writes a snapshot trace of what is spilled so far (<stem>[.<pid>].snapshot-<n>.json). */
+void isc_session_snapshot(const char *reason);
 
 #endif /* ISC_SESSION_H */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buffer.h"
-#include "clock.h"
+#include "preload/core/buffer.h"
+#include "common/clock.h"
 
 int main(int argc, char **argv)
 {

@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "encode.h"
-#include "intern.h"
-#include "spill.h"
-#include "trace-writer.h"
+#include "common/clock.h"
+#include "format/encode.h"
+#include "preload/core/intern.h"
+#include "format/spill.h"
+#include "format/convert.h"
 
 #define BLOCK 1023
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "simgpu.h"
+#include "tests/simgpu/simgpu.h"
 
 static void bench_kernel(void)
 {
@@ -31,8 +31,16 @@ static cudaError_t call(int which)
 		return cudaMemsetAsync(device, 0, 64, NULL);
 	case 2:
 		return cudaMemcpyAsync(device, pinned, 64, cudaMemcpyHostToDevice, NULL);
-	default:
+	case 3:
 		return cudaStreamQuery(NULL);
+	case 4: {
+		int priority;
+		return cudaStreamGetPriority(NULL, &priority);
+	}
+	default: {
+		int current;
+		return cudaGetDevice(&current);
+	}
 	}
 }
 
@@ -45,11 +53,12 @@ static double now_ns(clockid_t clock)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "cudaLaunchKernel", "cudaMemsetAsync",
-					     "cudaMemcpyAsync", "cudaStreamQuery" };
+	static const char *const names[] = { "cudaLaunchKernel",      "cudaMemsetAsync",
+					     "cudaMemcpyAsync",	      "cudaStreamQuery",
+					     "cudaStreamGetPriority", "cudaGetDevice" };
 	int which = 3;
 	long n = argc > 2 ? atol(argv[2]) : 100000;
-	for (int i = 0; argc > 1 && i < 4; i++) {
+	for (int i = 0; argc > 1 && i < 6; i++) {
 		which = strcmp(argv[1], names[i]) == 0 ? i : which;
 	}
 	int (*reg)(const void *, const char *, uint64_t) = (int (*)(

@@ -27,8 +27,11 @@ extern char **environ;
 #define MAX_ROUNDS 32
 #define MODES 4
 
-static const char *const functions[] = { "cudaLaunchKernel", "cudaMemsetAsync", "cudaMemcpyAsync",
-					 "cudaStreamQuery" };
+/* Hand-written hooks, then generated ones (gen-cuda-hooks.py): cudaStreamGetPriority has
+ * cudaStreamQuery's shape (a stream, recorded), cudaGetDevice none. */
+static const char *const functions[] = { "cudaLaunchKernel",	  "cudaMemsetAsync",
+					 "cudaMemcpyAsync",	  "cudaStreamQuery",
+					 "cudaStreamGetPriority", "cudaGetDevice" };
 
 /* One run of the timed loop: ns per call on the wall and CPU clocks; false on failure. */
 static bool run(const char *fn, const char *calls, int mode, const char *dir, double *wall,

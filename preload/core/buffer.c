@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "buffer.h"
+#include "preload/core/buffer.h"
 
 #include <errno.h>
 #include <pthread.h>

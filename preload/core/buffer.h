@@ -30,9 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "event.h"
-#include "guard.h"
-#include "thread.h"
+#include "format/record.h"
+#include "preload/core/guard.h"
+#include "preload/core/thread.h"
 
 #define ISC_CHUNK_BYTES (64u * 1024u)
 #define ISC_CHUNK_RECORDS (ISC_CHUNK_BYTES / sizeof(struct isc_event) - 1)

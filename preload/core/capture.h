@@ -29,7 +29,20 @@ static inline bool isc_capturing(uint64_t now)
 	       now >= isc_capture.from_ns && now < isc_capture.until_ns;
 }
 
-/* API control (lifecycle.c): pause and resume, recorded as capture windows. */
+/* Set once, by lifecycle.c, when the library has finished initialising; hooks that run
+ * before (a library initialised before ours calls malloc or read) pass through. Never
+ * set with INFERSCOPE_ENABLE=0. */
+void isc_core_set_ready(void);
+bool isc_core_ready(void);
+
+/* The window set at start: [start + delay, + duration) (duration 0: open-ended), and
+ * whether recording starts paused (INFERSCOPE_START_PAUSED). */
+void isc_capture_init(uint64_t start, uint64_t delay_ns, uint64_t duration_ns, bool paused);
+/* The lifecycle's part: on once initialised, off once flushed (and on again in a fork
+ * child). */
+void isc_capture_set_live(bool on);
+
+/* API control: pause and resume, recorded as capture windows. */
 void isc_capture_resume(void);
 void isc_capture_pause(void);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "collector.h"
+#include "preload/core/collector.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -10,12 +10,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "buffer.h"
-#include "clock.h"
-#include "config.h"
-#include "intern.h"
-#include "log.h"
-#include "spill.h"
+#include "preload/core/buffer.h"
+#include "preload/core/capture.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "preload/core/intern.h"
+#include "common/log.h"
+#include "format/spill.h"
 
 #define MAX_TICKS 8
 #define STOP_TIMEOUT_NS (2 * 1000000000ull)
@@ -31,6 +32,32 @@ static _Atomic bool stopped_ack;
 static _Atomic uint32_t thread_tid;
 static _Atomic int wake_word;
 static _Atomic bool snapshot_requested;
+
+static struct isc_collector_sink sink;
+static int owner_pid;
+static bool owner_eager;
+
+void isc_collector_set_owner(int pid, bool eager)
+{
+	owner_pid = pid;
+	owner_eager = eager;
+}
+
+/* Never after the final flush (capture is off then), never in a vfork child. */
+void isc_collector_start_eager(void)
+{
+	if (isc_collector_running() || !owner_eager ||
+	    !atomic_load_explicit(&isc_capture.on, memory_order_relaxed) ||
+	    syscall(SYS_getpid) != owner_pid) {
+		return;
+	}
+	isc_collector_start();
+}
+
+void isc_collector_set_sink(const struct isc_collector_sink *to)
+{
+	sink = *to;
+}
 
 void isc_collector_add_tick(isc_tick_fn fn)
 {
@@ -90,8 +117,8 @@ static void *collector_main(void *arg)
 		if (isc_config.spill) {
 			isc_collector_spill(false);
 		}
-		if (atomic_exchange(&snapshot_requested, false)) {
-			isc_session_snapshot("signal");
+		if (atomic_exchange(&snapshot_requested, false) && sink.snapshot) {
+			sink.snapshot("signal");
 		}
 		sleep_tick();
 	}
@@ -254,7 +281,7 @@ static int spill_strings(struct isc_spill *s)
 
 int isc_collector_spill(bool final)
 {
-	struct isc_spill *s = isc_session_spill();
+	struct isc_spill *s = sink.spill ? sink.spill() : NULL;
 	static struct batch b; /* one spiller at a time (see collector.h) */
 	if (s == NULL) {
 		return -EIO;

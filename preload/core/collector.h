@@ -24,6 +24,14 @@ typedef void (*isc_tick_fn)(uint64_t now_ns);
 /* Registers a function run on every tick on the collector thread (at most 8). */
 void isc_collector_add_tick(isc_tick_fn fn);
 
+/* The process the collector belongs to, and whether it starts at the first host event
+ * (the process the user started) rather than at the first full chunk. A vfork child
+ * shares our memory and must never start threads: only the owner's pid starts one. */
+void isc_collector_set_owner(int pid, bool eager);
+/* From the host hooks: starts the thread now when the owner asked for an eager start,
+ * recording is on and this is the owner's process. */
+void isc_collector_start_eager(void);
+
 /* Starts the thread if it is not running (idempotent, cheap when running). */
 void isc_collector_start(void);
 /* Stops and joins it; false when it did not stop within the timeout. */
@@ -44,10 +52,17 @@ int isc_collector_spill(bool final);
 /* After fork() in the child: the thread does not exist there. */
 void isc_collector_reset_after_fork(void);
 
-/* Implemented by lifecycle.c: opening the spill file (with its metadata blocks)
- * and writing a snapshot. */
+/*
+ * Where the collector's output goes, given by the layer above (lifecycle.c registers
+ * the session's functions at init), so the core never calls up: `spill` returns the
+ * open spill file (opened with its metadata blocks on first use) or NULL when none can
+ * be had; `snapshot` writes a snapshot trace. Both run on the spiller's thread.
+ */
 struct isc_spill;
-struct isc_spill *isc_session_spill(void);
-void isc_session_snapshot(const char *reason);
+struct isc_collector_sink {
+	struct isc_spill *(*spill)(void);
+	void (*snapshot)(const char *reason);
+};
+void isc_collector_set_sink(const struct isc_collector_sink *sink);
 
 #endif /* ISC_COLLECTOR_H */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "intern.h"
+#include "preload/core/intern.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ISC_INTERN_MAX_LEN 1024 /* longer names are truncated */
+#include "format/strings.h"
 
 /* Maps the arena and the table; 0 or -ENOMEM. Idempotent. */
 int isc_intern_init(uint64_t arena_bytes, uint32_t slots);
@@ -39,19 +39,5 @@ uint64_t isc_intern_overflows(void);
 /* fork(): quiesce writers before, release after (see pthread_atfork in lifecycle.c). */
 void isc_intern_fork_prepare(void);
 void isc_intern_fork_release(void);
-
-/* Layout of an entry, shared with the spill reader. */
-struct isc_intern_entry {
-	uint32_t len_ready; /* length | ISC_INTERN_READY once the bytes are written */
-	uint32_t hash;
-	char s[]; /* len bytes, NUL, padding to 4 */
-};
-#define ISC_INTERN_READY 0x80000000u
-#define ISC_INTERN_FIRST 8 /* offset of the first entry: id 0 means "no name" */
-
-static inline uint32_t isc_intern_entry_size(uint32_t len)
-{
-	return (uint32_t)((sizeof(struct isc_intern_entry) + len + 1 + 3) & ~3u);
-}
 
 #endif /* ISC_INTERN_H */

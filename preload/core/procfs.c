@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "procfs.h"
+#include "preload/core/procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>

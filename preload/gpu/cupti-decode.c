@@ -9,9 +9,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "cupti-internal.h"
-#include "gpu-devices.h"
-#include "intern.h"
+#include "preload/gpu/cupti-internal.h"
+#include "preload/gpu/gpu-devices.h"
+#include "preload/core/intern.h"
 
 #define MAX_CONTEXTS 4096
 static _Atomic uint16_t context_device[MAX_CONTEXTS]; /* device + 1 */

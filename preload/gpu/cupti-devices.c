@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* The device table (gpu-devices.h): filled from CUPTI's DEVICE records. */
-#include "gpu-devices.h"
+#include "preload/gpu/gpu-devices.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
-#include "event.h"
-#include "intern.h"
-#include "log.h"
+#include "format/record.h"
+#include "preload/core/intern.h"
+#include "common/log.h"
 
 static struct isc_gpu_device devices[ISC_GPU_MAX_DEVICES];
 static _Atomic bool present[ISC_GPU_MAX_DEVICES];
@@ -79,50 +79,4 @@ uint16_t isc_gpu_occupancy(const struct isc_gpu_device *d, uint32_t threads_per_
 	}
 	uint64_t occ = (uint64_t)blocks * warps * 10000 / d->max_warps_per_sm;
 	return (uint16_t)(occ > 10000 ? 10000 : occ);
-}
-
-static void device_json(struct isc_json *j, const struct isc_gpu_device *d)
-{
-	char cc[16];
-	uint32_t ws = d->warp_size ? d->warp_size : 32;
-	isc_fmt(cc, sizeof(cc), "%u.%u", d->cc_major, d->cc_minor);
-	isc_json_begin_object(j);
-	isc_json_kv_uint(j, "id", d->id);
-	const char *name = isc_intern_get(d->name, NULL);
-	isc_json_kv_string(j, "name", name ? name : "");
-	isc_json_kv_uint(j, "sm_count", d->sm_count);
-	isc_json_kv_string(j, "compute_capability", cc);
-	isc_json_kv_uint(j, "max_threads_per_sm", (uint64_t)d->max_warps_per_sm * ws);
-	isc_json_kv_uint(j, "max_blocks_per_sm", d->max_blocks_per_sm);
-	isc_json_kv_uint(j, "max_registers_per_sm", d->max_registers_per_sm);
-	isc_json_kv_uint(j, "max_shared_memory_per_sm", d->max_shared_per_sm);
-	isc_json_kv_uint(j, "registers_per_block", d->registers_per_block);
-	isc_json_kv_uint(j, "shared_memory_per_block", d->shared_per_block);
-	isc_json_kv_uint(j, "warp_size", ws);
-	isc_json_kv_uint(j, "global_memory_bytes", d->global_memory);
-	isc_json_end_object(j);
-}
-
-void isc_gpu_devices_json(struct isc_json *j)
-{
-	isc_json_key(j, "devices");
-	isc_json_begin_array(j);
-	for (unsigned i = 0; i < ISC_GPU_MAX_DEVICES; i++) {
-		if (atomic_load(&present[i])) {
-			device_json(j, &devices[i]);
-		}
-	}
-	isc_json_end_array(j);
-}
-
-void isc_gpu_model_json(struct isc_json *j)
-{
-	for (unsigned i = 0; i < ISC_GPU_MAX_DEVICES; i++) {
-		const char *name =
-			atomic_load(&present[i]) ? isc_intern_get(devices[i].name, NULL) : NULL;
-		if (name) {
-			isc_json_kv_string(j, "gpu_model", name);
-			return;
-		}
-	}
 }

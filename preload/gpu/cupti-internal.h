@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "event.h"
-#include "json-writer.h"
+#include "format/record.h"
+#include "format/json-writer.h"
 
 struct isc_cupti_api {
 	CUptiResult (*get_version)(uint32_t *version);

@@ -21,13 +21,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "buffer.h"
-#include "capture.h"
-#include "config.h"
-#include "cupti-internal.h"
-#include "gpu-timeline.h"
-#include "gpu-devices.h"
-#include "intern.h"
+#include "preload/core/buffer.h"
+#include "preload/core/capture.h"
+#include "common/config.h"
+#include "preload/gpu/cupti-internal.h"
+#include "preload/gpu/gpu-timeline.h"
+#include "preload/gpu/gpu-devices.h"
+#include "preload/core/intern.h"
 
 #define MAP_SLOTS (1u << 17) /* correlation ids in flight; CUPTI's ids only grow */
 #define PENDING_MAX (1u << 16)

@@ -19,14 +19,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "config.h"
-#include "cupti-internal.h"
-#include "gpu-timeline.h"
-#include "guard.h"
-#include "lifecycle.h"
-#include "log.h"
-#include "session.h"
+#include "common/clock.h"
+#include "common/config.h"
+#include "preload/gpu/cupti-internal.h"
+#include "preload/gpu/gpu-timeline.h"
+#include "preload/hooks/cuda/cuda-family.h"
+#include "preload/core/capture.h"
+#include "preload/core/guard.h"
+#include "preload/core/export.h"
+#include "common/log.h"
 
 _Static_assert(ISC_CUPTI_EXT_KIND == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2,
 	       "gpu-timeline.h's kind");
@@ -370,7 +371,7 @@ static void start_locked(void)
 void isc_cupti_start(const char *via)
 {
 	int expected = 0;
-	if (!isc_lifecycle_ready() || !atomic_compare_exchange_strong(&st.started, &expected, 1)) {
+	if (!isc_core_ready() || !atomic_compare_exchange_strong(&st.started, &expected, 1)) {
 		return;
 	}
 	isc_tls_guard++;
@@ -416,7 +417,7 @@ const char *isc_cupti_status(void)
 
 /* Every flush (exit, _exit, exec, signal, snapshot): deliver what CUPTI holds. After
  * the exit handler ran, CUPTI may already be finalised: leave it alone then. */
-static void flush_hook(void)
+void isc_cupti_flush(void)
 {
 	if (!atomic_load(&isc_cupti_hot.active) || syscall(SYS_getpid) != st.pid) {
 		return;
@@ -428,46 +429,28 @@ static void flush_hook(void)
 	isc_cupti_records_drain();
 }
 
-static void cupti_meta(struct isc_json *j)
+void isc_cupti_report(struct isc_cupti_report *r)
 {
-	struct isc_cupti_stats s;
-	isc_json_key(j, "cupti");
-	isc_json_begin_object(j);
-	isc_json_kv_string(j, "status", status_names[st.status]);
-	if (st.status == ST_NOT_USED) {
-		isc_json_kv_string(j, "reason",
-				   "no intercepted CUDA call, and the driver never "
-				   "loaded the injection");
-	} else if (st.status != ST_ACTIVE) {
-		isc_json_kv_string(j, "reason", st.reason);
-	}
-	if (st.library[0]) {
-		isc_json_kv_string(j, "library", st.library);
-	}
-	if (st.version) {
-		isc_json_kv_uint(j, "version", st.version);
-	}
-	if (st.status == ST_REFUSED) {
-		isc_json_kv_string(j, "holder", st.holder);
-	}
-	if (st.status == ST_ACTIVE) {
+	struct isc_cupti_stats s = { 0 };
+	r->status = status_names[st.status];
+	r->active = st.status == ST_ACTIVE;
+	r->refused = st.status == ST_REFUSED;
+	r->reason = st.status == ST_NOT_USED ? "no intercepted CUDA call, and the driver never "
+					       "loaded the injection"
+		    : r->active		     ? NULL
+					     : st.reason;
+	r->library = st.library;
+	r->holder = st.holder;
+	r->started_by = st.via;
+	r->version = st.version;
+	r->ts_callback = st.ts_callback;
+	if (r->active) {
 		isc_cupti_stats(&s);
-		isc_json_kv_string(j, "started_by", st.via);
-		isc_json_kv_string(j, "timestamp_source",
-				   st.ts_callback ? "callback" : "calibrated");
-		isc_json_kv_uint(j, "dropped_records", s.dropped);
-		isc_json_kv_uint(j, "buffers", s.buffers);
-		isc_json_kv_uint(j, "buffers_refused", s.buffers_refused);
-		isc_json_kv_uint(j, "records", s.records);
-		isc_json_kv_uint(j, "unresolved_records", s.unresolved);
-		isc_json_key(j, "overhead_us");
-		isc_json_ns_as_us(j, (int64_t)s.overhead_ns);
 	}
-	isc_json_end_object(j);
-}
-
-void isc_cupti_family_init(void)
-{
-	isc_lifecycle_add_flush_hook(flush_hook);
-	isc_session_add_metadata(cupti_meta);
+	r->dropped = s.dropped;
+	r->buffers = s.buffers;
+	r->buffers_refused = s.buffers_refused;
+	r->records = s.records;
+	r->unresolved = s.unresolved;
+	r->overhead_ns = s.overhead_ns;
 }

@@ -9,8 +9,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "json-writer.h"
-
 #define ISC_GPU_MAX_DEVICES 64
 
 struct isc_gpu_device {
@@ -41,9 +39,5 @@ unsigned isc_gpu_device_count(void);
  */
 uint16_t isc_gpu_occupancy(const struct isc_gpu_device *d, uint32_t threads_per_block,
 			   uint32_t registers_per_thread, uint32_t shared_per_block);
-
-/* trace_metadata.cuda.devices and trace_metadata.gpu_model. */
-void isc_gpu_devices_json(struct isc_json *j);
-void isc_gpu_model_json(struct isc_json *j);
 
 #endif /* ISC_GPU_DEVICES_H */

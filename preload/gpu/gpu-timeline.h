@@ -57,8 +57,12 @@ static inline void isc_cupti_pop(void)
 	isc_cupti_hot.pop(ISC_CUPTI_EXT_KIND, &id);
 }
 
-/* Registers the flush hook and the trace metadata (constructor; starts nothing). */
-void isc_cupti_family_init(void);
+/* Every flush: a forced flush of CUPTI's buffers, then the pending records drained. */
+void isc_cupti_flush(void);
+
+struct isc_cupti_report;
+/* What CUPTI's status is and what it delivered (trace_metadata.cupti). */
+void isc_cupti_report(struct isc_cupti_report *r);
 
 /* Starts CUPTI once (dlopen, subscribe, enable kinds); `via` says who asked. Safe to
  * call from any thread; later calls return at once. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "isc-test.h"
+#include "tests/common/isc-test.h"
 
 #include <criterion/criterion.h>
 

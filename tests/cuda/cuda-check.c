@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "cuda-check.h"
+#include "tests/cuda/cuda-check.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "truth-reader.h"
+#include "tests/simgpu/truth/truth-reader.h"
 
 char *cw_dir;
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <yajl/yajl_tree.h>
 
-#include "isc-test.h"
+#include "tests/common/isc-test.h"
 
 /* A fresh directory per test (cw_setup/cw_teardown as Criterion init/fini). */
 extern char *cw_dir;

@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "cuda-check.h"
+#include "tests/cuda/cuda-check.h"
 
 TestSuite(nvtx, .init = cw_setup, .fini = cw_teardown, .timeout = 60);
 

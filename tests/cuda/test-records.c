@@ -9,12 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "encode.h"
-#include "gpu-devices.h"
-#include "intern.h"
-#include "isc-test.h"
-#include "spill.h"
-#include "trace-writer.h"
+#include "format/encode.h"
+#include "preload/gpu/gpu-devices.h"
+#include "preload/core/intern.h"
+#include "tests/common/isc-test.h"
+#include "format/spill.h"
+#include "format/convert.h"
 
 static char *dir;
 

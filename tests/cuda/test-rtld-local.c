@@ -6,15 +6,16 @@
  */
 #include <criterion/criterion.h>
 
-#include "cuda-check.h"
+#include "tests/cuda/cuda-check.h"
 
 TestSuite(rtld_local, .init = cw_setup, .fini = cw_teardown, .timeout = 120);
 
 static void check_sim(yajl_val t, const struct isc_run *r)
 {
-	cr_assert_eq(cw_out(r, "calls"), 5, "stdout: %s", r->out);
-	cr_assert_eq(cw_api_count(t, "interposer"), 5);
-	for (size_t i = 0; i < 5; i++) {
+	cr_assert_eq(cw_out(r, "calls"), 8, "stdout: %s", r->out);
+	cr_assert_eq(cw_api_count(t, "interposer"), 8);
+	cr_assert_eq(isc_trace_count(t, "cuda_api", "cudaStreamGetPriority"), 1, "generated hook");
+	for (size_t i = 0; i < 8; i++) {
 		yajl_val e = isc_trace_find(t, "cuda_api", NULL, i);
 		cr_assert_eq(isc_trace_int(e, "metadata/return_code", -1), 0, "%s",
 			     isc_trace_str(e, "name"));
@@ -64,8 +65,9 @@ Test(rtld_local, module_on_the_real_runtime)
 	const char *argv[] = { isc_test_workload("cw-dlopen"), CW_EXT_PATH, NULL };
 	const char *env[] = { libpath, NULL };
 	yajl_val t = cw_run(argv, env, &r);
-	cr_assert_eq(cw_api_count(t, "interposer"), 5);
-	for (size_t i = 0; i < 5; i++) {
+	cr_assert_eq(cw_api_count(t, "interposer"), 8);
+	cr_assert_eq(isc_trace_count(t, "cuda_api", "cudaStreamCreate"), 1, "generated hook");
+	for (size_t i = 0; i < 8; i++) {
 		yajl_val e = isc_trace_find(t, "cuda_api", NULL, i);
 		cr_assert_eq(isc_trace_int(e, "metadata/return_code", -1), 35,
 			     "the real runtime answered %s", isc_trace_str(e, "name"));

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "workload.h"
+#include "tests/workloads/common/workload.h"
 
 #define STEPS 60
 #define IN_BYTES (16u << 20)

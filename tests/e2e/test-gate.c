@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "isc-test.h"
+#include "tests/common/isc-test.h"
 
 TestSuite(gate_example, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 120);
 

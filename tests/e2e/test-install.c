@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "isc-test.h"
+#include "tests/common/isc-test.h"
 
 static char *dest;
 static char prefix[PATH_MAX], libdir[PATH_MAX], bindir[PATH_MAX], work[PATH_MAX];

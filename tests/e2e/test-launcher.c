@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "isc-test.h"
+#include "tests/common/isc-test.h"
 
 TestSuite(launcher, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 60);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "host-test.h"
+#include "tests/host/host-test.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

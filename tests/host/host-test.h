@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "isc-test.h"
+#include "tests/common/isc-test.h"
 
 /* The fresh directory of the running test (created by the suite's init). */
 extern char *host_dir;

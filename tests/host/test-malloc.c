@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "host-test.h"
+#include "tests/host/host-test.h"
 
 TestSuite(malloc, .init = host_setup, .fini = host_teardown, .timeout = 60);
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "host-test.h"
+#include "tests/host/host-test.h"
 
 TestSuite(samplers, .init = host_setup, .fini = host_teardown, .timeout = 60);
 

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "encode.h"
-#include "intern.h"
-#include "sampling.h"
+#include "format/encode.h"
+#include "preload/core/intern.h"
+#include "preload/hooks/host/sampling.h"
 
 Test(sampling, logarithm_and_exponential_match_libm)
 {

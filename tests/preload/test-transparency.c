@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "isc-test.h"
+#include "tests/common/isc-test.h"
 
 TestSuite(transparency, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 60);
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "isc-test.h"
+#include "tests/common/isc-test.h"
 
 TestSuite(validate, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 60);
 

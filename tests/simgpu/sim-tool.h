@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "simgpu.h"
+#include "tests/simgpu/simgpu.h"
 
 #define SIMGPU_TOOL_ABI 1
 

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "buffer.h"
+#include "preload/core/buffer.h"
 
 #define THREADS 8
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "common/config.h"
 
 static const char *const *fake_env;
 

@@ -30,16 +30,21 @@ static bool contains(char lines[][128], size_t n, const char *s)
 	return false;
 }
 
-static char exported[512][128], listed[512][128], needed[64][128];
+#define MAX_SYMS 2048
 
+static char exported[MAX_SYMS][128], listed[MAX_SYMS][128], needed[64][128];
+static char nodes[16][128], generated[MAX_SYMS][128];
+
+/* Unversioned exports: exactly the map's list. */
 Test(exports, match_the_version_script)
 {
-	size_t ne = read_lines("nm -D --defined-only " ISC_PRELOAD_PATH " | awk '{print $3}'",
-			       exported, 512);
+	size_t ne = read_lines("nm -D --defined-only " ISC_PRELOAD_PATH
+			       " | awk '$2 != \"A\" && $3 !~ /@/ {print $3}'",
+			       exported, MAX_SYMS);
 	/* the global: section of the map, one symbol per line ending in ';' */
 	size_t nl = read_lines("sed -n '/global:/,/local:/p' " ISC_MAP_PATH
 			       " | grep -o '^[[:space:]]*[A-Za-z_][A-Za-z0-9_]*;' | tr -d ' \\t;'",
-			       listed, 512);
+			       listed, MAX_SYMS);
 	cr_assert_gt(nl, 5);
 	for (size_t i = 0; i < nl; i++) {
 		cr_expect(contains(exported, ne, listed[i]), "%s is listed but not exported",
@@ -48,6 +53,40 @@ Test(exports, match_the_version_script)
 	for (size_t i = 0; i < ne; i++) {
 		cr_expect(contains(listed, nl, exported[i]), "%s is exported but not listed",
 			  exported[i]);
+	}
+}
+
+/* Versioned exports: each CUDA hook (hand-written or generated) under each of the
+ * runtime's version nodes, as a hidden version (one '@': dlsym without a version does
+ * not see it). */
+Test(exports, cuda_hooks_are_hidden_versions)
+{
+	char cmd[4400];
+	if (ISC_CUDA_FUNCTIONS[0] == '\0') {
+		size_t n = read_lines("nm -D --defined-only " ISC_PRELOAD_PATH
+				      " | awk '$3 ~ /@/ {print $3}'",
+				      exported, MAX_SYMS);
+		cr_assert_eq(n, 0, "no CUDA: no versioned export");
+		return;
+	}
+	size_t nn = read_lines("nm -D --defined-only " ISC_PRELOAD_PATH
+			       " | awk '$2 == \"A\" {print $3}'",
+			       nodes, 16);
+	cr_assert_geq(nn, 2);
+	snprintf(cmd, sizeof(cmd), "awk '{print $1}' %s", ISC_CUDA_FUNCTIONS);
+	size_t ng = read_lines(cmd, generated, MAX_SYMS);
+	cr_assert_gt(ng, 300);
+	size_t ne =
+		read_lines("nm -D --defined-only " ISC_PRELOAD_PATH " | awk '$3 ~ /@/ {print $3}'",
+			   exported, MAX_SYMS);
+	cr_assert_eq(ne, ng * nn, "%zu hooks under %zu versions", ng, nn);
+	for (size_t i = 0; i < ne; i++) {
+		char *at = strchr(exported[i], '@');
+		cr_assert_neq(at[1], '@', "%s is a default version", exported[i]);
+		*at = '\0';
+		cr_expect(contains(generated, ng, exported[i]), "%s is no CUDA hook", exported[i]);
+		cr_expect(contains(nodes, nn, at + 1), "%s: unknown version %s", exported[i],
+			  at + 1);
 	}
 }
 

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "json-writer.h"
-#include "log.h"
+#include "format/json-writer.h"
+#include "common/log.h"
 
 static char out[8192];
 static size_t out_len;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "intern.h"
+#include "preload/core/intern.h"
 
 Test(intern, same_string_same_id)
 {

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "encode.h"
-#include "intern.h"
-#include "isc-test.h"
-#include "spill.h"
-#include "trace-writer.h"
+#include "format/encode.h"
+#include "preload/core/intern.h"
+#include "tests/common/isc-test.h"
+#include "format/spill.h"
+#include "format/convert.h"
 
 static char *dir;
 static char spill_path[4200], json_path[4200];

@@ -7,7 +7,7 @@
  */
 #include <cuda_runtime_api.h>
 
-#include "cw.h"
+#include "tests/cuda/workloads/cw.h"
 
 void cw_node_a(void);
 void cw_node_b(void);

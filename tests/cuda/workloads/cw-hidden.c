@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cw.h"
+#include "tests/cuda/workloads/cw.h"
 
 void cw_visible_kernel(void);
 void cw_visible_kernel(void)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cw.h"
+#include "tests/cuda/workloads/cw.h"
 
 cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
 				 cudaStream_t stream);
@@ -47,8 +47,8 @@ int main(void)
 
 	cw_register((const void *)cw_kernel_a, "kernel_a", 40000);
 	cw_register((const void *)cw_kernel_b, "kernel_b", 25000);
-	cudaStreamCreate(&s); /* not intercepted */
-	cudaEventCreate(&ev); /* not intercepted */
+	cudaStreamCreate(&s), calls++; /* generated hooks */
+	cudaEventCreate(&ev), calls++;
 
 	cudaSetDevice(0), calls++;
 	cudaMalloc(&d, MIB), calls++;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cw.h"
+#include "tests/cuda/workloads/cw.h"
 
 void cw_slow_kernel(void);
 void cw_slow_kernel(void)

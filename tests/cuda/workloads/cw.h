@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "simgpu.h"
+#include "tests/simgpu/simgpu.h"
 
 /* The simulated duration of a kernel; nothing on the real runtime. */
 static inline void cw_register(const void *fn, const char *name, uint64_t ns)

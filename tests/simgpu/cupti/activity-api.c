@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "cupti-sim.h"
+#include "tests/simgpu/cupti/cupti-sim.h"
 
 #define ATTRIBUTES 9
 

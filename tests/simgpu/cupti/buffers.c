@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cupti-sim.h"
+#include "tests/simgpu/cupti/cupti-sim.h"
 
 static pthread_cond_t worker_wake = PTHREAD_COND_INITIALIZER;
 /* Buffers the worker took and is handing back outside the lock: a flush waits for

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cupti-sim.h"
+#include "tests/simgpu/cupti/cupti-sim.h"
 
 #define MAX_CBID 1024
 

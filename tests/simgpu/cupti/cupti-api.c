@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cupti-sim.h"
+#include "tests/simgpu/cupti/cupti-sim.h"
 
 struct isc_cupti_state isc_cupti;
 

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../sim-tool.h"
+#include "tests/simgpu/sim-tool.h"
 
 #define CUPTI_EXPORT __attribute__((visibility("default")))
 #define ISC_CUPTI_KINDS 64

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cupti-sim.h"
+#include "tests/simgpu/cupti/cupti-sim.h"
 
 #define CONTEXT_ID(device) ((uint32_t)(device) + 1)
 

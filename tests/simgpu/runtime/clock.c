@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 uint64_t isc_sim_now(void)
 {

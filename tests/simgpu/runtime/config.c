@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 struct isc_sim_config isc_sim_cfg;
 

@@ -4,7 +4,7 @@
  * _ptds/_ptsz flavours are in ptsz.c). Each builds a struct isc_sim_copy and
  * hands it to copy.c.
  */
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 static struct isc_sim_copy linear(void *dst, const void *src, size_t count,
 				  enum cudaMemcpyKind kind)

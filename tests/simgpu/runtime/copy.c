@@ -13,7 +13,7 @@
  * Explicit copy kinds are checked against the pointers: a "device" pointer that
  * no allocation contains is cudaErrorInvalidValue.
  */
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 uint64_t isc_sim_copy_duration(uint8_t copy_kind, uint8_t host_kind, uint64_t bytes)
 {

@@ -9,7 +9,7 @@
 #include <cupti_activity.h>
 #include <string.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 #define RUNTIME_VERSION 13000
 #define DRIVER_VERSION 13000

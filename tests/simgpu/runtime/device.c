@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 struct isc_sim_device isc_sim_devices[SIM_MAX_DEVICES];
 bool isc_sim_serialize_kernels;

@@ -4,7 +4,7 @@
  * the descriptions below cover the errors a program meets in practice, in the
  * simulator's own words, and every other known code is described by its name.
  */
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 static const struct {
 	int code;

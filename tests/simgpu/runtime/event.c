@@ -9,7 +9,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 #define EVENT_MAGIC 0x45564e54u
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 #define GRAPH_MAGIC 0x47525048u
 #define EXEC_MAGIC 0x47455845u

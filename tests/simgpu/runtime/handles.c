@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 #define TOMBSTONE ((const void *)1)
 

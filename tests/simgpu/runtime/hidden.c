@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 struct hidden_kernel {
 	const char *name; /* interned; its address is the kernel's key */

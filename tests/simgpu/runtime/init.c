@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 pthread_mutex_t isc_sim_lock = PTHREAD_MUTEX_INITIALIZER;
 const struct simgpu_tool *_Atomic isc_sim_tool;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 #define CONFIG_DEPTH 16
 

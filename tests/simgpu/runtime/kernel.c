@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 #define KERNEL_MAGIC 0x4b45524eu
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 /* Pinned, registered and managed ranges: real host memory the program may use. */
 static cudaError_t host_range(void **out, void *given, size_t size, uint8_t kind, unsigned flags)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 #define DEVICE_ALIGN 512u
 #define RESERVED_PER_DEVICE (512ull << 20) /* what a context costs on the real device */

@@ -6,7 +6,7 @@
  * times; they return cudaErrorNotSupported, so a program that needs them fails
  * cleanly instead of silently losing its callbacks.
  */
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 /* Declared by cuda_runtime_api.h only under CUDA_API_PER_THREAD_DEFAULT_STREAM. */
 cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData);

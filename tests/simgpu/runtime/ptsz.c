@@ -11,7 +11,7 @@
 #error "ptsz.c must be compiled with CUDA_API_PER_THREAD_DEFAULT_STREAM"
 #endif
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 SIM_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
 {

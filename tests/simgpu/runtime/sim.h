@@ -16,9 +16,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../nvcc-abi.h"
-#include "../sim-tool.h"
-#include "../simgpu.h"
+#include "tests/simgpu/nvcc-abi.h"
+#include "tests/simgpu/sim-tool.h"
+#include "tests/simgpu/simgpu.h"
 
 #define SIM_EXPORT __attribute__((visibility("default")))
 #define SIM_CBID(fn) CUPTI_RUNTIME_TRACE_CBID_##fn

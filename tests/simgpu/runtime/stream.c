@@ -5,7 +5,7 @@
  */
 #include <cupti_activity.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 static cudaError_t create(struct isc_sim_call *c, cudaStream_t *out, unsigned flags, int priority)
 {

@@ -15,7 +15,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 #define STREAM_MAGIC 0x5354524du
 

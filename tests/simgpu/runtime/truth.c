@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "tests/simgpu/runtime/sim.h"
 
 #define MAX_OPS (4u << 20)
 #define MAX_APIS (4u << 20)

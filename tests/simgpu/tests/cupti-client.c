@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cupti-client.h"
+#include "tests/simgpu/tests/cupti-client.h"
 
 struct client_api cupti;
 struct client_records got;

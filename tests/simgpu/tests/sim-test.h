@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "simgpu.h"
-#include "truth-reader.h"
+#include "tests/simgpu/simgpu.h"
+#include "tests/simgpu/truth/truth-reader.h"
 
 #define CU(call)                                                                                \
 	do {                                                                                    \

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spawn.h"
+#include "tests/simgpu/tests/spawn.h"
 
 extern char **environ;
 

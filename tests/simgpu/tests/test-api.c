@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "nvcc-abi.h"
-#include "sim-test.h"
+#include "tests/simgpu/nvcc-abi.h"
+#include "tests/simgpu/tests/sim-test.h"
 
 TestSuite(api);
 

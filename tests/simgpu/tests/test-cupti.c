@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "cupti-client.h"
-#include "sim-test.h"
+#include "tests/simgpu/tests/cupti-client.h"
+#include "tests/simgpu/tests/sim-test.h"
 
 #define US 1000u
 

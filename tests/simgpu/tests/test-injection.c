@@ -7,7 +7,7 @@
 #include <cupti.h>
 #include <dlfcn.h>
 
-#include "sim-test.h"
+#include "tests/simgpu/tests/sim-test.h"
 
 TestSuite(injection);
 

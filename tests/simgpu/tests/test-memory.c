@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "sim-test.h"
+#include "tests/simgpu/tests/sim-test.h"
 
 #define MIB (1u << 20)
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "spawn.h"
-#include "truth-reader.h"
+#include "tests/simgpu/tests/spawn.h"
+#include "tests/simgpu/truth/truth-reader.h"
 
 Test(nvcc, a_compiled_cuda_program_runs_on_the_simulator)
 {

@@ -8,8 +8,8 @@
  */
 #include <pthread.h>
 
-#include "sim-test.h"
-#include "sim-tool.h"
+#include "tests/simgpu/tests/sim-test.h"
+#include "tests/simgpu/sim-tool.h"
 
 const struct simgpu_runtime *simgpu_tool_attach(const struct simgpu_tool *tool);
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "spawn.h"
-#include "truth-reader.h"
+#include "tests/simgpu/tests/spawn.h"
+#include "tests/simgpu/truth/truth-reader.h"
 
 TestSuite(truth);
 

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "simgpu.h"
+#include "tests/simgpu/simgpu.h"
 
 static char kernel;
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
-#include "truth-reader.h"
+#include "tests/simgpu/truth/truth-reader.h"
 
 static void fail(char *err, size_t len, const char *fmt, ...)
 {

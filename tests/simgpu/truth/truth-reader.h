@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "simgpu.h"
+#include "tests/simgpu/simgpu.h"
 
 /** One API call as the simulator saw it. */
 struct simgpu_truth_api {

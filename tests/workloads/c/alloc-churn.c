@@ -9,7 +9,7 @@
  * 1,000 iterations of cudaMalloc(256 MiB), a pinned 1 MiB upload, a 100 µs kernel
  * and cudaFree.
  */
-#include "workload.h"
+#include "tests/workloads/common/workload.h"
 
 static const char compute;
 

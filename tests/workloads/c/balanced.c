@@ -9,7 +9,7 @@
  * batch i (pinned upload, three kernels, download) on its own stream; an event
  * per buffer guards its reuse.
  */
-#include "workload.h"
+#include "tests/workloads/common/workload.h"
 
 #define BATCHES 120
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "workload.h"
+#include "tests/workloads/common/workload.h"
 
 static const char preprocess;
 

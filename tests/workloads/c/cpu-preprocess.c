@@ -11,7 +11,7 @@
  */
 #include <stdio.h>
 
-#include "workload.h"
+#include "tests/workloads/common/workload.h"
 
 static const char embed;
 static const char transformer;

@@ -11,7 +11,7 @@
  * does not leave the GPU idle, as in a real pipeline that keeps the device fed.
  * GPU busy ~98 %.
  */
-#include "workload.h"
+#include "tests/workloads/common/workload.h"
 
 static const char gemm;
 static const char attention;

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "workload.h"
+#include "tests/workloads/common/workload.h"
 
 #define REQUESTS 80
 

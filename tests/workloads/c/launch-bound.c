@@ -9,7 +9,7 @@
  * synchronisation per step: ~60,000 launches; each launch costs the host a few µs
  * (SIMGPU_LAUNCH_COST_NS), more than the kernel runs.
  */
-#include "workload.h"
+#include "tests/workloads/common/workload.h"
 
 static const char add;
 static const char mul;

@@ -9,7 +9,7 @@
  * 3,000 iterations of 40 µs of host preparation, a 50 µs kernel and a
  * cudaDeviceSynchronize.
  */
-#include "workload.h"
+#include "tests/workloads/common/workload.h"
 
 static const char step_kernel;
 

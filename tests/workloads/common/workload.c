@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "simgpu.h"
-#include "workload.h"
+#include "tests/simgpu/simgpu.h"
+#include "tests/workloads/common/workload.h"
 
 typedef int (*register_fn)(const void *, const char *, uint64_t);
 

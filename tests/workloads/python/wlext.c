@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "simgpu.h"
-#include "wlext.h"
+#include "tests/simgpu/simgpu.h"
+#include "tests/workloads/python/wlext.h"
 
 #define SLOTS 64
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "spawn.h"
+#include "tests/simgpu/tests/spawn.h"
 
 static bool driver_present(void)
 {

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "spawn.h"
-#include "truth-reader.h"
+#include "tests/simgpu/tests/spawn.h"
+#include "tests/simgpu/truth/truth-reader.h"
 
 struct result {
 	struct wl_run run;

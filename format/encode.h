@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Turning records into trace events: one encoder per record kind, in a table
+ * (convert.c). Each family of hooks has its encoders in an encode-*.c file,
+ * next to nothing else, so adding a kind touches one file and one table row.
+ */
+#ifndef ISC_ENCODE_H
+#define ISC_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/record.h"
+#include "format/strings.h"
+#include "format/json-writer.h"
+#include "format/scratch.h"
+
+/* Resolves a code address to a symbol name (live process only). */
+typedef const char *(*isc_resolve_fn)(void *ctx, uint64_t addr, char *buf, size_t cap);
+
+struct isc_scope_rec {
+	uint64_t id;
+	uint64_t parent;
+	uint64_t event_index;
+	uint32_t name;
+	uint32_t tid;
+};
+
+struct isc_enc {
+	struct isc_json *j;
+	const struct isc_strings *strings;
+	uint64_t next_id;      /* id of the next event written */
+	struct isc_vec scopes; /* struct isc_scope_rec, for relationships.scopes */
+	isc_resolve_fn resolve;
+	void *resolve_ctx;
+	uint64_t skipped; /* records not understood (torn, unknown kind) */
+	uint64_t written; /* events written */
+};
+
+/*
+ * Encodes the record r and the continuation records it owns. avail counts r and the
+ * records after it in the same block. Returns the records consumed (at least 1).
+ */
+typedef unsigned (*isc_encode_fn)(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+
+/* Opens an event: {"id":..,"type":..,"name":..,"timestamp_start_us":..,
+ * "duration_us":..,"metadata":{"thread_id":.. ; the encoder adds metadata fields
+ * and calls isc_enc_end(). name_id 0 writes an empty name. */
+void isc_enc_begin(struct isc_enc *e, const char *type, uint32_t name_id,
+		   const struct isc_event *r);
+void isc_enc_begin_named(struct isc_enc *e, const char *type, const char *name, size_t n,
+			 const struct isc_event *r);
+void isc_enc_end(struct isc_enc *e);
+
+/* metadata helpers */
+void isc_enc_kv_name(struct isc_enc *e, const char *key, uint32_t name_id);
+/* Reassembles inline text from ISC_EV_TEXT records; returns bytes copied. */
+size_t isc_enc_text(const struct isc_event *recs, unsigned n, uint64_t len, char *out, size_t cap);
+/* Records of inline text needed for len bytes. */
+static inline unsigned isc_text_records(uint64_t len)
+{
+	return (unsigned)((len + ISC_TEXT_PER_RECORD - 1) / ISC_TEXT_PER_RECORD);
+}
+/* Writes len bytes of text into consecutive ISC_EV_TEXT records (recording side). */
+void isc_text_fill(struct isc_event *recs, uint32_t tid, const char *s, size_t len);
+
+/* encoders of the core kinds (encode-core.c) */
+unsigned isc_encode_scope(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+unsigned isc_encode_instant(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+unsigned isc_encode_counter(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+
+/* encoders of the CUDA family (encode-cuda.c) */
+unsigned isc_encode_cuda_api(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+unsigned isc_encode_gpu_kernel(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+unsigned isc_encode_gpu_memcpy(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+unsigned isc_encode_gpu_memset(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+unsigned isc_encode_gpu_sync(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+/* encoders of the host family (encode-host.c) */
+unsigned isc_encode_syscall(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+unsigned isc_encode_memory(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+
+#endif /* ISC_ENCODE_H */

@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The malloc family: malloc, free, calloc, realloc, reallocarray, posix_memalign,
+ * aligned_alloc, memalign, valloc, pvalloc.
+ *
+ * Real functions come from dlsym(RTLD_NEXT), so a tcmalloc or jemalloc preloaded
+ * after us keeps serving the program. dlsym itself may call calloc: until the real
+ * functions are known, allocations come from a bump pool in .bss, and free()
+ * recognises (and ignores) pool pointers.
+ *
+ * The fast path is the point of this file: a malloc+free pair must stay within 2x
+ * of glibc's ~7 ns tcache pair. So it reads no clock, takes no lock, does no atomic
+ * operation and touches no TLS but the thread pointer and the guard: it updates
+ * the thread's exact counters with plain stores and decrements a byte countdown.
+ * Only when the countdown expires (Poisson byte sampling, sampling.h) or the size
+ * reaches INFERSCOPE_MALLOC_THRESHOLD does the slow path read the clock and record
+ * a memory_event. Live bytes need the size of what is freed: malloc_usable_size()
+ * of the real allocator gives it, and counting usable sizes on both sides keeps
+ * allocated - freed exact. For glibc's own malloc that size is read from the
+ * chunk header inline (see usable()), which is a quarter of the hooks' cost saved.
+ *
+ * errno is the application's: the fast path never touches it and the slow path
+ * restores it, so a failed malloc still leaves ENOMEM.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "preload/hooks/host/host.h"
+#include "preload/core/export.h"
+#include "common/log.h"
+#include "preload/hooks/host/sampling.h"
+#include "preload/session.h"
+
+/* Declared by <malloc.h>, which also declares things we do not want here. */
+void *memalign(size_t align, size_t n);
+void *pvalloc(size_t n);
+
+struct real_malloc {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*usable)(void *);
+};
+
+static struct real_malloc real;
+static _Atomic bool resolving;
+
+/* Read on every call. */
+static struct {
+	bool on;
+	uint64_t threshold;	 /* allocations this large are always events */
+	uint64_t free_threshold; /* so are releases (0: every one, with sample=0) */
+	uint64_t mean;		 /* sampling mean, 0 = every allocation */
+} hot;
+
+bool isc_host_malloc_on;
+uint64_t isc_host_map_threshold = UINT64_MAX;
+
+/* ---- bootstrap pool ---- */
+
+#define POOL_BYTES (256u << 10)
+static _Alignas(64) unsigned char pool[POOL_BYTES];
+static _Atomic size_t pool_top;
+
+static inline bool in_pool(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)pool < POOL_BYTES;
+}
+
+/* Each block is preceded by its size, for realloc. Pool memory is never reused, and
+ * .bss is zero: calloc needs no memset. */
+static void *pool_alloc(size_t n, size_t align)
+{
+	size_t top = atomic_load_explicit(&pool_top, memory_order_relaxed);
+	align = align < 16 ? 16 : align;
+	for (;;) {
+		uintptr_t base = (uintptr_t)pool + top + sizeof(size_t);
+		uintptr_t start = (base + align - 1) & ~(uintptr_t)(align - 1);
+		size_t end = (size_t)(start - (uintptr_t)pool) + n;
+		if (n > POOL_BYTES || end > POOL_BYTES) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (atomic_compare_exchange_weak(&pool_top, &top, end)) {
+			memcpy((void *)(start - sizeof(size_t)), &n, sizeof(n));
+			return (void *)start;
+		}
+	}
+}
+
+static size_t pool_size(const void *p)
+{
+	size_t n;
+	memcpy(&n, (const char *)p - sizeof(size_t), sizeof(n));
+	return n;
+}
+
+/* ---- resolution ---- */
+
+/* An allocator without malloc_usable_size: freed sizes are unknown (see init). */
+static size_t no_usable(void *p)
+{
+	(void)p;
+	return 0;
+}
+
+static void resolve(void)
+{
+	/* A dlsym below that allocates lands here again: it gets the pool. So does a
+	 * thread that allocates while another one resolves. */
+	if (atomic_exchange(&resolving, true)) {
+		return;
+	}
+	struct real_malloc r;
+	r.free = isc_host_next("free");
+	r.calloc = isc_host_next("calloc");
+	r.realloc = isc_host_next("realloc");
+	r.posix_memalign = isc_host_next("posix_memalign");
+	r.aligned_alloc = isc_host_next("aligned_alloc");
+	r.memalign = isc_host_next("memalign");
+	r.valloc = isc_host_next("valloc");
+	r.pvalloc = isc_host_next("pvalloc");
+	r.usable = isc_host_next("malloc_usable_size");
+	r.usable = r.usable ? r.usable : no_usable;
+	r.malloc = isc_host_next("malloc");
+	real.free = r.free;
+	real.calloc = r.calloc;
+	real.realloc = r.realloc;
+	real.posix_memalign = r.posix_memalign;
+	real.aligned_alloc = r.aligned_alloc;
+	real.memalign = r.memalign;
+	real.valloc = r.valloc;
+	real.pvalloc = r.pvalloc;
+	real.usable = r.usable;
+	/* malloc last: its being set is what the other hooks test */
+	__atomic_store_n(&real.malloc, r.malloc, __ATOMIC_RELEASE);
+	atomic_store(&resolving, false);
+}
+
+static inline bool ready(void)
+{
+	if (__builtin_expect(real.malloc != NULL, 1)) {
+		return true;
+	}
+	resolve();
+	return __atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE) != NULL;
+}
+
+/*
+ * glibc keeps a chunk's size in the word before the block, with three flag bits;
+ * the usable part is that size minus the header word, or minus two words for a
+ * chunk of its own mapping (flag 0x2). malloc_usable_size() computes the same after
+ * a call and a look at the next chunk's header (whether this one is in use, which
+ * for a block we are handed or about to free it always is). glibc_chunks is set
+ * only when the real malloc is libc's and the computation matched its
+ * malloc_usable_size on test blocks of every kind (init).
+ */
+static bool glibc_chunks;
+
+static inline size_t chunk_usable(const void *p)
+{
+	size_t head;
+	memcpy(&head, (const char *)p - sizeof(size_t), sizeof(head));
+	return (head & ~(size_t)7) - (head & 2 ? 2 * sizeof(size_t) : sizeof(size_t));
+}
+
+static inline size_t usable(void *p)
+{
+	return __builtin_expect(glibc_chunks, 1) ? chunk_usable(p) : real.usable(p);
+}
+
+/* ---- recording ---- */
+
+void isc_host_record_memory(struct isc_thread *t, unsigned op, const void *ptr, uint64_t bytes,
+			    uint64_t weight)
+{
+	int saved = errno;
+	isc_tls_guard++;
+	uint64_t now = isc_now();
+	if (isc_capturing(now)) {
+		uint64_t pcs[ISC_STACK_MAX];
+		unsigned nf = isc_stacks_capture(pcs, isc_stacks_depth());
+		unsigned n = 1 + isc_stack_records(nf);
+		int node = isc_numa_node_now();
+		struct isc_event *e = isc_event_reserve(ISC_EV_MEMORY, n);
+		if (e) {
+			e->ts = now;
+			e->dur = 0;
+			e->tid = t->tid;
+			e->kind = ISC_EV_MEMORY;
+			e->flags = 0;
+			e->name = 0;
+			e->aux = 0;
+			e->u.memory.ptr = (uintptr_t)ptr;
+			e->u.memory.bytes = bytes;
+			e->u.memory.weight = weight;
+			e->u.memory.op = (uint16_t)op;
+			e->u.memory.numa_node = (int16_t)node;
+			e->u.memory.frames = (uint16_t)nf;
+			e->u.memory.reserved = 0;
+			isc_stacks_fill(e + 1, t->tid, pcs, nf);
+			isc_event_commit(n);
+			t->malloc.sampled++;
+		}
+		t->numa_node = node + 1;
+	}
+	isc_tls_guard--;
+	errno = saved;
+}
+
+/* The countdown expired (or was never set): draw the next gap, record if sampled. */
+static __attribute__((noinline, cold)) void sample_alloc(struct isc_thread *t, unsigned op,
+							 const void *p, size_t n)
+{
+	struct isc_malloc_counters *m = &t->malloc;
+	if (m->rng == 0) {
+		/* first allocation of the thread: start the process, sample nothing yet */
+		m->rng = isc_rand_seed(t->tid, isc_now());
+		m->countdown = isc_sample_gap(&m->rng, hot.mean) - (int64_t)n;
+		if (m->countdown >= 0) {
+			return;
+		}
+	}
+	/* Several sample points may fall inside one allocation: it is recorded once, and
+	 * its weight accounts for that. hot.mean > 0 here: with 0, every allocation took
+	 * the threshold path. */
+	while (m->countdown < 0) {
+		m->countdown += isc_sample_gap(&m->rng, hot.mean);
+	}
+	isc_host_record_memory(t, op, p, n, isc_sample_weight(n, hot.mean));
+}
+
+static __attribute__((noinline)) struct isc_thread *slow_thread(void)
+{
+	return isc_tls_guard == 0 && isc_tls_self == NULL ? isc_host_attach(true) : NULL;
+}
+
+/* The thread whose counters this call updates, or NULL (hooks off, our own call). */
+static inline struct isc_thread *counting_thread(void)
+{
+	struct isc_thread *t = isc_tls_self;
+	if (__builtin_expect(!hot.on, 0)) {
+		return NULL;
+	}
+	if (__builtin_expect(t != NULL && isc_tls_guard == 0, 1)) {
+		return t;
+	}
+	return slow_thread();
+}
+
+static inline void note_alloc(void *p, size_t n, unsigned op)
+{
+	struct isc_thread *t = counting_thread();
+	if (__builtin_expect(t == NULL, 0)) {
+		return;
+	}
+	struct isc_malloc_counters *m = &t->malloc;
+	if (__builtin_expect(p == NULL, 0)) {
+		m->failed++;
+		return;
+	}
+	size_t u = usable(p);
+	/* bytes requested are the core's alloc_bytes; bytes allocated are live + freed */
+	m->calls++;
+	m->live += (int64_t)u;
+	m->peak = m->live > m->peak ? m->live : m->peak;
+	t->alloc_bytes += n;
+	if (__builtin_expect(n >= hot.threshold, 0)) {
+		/* large: always an event, standing for itself, outside the sampling */
+		isc_host_record_memory(t, op, p, n, n);
+	} else if (__builtin_expect((m->countdown -= (int64_t)n) < 0, 0)) {
+		sample_alloc(t, op, p, n);
+	}
+}
+
+/* Before the real release: the address may be reused by another thread at once. */
+static inline void note_free(void *p, unsigned op)
+{
+	struct isc_thread *t = counting_thread();
+	if (__builtin_expect(t == NULL, 0)) {
+		return;
+	}
+	struct isc_malloc_counters *m = &t->malloc;
+	size_t u = usable(p);
+	m->frees++;
+	m->bytes_freed += u;
+	m->live -= (int64_t)u;
+	if (__builtin_expect(u >= hot.free_threshold, 0)) {
+		isc_host_record_memory(t, op, p, u, u);
+	}
+}
+
+/* ---- the hooks ---- */
+
+ISC_EXPORT void *malloc(size_t n)
+{
+	if (__builtin_expect(!ready(), 0)) {
+		return pool_alloc(n, 16);
+	}
+	void *p = real.malloc(n);
+	note_alloc(p, n, ISC_MEM_MALLOC);
+	return p;
+}
+
+ISC_EXPORT void free(void *p)
+{
+	if (p == NULL || in_pool(p)) {
+		return;
+	}
+	if (__builtin_expect(!ready(), 0)) {
+		return; /* cannot happen: a pointer not from the pool came from real malloc */
+	}
+	note_free(p, ISC_MEM_FREE);
+	real.free(p);
+}
+
+ISC_EXPORT void *calloc(size_t k, size_t n)
+{
+	size_t bytes;
+	if (__builtin_expect(!ready(), 0)) {
+		if (__builtin_mul_overflow(k, n, &bytes)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return pool_alloc(bytes, 16);
+	}
+	void *p = real.calloc(k, n);
+	note_alloc(p, __builtin_mul_overflow(k, n, &bytes) ? SIZE_MAX : bytes, ISC_MEM_CALLOC);
+	return p;
+}
+
+static void *do_realloc(void *old, size_t n, unsigned op)
+{
+	if (__builtin_expect(!ready() || in_pool(old), 0)) {
+		if (!in_pool(old)) {
+			return pool_alloc(n, 16);
+		}
+		/* from the pool: move it to the real heap (or a new pool block) */
+		void *p = ready() ? malloc(n) : pool_alloc(n, 16);
+		if (p) {
+			size_t had = pool_size(old);
+			memcpy(p, old, had < n ? had : n);
+		}
+		return p;
+	}
+	struct isc_thread *t = old ? counting_thread() : NULL;
+	size_t had = t ? usable(old) : 0;
+	void *p = real.realloc(old, n);
+	if (p == NULL && n > 0) {
+		note_alloc(NULL, n, op); /* failed: the old block stays */
+		return NULL;
+	}
+	if (t) {
+		/* the old block is gone either way (moved, resized, or freed by realloc(p, 0)) */
+		t->malloc.frees++;
+		t->malloc.bytes_freed += had;
+		t->malloc.live -= (int64_t)had;
+	}
+	if (p) {
+		note_alloc(p, n, op);
+	}
+	return p;
+}
+
+ISC_EXPORT void *realloc(void *old, size_t n)
+{
+	return do_realloc(old, n, ISC_MEM_REALLOC);
+}
+
+/* reallocarray through the real realloc: the preloaded allocator may lack it, and
+ * glibc's would then hand its own realloc a pointer it does not own. */
+ISC_EXPORT void *reallocarray(void *old, size_t k, size_t n)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(k, n, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return do_realloc(old, bytes, ISC_MEM_REALLOCARRAY);
+}
+
+ISC_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	if (__builtin_expect(!ready(), 0)) {
+		void *p = pool_alloc(n, align);
+		if (p == NULL) {
+			return ENOMEM;
+		}
+		*out = p;
+		return 0;
+	}
+	int r = real.posix_memalign(out, align, n);
+	note_alloc(r == 0 ? *out : NULL, n, ISC_MEM_POSIX_MEMALIGN);
+	return r;
+}
+
+ISC_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	if (__builtin_expect(!ready(), 0)) {
+		return pool_alloc(n, align);
+	}
+	void *p = real.aligned_alloc(align, n);
+	note_alloc(p, n, ISC_MEM_ALIGNED_ALLOC);
+	return p;
+}
+
+ISC_EXPORT void *memalign(size_t align, size_t n)
+{
+	if (__builtin_expect(!ready(), 0)) {
+		return pool_alloc(n, align);
+	}
+	void *p = real.memalign(align, n);
+	note_alloc(p, n, ISC_MEM_MEMALIGN);
+	return p;
+}
+
+ISC_EXPORT void *valloc(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	if (__builtin_expect(!ready(), 0)) {
+		return pool_alloc(n, page);
+	}
+	void *p = real.valloc ? real.valloc(n) : real.memalign(page, n);
+	note_alloc(p, n, ISC_MEM_VALLOC);
+	return p;
+}
+
+ISC_EXPORT void *pvalloc(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t rounded = n + page - 1 < n ? SIZE_MAX : (n + page - 1) & ~(page - 1);
+	if (__builtin_expect(!ready(), 0)) {
+		return pool_alloc(rounded ? rounded : page, page);
+	}
+	void *p = real.pvalloc ? real.pvalloc(n) : real.memalign(page, rounded ? rounded : page);
+	note_alloc(p, n, ISC_MEM_PVALLOC);
+	return p;
+}
+
+/* ---- trace contributions and init ---- */
+
+/* fork child: its counters describe its own life, like the core's alloc_bytes. */
+void isc_hooks_malloc_fork_child(void)
+{
+	struct isc_thread *t = isc_tls_self;
+	if (t) {
+		memset(&t->malloc, 0, sizeof(t->malloc));
+	}
+}
+
+/* Is real malloc glibc's, and does chunk_usable() agree with it? (guard raised) */
+static bool check_glibc_chunks(void)
+{
+	static const size_t sizes[] = {
+		0, 1, 24, 25, 100, 1000, 1032, 5000, 70000, 300000, 4u << 20
+	};
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	bool ok = libc && dlsym(libc, "malloc") == (void *)real.malloc &&
+		  dlsym(libc, "malloc_usable_size") == (void *)real.usable;
+	for (size_t i = 0; ok && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		void *a = real.malloc(sizes[i]), *b = real.memalign(256, sizes[i] + 1);
+		void *c = real.calloc(1, sizes[i] + 3),
+		     *d = a ? real.realloc(a, sizes[i] * 2 + 8) : NULL;
+		void *blocks[] = { b, c, d ? d : a }; /* a failed realloc leaves a */
+		for (int k = 0; k < 3; k++) {
+			ok = ok && blocks[k] && chunk_usable(blocks[k]) == real.usable(blocks[k]);
+			real.free(blocks[k]);
+		}
+	}
+	if (libc) {
+		dlclose(libc);
+	}
+	return ok;
+}
+
+void isc_hooks_malloc_init(void)
+{
+	resolve();
+	isc_hooks_mmap_resolve();
+	isc_tls_guard++;
+	glibc_chunks = check_glibc_chunks();
+	isc_tls_guard--;
+	isc_debug("malloc hooks: %s", glibc_chunks
+					      ? "glibc chunk sizes read inline"
+					      : "sizes from the allocator's malloc_usable_size");
+	hot.mean = isc_config.malloc_sample;
+	hot.threshold = hot.mean ? isc_config.malloc_threshold : 0;
+	hot.free_threshold = hot.threshold;
+	isc_host_map_threshold = hot.threshold;
+	if (real.usable == no_usable) {
+		isc_error("the allocator has no malloc_usable_size: live heap bytes are not "
+			  "known (freed bytes count as 0)");
+	}
+	isc_host_malloc_on = isc_config.hook_malloc;
+	hot.on = isc_config.hook_malloc;
+}

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Call stacks on sampled memory events and slow system calls (INFERSCOPE_STACKS=N).
+ *
+ * libunwind is dlopen'ed RTLD_LOCAL and is never a link dependency of the preload:
+ * Debian's libunwind.so.8 exports _Unwind_RaiseException, and in the global scope
+ * it would take over every C++ exception of the host (about 12x slower throws).
+ * It is loaded in the family init, from the constructor, when stacks are on: that
+ * is the first moment a stack can be wanted, and loading it later - from inside a
+ * malloc hook that may itself run inside the dynamic loader - is not safe.
+ *
+ * unw_backtrace costs ~120-420 ns for 15-65 frames, so it runs only on events that
+ * are recorded anyway. Frames are raw return addresses; they are symbolised when
+ * the trace is written, in the live process (isc_stacks_resolve, through dladdr).
+ * dladdr walks a library's symbol table - 17 µs per call in libstdc++ - and a trace
+ * repeats the same few thousand return addresses, so names are cached by address
+ * (in mmap'd memory: the writer may run in a dying process).
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common/config.h"
+#include "preload/hooks/host/host.h"
+#include "common/log.h"
+
+typedef int (*backtrace_fn)(void **buffer, int size);
+
+static backtrace_fn unw_backtrace_fn;
+static unsigned depth;
+static uintptr_t self_lo, self_hi; /* this library's code: frames to skip */
+
+unsigned isc_stacks_depth(void)
+{
+	return depth;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t me = (uintptr_t)data;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && me >= lo && me < lo + ph->p_memsz) {
+			self_lo = lo;
+			self_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void isc_stacks_init(void)
+{
+	if (isc_config.stacks == 0) {
+		return;
+	}
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)isc_stacks_init);
+	void *h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+	void *fn = h ? dlsym(h, "unw_backtrace") : NULL;
+	if (fn == NULL) {
+		isc_error("INFERSCOPE_STACKS=%u: libunwind.so.8 cannot be loaded (%s); events are "
+			  "recorded without stacks",
+			  isc_config.stacks, h ? "no unw_backtrace" : "install libunwind8");
+		return;
+	}
+	unw_backtrace_fn = (backtrace_fn)fn;
+	depth = isc_config.stacks < ISC_STACK_MAX ? isc_config.stacks : ISC_STACK_MAX;
+}
+
+unsigned isc_stacks_capture(uint64_t *pcs, unsigned max)
+{
+	void *raw[ISC_STACK_MAX + 16];
+	if (unw_backtrace_fn == NULL || max == 0) {
+		return 0;
+	}
+	max = max < ISC_STACK_MAX ? max : ISC_STACK_MAX;
+	int n = unw_backtrace_fn(raw, (int)(max + 16));
+	unsigned skip = 0, out = 0;
+	/* our own frames (the hook, the recorder) come first */
+	while ((int)skip < n && (uintptr_t)raw[skip] >= self_lo && (uintptr_t)raw[skip] < self_hi) {
+		skip++;
+	}
+	for (int i = (int)skip; i < n && out < max; i++) {
+		pcs[out++] = (uintptr_t)raw[i];
+	}
+	return out;
+}
+
+void isc_stacks_fill(struct isc_event *recs, uint32_t tid, const uint64_t *pcs, unsigned n)
+{
+	unsigned nrec = isc_stack_records(n);
+	for (unsigned r = 0; r < nrec; r++) {
+		unsigned char *b = (unsigned char *)&recs[r];
+		memset(b, 0, sizeof(recs[r]));
+		recs[r].tid = tid;
+		recs[r].kind = ISC_EV_STACK;
+		for (unsigned i = 0; i < ISC_STACK_PER_RECORD; i++) {
+			unsigned k = r * ISC_STACK_PER_RECORD + i;
+			if (k < n) {
+				memcpy(b + isc_stack_offset(i), &pcs[k], sizeof(pcs[k]));
+			}
+		}
+	}
+}
+
+/* ---- symbolisation ---- */
+
+#define SLOTS (1u << 16) /* distinct return addresses remembered */
+#define ARENA (8u << 20) /* bytes of names */
+#define PROBES 32
+#define UNKNOWN UINT32_MAX /* dladdr knew nothing: remembered too */
+
+struct name_slot {
+	uint64_t addr;
+	uint32_t off;
+	uint32_t len;
+};
+
+static struct name_slot *slots;
+static char *arena;
+static size_t arena_used;
+static bool cache_failed;
+
+static bool cache_ready(void)
+{
+	if (slots || cache_failed) {
+		return slots != NULL;
+	}
+	void *s = mmap(NULL, SLOTS * sizeof(*slots), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *a = mmap(NULL, ARENA, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (s == MAP_FAILED || a == MAP_FAILED) {
+		cache_failed = true;
+		return false;
+	}
+	slots = s;
+	arena = a;
+	return true;
+}
+
+/* The slot of addr, or the empty slot where it goes; NULL when the probe is full. */
+static struct name_slot *slot_of(uint64_t addr)
+{
+	uint64_t h = addr * 0x9E3779B97F4A7C15ull;
+	for (unsigned i = 0; i < PROBES; i++) {
+		struct name_slot *s = &slots[((h >> 40) + i) & (SLOTS - 1)];
+		if (s->addr == addr || s->addr == 0) {
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static void remember(struct name_slot *s, uint64_t addr, const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+	if (s == NULL || (name && arena_used + n + 1 > ARENA)) {
+		return;
+	}
+	s->addr = addr;
+	s->len = name ? (uint32_t)n : UNKNOWN;
+	s->off = (uint32_t)arena_used;
+	if (name) {
+		memcpy(arena + arena_used, name, n + 1);
+		arena_used += n + 1;
+	}
+}
+
+static const char *lookup(uint64_t addr, char *buf, size_t cap)
+{
+	Dl_info info;
+	/* a return address points after the call; addr - 1 is inside the caller */
+	if (addr == 0 || dladdr((void *)(uintptr_t)(addr - 1), &info) == 0 ||
+	    info.dli_fname == NULL) {
+		return NULL;
+	}
+	const char *slash = strrchr(info.dli_fname, '/');
+	const char *obj = slash ? slash + 1 : info.dli_fname;
+	obj = obj[0] ? obj : "[exe]"; /* the main program has no name in the link map */
+	if (info.dli_sname) {
+		isc_fmt(buf, cap, "%s+0x%lx (%s)", info.dli_sname,
+			(unsigned long)(addr - (uintptr_t)info.dli_saddr), obj);
+	} else {
+		isc_fmt(buf, cap, "%s+0x%lx", obj,
+			(unsigned long)(addr - (uintptr_t)info.dli_fbase));
+	}
+	return buf;
+}
+
+const char *isc_stacks_resolve(void *ctx, uint64_t addr, char *buf, size_t cap)
+{
+	(void)ctx;
+	struct name_slot *s = addr && cache_ready() ? slot_of(addr) : NULL;
+	if (s && s->addr == addr) {
+		return s->len == UNKNOWN ? NULL : arena + s->off;
+	}
+	const char *name = lookup(addr, buf, cap);
+	remember(s, addr, name);
+	return name;
+}

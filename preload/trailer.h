@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The JSON a trace carries about its process (trailer.c). Each function renders one
+ * pair of objects' members into two isc_vec of bytes (initialised here; the caller
+ * finishes them) and returns false when memory ran out. The end functions are called once per
+ * trace written, after the families' flush.
+ */
+#ifndef ISC_TRAILER_H
+#define ISC_TRAILER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format/scratch.h"
+
+/* trace_metadata and system_info members known at start (spill META, SYSINFO). */
+bool isc_trailer_start(struct isc_vec *meta, struct isc_vec *sysinfo);
+/* Those known at the end, for the converter's trailer_meta and trailer_sysinfo. */
+bool isc_trailer_end(struct isc_vec *meta, struct isc_vec *sysinfo, uint64_t end_ns,
+		     const char *end_reason);
+
+#endif /* ISC_TRAILER_H */
