@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "gate.h"
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/gate/gate.h"
 #include "isc-config.h"
-#include "jsonnum.h"
-#include "reader.h"
-#include "report.h"
-#include "rules.h"
+#include "analyzer/base/json-number.h"
+#include "analyzer/readers/reader.h"
+#include "analyzer/report/report.h"
+#include "analyzer/rules/rules.h"
 
 enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 4 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Allocation family: device allocations in the steady state, host allocation churn. */
-#include "../fmt.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/rules/rules.h"
 
 static bool device_steady(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {

@@ -3,8 +3,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../fmt.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/rules/rules.h"
 
 struct copy_sums {
 	uint64_t n, bytes;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Data family: what the trace cannot tell. Advisories, with no improvement estimate. */
-#include "../fmt.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/rules/rules.h"
 
 static bool dropped(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {

@@ -2,8 +2,8 @@
 /* GPU family: gaps the host does not explain, kernels with low theoretical occupancy. */
 #include <string.h>
 
-#include "../fmt.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/rules/rules.h"
 
 static bool gaps(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {

@@ -2,9 +2,9 @@
 /* Host family: preprocessing on the critical path, I/O waits, lock contention. */
 #include <math.h>
 
-#include "../fmt.h"
-#include "../profile.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/model/profile.h"
+#include "analyzer/rules/rules.h"
 
 static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {

@@ -2,8 +2,8 @@
 /* Launch family: many tiny kernels whose launches cost more than their work. */
 #include <math.h>
 
-#include "../fmt.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/rules/rules.h"
 
 static bool tiny_kernels(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {

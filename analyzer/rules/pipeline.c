@@ -2,8 +2,8 @@
 /* Pipeline family: host and GPU both busy at once, no single bottleneck. */
 #include <math.h>
 
-#include "../fmt.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/rules/rules.h"
 
 static bool overlapped(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {

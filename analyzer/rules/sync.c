@@ -2,8 +2,8 @@
 /* Sync family: the host synchronises with the GPU too often. */
 #include <string.h>
 
-#include "../fmt.h"
-#include "../rules.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/rules/rules.h"
 
 static bool blocking_sync(const struct isc_rule_ctx *c, const struct isc_ev *e)
 {

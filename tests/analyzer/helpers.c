@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "reader.h"
+#include "analyzer/readers/reader.h"
 
 const char *data_path(const char *rel)
 {

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "analysis.h"
-#include "model.h"
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/model/model.h"
 
 /* $ISC_DATA/rel (tests/analyzer/data), in a static buffer. */
 const char *data_path(const char *rel);

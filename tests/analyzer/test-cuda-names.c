@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model.h"
+#include "analyzer/model/model.h"
 
 #define MAX_FNS 1024
 

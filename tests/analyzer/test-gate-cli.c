@@ -7,9 +7,9 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "gate.h"
+#include "analyzer/gate/gate.h"
 #include "helpers.h"
-#include "report.h"
+#include "analyzer/report/report.h"
 
 #define GPU "workloads/gpu-bound.json.gz"
 #define CPU "workloads/cpu-preprocess.json.gz"

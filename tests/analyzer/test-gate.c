@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate.h"
+#include "analyzer/gate/gate.h"
 #include "helpers.h"
-#include "report.h"
+#include "analyzer/report/report.h"
 
 /* A snapshot with known numbers, built by hand. */
 static struct isc_snapshot *fake(void)

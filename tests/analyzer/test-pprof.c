@@ -13,8 +13,8 @@
 
 #include "helpers.h"
 #include "profile.pb-c.h"
-#include "report.h"
-#include "stacks.h"
+#include "analyzer/report/report.h"
+#include "analyzer/model/stacks.h"
 
 static uint8_t *gunzip(const char *path, size_t *n)
 {

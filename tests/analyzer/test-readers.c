@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "reader.h"
+#include "analyzer/readers/reader.h"
 
 static int read_text(const char *text, size_t n, struct isc_diag *d, struct isc_trace **out)
 {

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "profile.h"
-#include "reader.h"
-#include "report.h"
+#include "analyzer/model/profile.h"
+#include "analyzer/readers/reader.h"
+#include "analyzer/report/report.h"
 
 static struct isc_trace *load_many(const char *const *rel, size_t n)
 {

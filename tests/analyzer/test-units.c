@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Small pieces: numbers, intervals, sorting, interning, thresholds. */
+/* Small pieces: numbers, intervals, sorting, growable arrays, interning, thresholds. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "interval.h"
-#include "jsonnum.h"
-#include "model.h"
-#include "sort.h"
-#include "thresholds.h"
+#include "analyzer/base/grow.h"
+#include "analyzer/base/interval.h"
+#include "analyzer/base/json-number.h"
+#include "analyzer/base/sort.h"
+#include "analyzer/model/model.h"
+#include "analyzer/model/thresholds.h"
+#include "analyzer/readers/json-sax.h"
 
 Test(units, microseconds_convert_exactly)
 {
@@ -55,6 +60,69 @@ Test(units, interval_union_subtract_overlap)
 	isc_ivec_free(&a);
 	isc_ivec_free(&b);
 	isc_ivec_free(&out);
+}
+
+Test(units, growable_array_doubles_and_keeps_its_elements)
+{
+	int64_t *v = NULL;
+	size_t n = 0, cap = 0;
+	cr_assert_eq(ISC_GROW(v, cap, 1, 4), 0);
+	cr_assert_eq(cap, 4, "the first capacity is the one asked for");
+	for (int64_t i = 0; i < 1000; i++) {
+		cr_assert_eq(ISC_GROW(v, cap, n + 1, 4), 0);
+		v[n++] = i * 3;
+	}
+	cr_assert_eq(cap, 1024, "4 doubled until 1000 fit");
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(v[i], (int64_t)i * 3, "element %zu moved with the array", i);
+	}
+	int64_t *same = v;
+	cr_assert_eq(ISC_GROW(v, cap, 1024, 4), 0);
+	cr_assert_eq(v, same, "no reallocation while there is room");
+	cr_assert_eq(ISC_GROW(v, cap, 5000, 4), 0);
+	cr_assert_eq(cap, 8192, "a jump doubles as often as needed");
+	free(v);
+}
+
+Test(units, growable_array_refuses_overflow_and_stays_as_it_was)
+{
+	char *v = NULL;
+	size_t cap = 0;
+	cr_assert_eq(ISC_GROW(v, cap, 10, 16), 0);
+	memcpy(v, "kept", 5);
+	char *before = v;
+	cr_assert_eq(isc_grow(&v, &cap, SIZE_MAX / 2 + 2, 1, 16), -ENOMEM);
+	cr_assert_eq(v, before);
+	cr_assert_eq(cap, 16);
+	cr_assert_eq(isc_grow(&v, &cap, SIZE_MAX / 8, 16, 16), -ENOMEM, "n * size overflows");
+	cr_assert_eq(v, before);
+	cr_assert_str_eq(v, "kept");
+	cr_assert_eq(isc_grow_cap(0, 3, 0), 4, "no first capacity: from 1");
+	cr_assert_eq(isc_grow_cap(8, 8, 1), 8, "enough already");
+	cr_assert_eq(isc_grow_cap(SIZE_MAX / 2 + 1, SIZE_MAX, 1), SIZE_MAX);
+	cr_assert_eq(ISC_RESIZE(v, 3), 0, "shrinking keeps the front");
+	cr_assert_eq(memcmp(v, "kep", 3), 0);
+	free(v);
+}
+
+Test(units, reader_frame_stack_counts_what_it_cannot_hold)
+{
+	struct isc_jframes f = { 0 };
+	cr_assert_eq(isc_jframes_cur(&f, 99), -1, "top level");
+	for (int i = 0; i < ISC_JSAX_FRAMES; i++) {
+		cr_assert(isc_jframes_push(&f, i % 7));
+	}
+	cr_assert_eq(isc_jframes_cur(&f, 99), (ISC_JSAX_FRAMES - 1) % 7);
+	cr_assert_not(isc_jframes_push(&f, 3), "past the limit: counted, not stored");
+	cr_assert_not(isc_jframes_push(&f, 3));
+	cr_assert_eq(isc_jframes_cur(&f, 99), 99, "inside a container to skip");
+	cr_assert_eq(isc_jframes_pop(&f), -1);
+	cr_assert_eq(isc_jframes_pop(&f), -1);
+	for (int i = ISC_JSAX_FRAMES - 1; i >= 0; i--) {
+		cr_assert_eq(isc_jframes_pop(&f), i % 7, "frame %d closes in order", i);
+	}
+	cr_assert_eq(isc_jframes_pop(&f), -1, "nothing open");
+	cr_assert_eq(isc_jframes_cur(&f, 99), -1);
 }
 
 Test(units, radix_sort_is_stable)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "reader.h"
+#include "analyzer/readers/reader.h"
 
 struct expect {
 	const char *workload;

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Analysing a trace: the pure stages (timeline, stats, classify, then the rules) run once
+ * on a finalized trace and fill the result (analyzer/model/result.h).
+ */
+#ifndef ISC_ANALYSIS_H
+#define ISC_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyzer/base/diag.h"
+#include "analyzer/model/result.h"
+
+struct isc_analyze_opts {
+	const char *window_scope; /* trim to scopes with this name ("prefix*" allowed) */
+	bool window_explicit;
+	int64_t window_start, window_end; /* ns, when window_explicit */
+	const struct isc_thresholds *th;  /* NULL: defaults */
+};
+
+/* Returns 0, -EINVAL (diag set: e.g. no scope matched the window) or -ENOMEM. */
+int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
+		struct isc_analysis **out, struct isc_diag *d);
+/* Stages (analyze.c runs them in this order, then isc_rules_run of rules/rules.h). */
+int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts *o,
+			struct isc_analysis *a, struct isc_diag *d);
+int isc_timeline_attribute(const struct isc_trace *t, struct isc_analysis *a);
+int isc_timeline_gpu(const struct isc_trace *t, struct isc_analysis *a);
+int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a);
+void isc_classify(const struct isc_trace *t, struct isc_analysis *a);
+
+#endif /* ISC_ANALYSIS_H */

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* Runs the stages in order on a finalized trace. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/rules/rules.h"
+#include "analyzer/model/profile.h"
+
+static void data_quality(const struct isc_trace *t, struct isc_analysis *a)
+{
+	a->events_total = t->n;
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		const struct isc_input *in = &t->inputs[i];
+		a->skipped += in->skipped;
+		a->dropped += in->dropped_total;
+		a->cupti_dropped += in->cupti_dropped;
+		const char *st = isc_trace_str(t, in->cupti_status);
+		a->cupti_degraded |= in->cupti_status != 0 && strcmp(st, "active") != 0 &&
+				     strcmp(st, "not_used") != 0;
+		a->incomplete |= in->complete == 0;
+	}
+	for (size_t i = 0; i < t->n && !a->gpu_timeline; i++) {
+		a->gpu_timeline = isc_type_is_gpu(t->ev[i].type);
+	}
+}
+
+struct side {
+	const struct isc_trace *t;
+	struct isc_analysis *a;
+	int r;
+};
+
+/* The GPU numbers and the statistics write fields of their own: they run beside the
+ * attribution on a second thread, which is most of the analysis time on big traces. */
+static void *side_stages(void *p)
+{
+	struct side *s = p;
+	s->r = isc_timeline_gpu(s->t, s->a);
+	s->r = s->r == 0 ? isc_stats_compute(s->t, s->a) : s->r;
+	return NULL;
+}
+
+static int stages(const struct isc_trace *t, struct isc_analysis *a)
+{
+	struct side s = { .t = t, .a = a, .r = 0 };
+	pthread_t th;
+	bool threaded = t->n > 100000 && pthread_create(&th, NULL, side_stages, &s) == 0;
+	if (!threaded) {
+		side_stages(&s);
+	}
+	int r = isc_timeline_attribute(t, a);
+	if (threaded) {
+		pthread_join(th, NULL);
+	}
+	return r != 0 ? r : s.r;
+}
+
+int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
+		struct isc_analysis **out, struct isc_diag *d)
+{
+	struct isc_analysis *a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		isc_diag_set(d, "out of memory");
+		return -ENOMEM;
+	}
+	if (o != NULL && o->th != NULL) {
+		a->th = *o->th;
+	} else {
+		isc_thresholds_init(&a->th);
+	}
+	data_quality(t, a);
+	int r = isc_timeline_window(t, o, a, d);
+	r = r == 0 ? stages(t, a) : r;
+	r = r == 0 ? isc_profile_build(t, a) : r;
+	if (r == 0) {
+		isc_classify(t, a);
+		r = isc_rules_run(t, a);
+	}
+	r = r == 0 ? isc_rules_where(t, a) : r;
+	if (r < 0) {
+		if (r == -ENOMEM) {
+			isc_diag_set(d, "out of memory");
+		}
+		isc_analysis_destroy(a);
+		return r;
+	}
+	*out = a;
+	return 0;
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-name statistics of kernels, GPU copies, CUDA API calls, scopes, framework operators
+ * and syscalls in the window: count, total, mean, coefficient of variation, min, max,
+ * percentiles (linear interpolation, as numpy) and a 1-2-5 histogram of durations.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/analysis/analysis.h"
+#include "analyzer/base/sort.h"
+
+static const double pct_at[ISC_PCTS] = { 5, 10, 25, 50, 75, 90, 95, 99 };
+
+/* Upper edges of the histogram buckets, in microseconds; the last bucket is open. */
+static const double hist_edge_us[ISC_HIST - 1] = {
+	1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6,
+};
+
+static int group_of(unsigned type)
+{
+	switch (type) {
+	case ISC_T_KERNEL:
+		return ISC_SG_KERNEL;
+	case ISC_T_H2D:
+	case ISC_T_D2H:
+	case ISC_T_D2D:
+	case ISC_T_H2H:
+	case ISC_T_MEMSET:
+		return ISC_SG_GPU_COPY;
+	case ISC_T_CUDA_API:
+		return ISC_SG_CUDA_API;
+	case ISC_T_SCOPE:
+		return ISC_SG_SCOPE;
+	case ISC_T_CPU_OP:
+		return ISC_SG_CPU_OP;
+	case ISC_T_SYSCALL:
+		return ISC_SG_SYSCALL;
+	default:
+		return -1;
+	}
+}
+
+static double percentile(const int64_t *v, size_t n, double p)
+{
+	double pos = p / 100.0 * (double)(n - 1);
+	size_t lo = (size_t)pos;
+	double frac = pos - (double)lo;
+	if (lo + 1 >= n) {
+		return (double)v[n - 1];
+	}
+	return (double)v[lo] + frac * (double)(v[lo + 1] - v[lo]);
+}
+
+static void fill_row(struct isc_stat *row, int64_t *v, size_t n)
+{
+	isc_sort_i64(v, n);
+	double sum = 0, sq = 0;
+	for (size_t i = 0; i < n; i++) {
+		sum += (double)v[i];
+		int b = 0;
+		while (b < ISC_HIST - 1 && (double)v[i] >= hist_edge_us[b] * 1000.0) {
+			b++;
+		}
+		row->hist[b]++;
+	}
+	row->count = n;
+	row->total = 0;
+	for (size_t i = 0; i < n; i++) {
+		row->total += v[i];
+	}
+	row->mean = sum / (double)n;
+	for (size_t i = 0; i < n; i++) {
+		double d = (double)v[i] - row->mean;
+		sq += d * d;
+	}
+	row->cv = row->mean > 0 ? sqrt(sq / (double)n) / row->mean : 0;
+	row->min = v[0];
+	row->max = v[n - 1];
+	for (int k = 0; k < ISC_PCTS; k++) {
+		row->pct[k] = percentile(v, n, pct_at[k]);
+	}
+}
+
+static int cmp_row(const void *x, const void *y, void *ctx)
+{
+	const struct isc_stat *a = x, *b = y;
+	const struct isc_trace *t = ctx;
+	if (a->total != b->total) {
+		return a->total > b->total ? -1 : 1;
+	}
+	return strcmp(isc_trace_str(t, a->name), isc_trace_str(t, b->name));
+}
+
+/*
+ * Host events count where they start. In a trimmed window GPU work counts where the host
+ * call that launched it starts: a step's kernels belong to the step even when the GPU
+ * runs them after it ended, as HTA's per-iteration views and its trace diff count them.
+ */
+static bool in_window(const struct isc_trace *t, const struct isc_analysis *a,
+		      const struct isc_ev *e)
+{
+	int64_t ts = e->ts;
+	if (a->window.trimmed && isc_type_is_gpu(e->type) && e->corr != 0) {
+		const struct isc_ev *launch = isc_trace_launch_of(t, e);
+		ts = launch != NULL ? launch->ts : ts;
+	}
+	return ts >= a->window.start && ts <= a->window.end;
+}
+
+/* Fills one group's rows from its slice of durations grouped by name. */
+static int rows(const struct isc_trace *t, struct isc_analysis *a, int g, const size_t *off,
+		int64_t *dur, const uint64_t *bytes)
+{
+	size_t ns = isc_trace_n_strings(t);
+	struct isc_stat_table *tab = &a->stats[g];
+	size_t names = 0;
+	for (size_t name = 0; name < ns; name++) {
+		names += off[name + 1] > off[name];
+	}
+	tab->rows = calloc(names + 1, sizeof(*tab->rows));
+	if (tab->rows == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t name = 0; name < ns; name++) {
+		size_t start = off[name], end = off[name + 1];
+		if (end > start) {
+			struct isc_stat *row = &tab->rows[tab->n++];
+			row->name = (uint32_t)name;
+			row->bytes = bytes[name];
+			fill_row(row, dur + start, end - start);
+		}
+	}
+	tab->events = off[ns];
+	qsort_r(tab->rows, tab->n, sizeof(*tab->rows), cmp_row, (void *)t);
+	return 0;
+}
+
+/*
+ * Two passes over the events for all groups: count per (group, name), then place each
+ * duration in its slice. off[g] has ns + 1 entries: the slice of name k is
+ * [off[g][k], off[g][k + 1]) of group g's durations.
+ */
+int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a)
+{
+	size_t ns = isc_trace_n_strings(t);
+	size_t *off = calloc((size_t)ISC_SG__COUNT * (ns + 1), sizeof(*off));
+	size_t *fill = calloc((size_t)ISC_SG__COUNT * (ns + 1), sizeof(*fill));
+	uint64_t *bytes = calloc((size_t)ISC_SG__COUNT * (ns + 1), sizeof(*bytes));
+	size_t total[ISC_SG__COUNT] = { 0 };
+	int r = off == NULL || fill == NULL || bytes == NULL ? -ENOMEM : 0;
+	for (size_t i = 0; i < t->n && r == 0; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		int g = group_of(e->type);
+		if (g >= 0 && in_window(t, a, e)) {
+			off[(size_t)g * (ns + 1) + e->name + 1]++;
+			total[g]++;
+		}
+	}
+	int64_t *dur[ISC_SG__COUNT] = { NULL };
+	for (int g = 0; g < ISC_SG__COUNT && r == 0; g++) {
+		size_t *o = off + (size_t)g * (ns + 1);
+		for (size_t k = 1; k <= ns; k++) {
+			o[k] += o[k - 1];
+		}
+		memcpy(fill + (size_t)g * (ns + 1), o, (ns + 1) * sizeof(*o));
+		dur[g] = malloc((total[g] + 1) * sizeof(**dur));
+		r = dur[g] == NULL ? -ENOMEM : 0;
+	}
+	for (size_t i = 0; i < t->n && r == 0; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		int g = group_of(e->type);
+		if (g >= 0 && in_window(t, a, e)) {
+			size_t at = (size_t)g * (ns + 1) + e->name;
+			dur[g][fill[at]++] = e->dur;
+			bytes[at] += e->v.bytes;
+		}
+	}
+	for (int g = 0; g < ISC_SG__COUNT && r == 0; g++) {
+		r = rows(t, a, g, off + (size_t)g * (ns + 1), dur[g], bytes + (size_t)g * (ns + 1));
+	}
+	for (int g = 0; g < ISC_SG__COUNT; g++) {
+		free(dur[g]);
+	}
+	free(off);
+	free(fill);
+	free(bytes);
+	return r;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growable arrays: the one place where the analyzer's arrays get bigger. An array is a
+ * pointer and a capacity in elements (size_t) beside its count; appending doubles the
+ * capacity, so n appends copy O(n) elements. Sizes that would overflow are refused like
+ * a failed allocation, and a failure leaves the array as it was (the caller still owns
+ * and frees it).
+ *
+ *	if (ISC_GROW(l->v, l->cap, l->n + 1, 256) < 0)
+ *		return -ENOMEM;
+ *	l->v[l->n++] = x;
+ */
+#ifndef ISC_GROW_H
+#define ISC_GROW_H
+
+#include <stddef.h>
+
+/* The capacity that holds need elements: cap doubled (from first when cap is 0) until it
+ * does. Returns cap when it already holds them; SIZE_MAX when doubling would overflow. */
+size_t isc_grow_cap(size_t cap, size_t need, size_t first);
+
+/* Resizes the array at arr (the address of a T * of any type T, passed as void *) to n
+ * elements of size bytes. Returns 0, or -ENOMEM with the array unchanged. */
+int isc_resize(void *arr, size_t n, size_t size);
+
+/* Room for need elements in the array at arr whose capacity is *cap: both grow together.
+ * Returns 0 (at once when there is room already), or -ENOMEM with both unchanged. */
+int isc_grow_slow(void *arr, size_t *cap, size_t need, size_t size, size_t first);
+static inline int isc_grow(void *arr, size_t *cap, size_t need, size_t size, size_t first)
+{
+	return need <= *cap ? 0 : isc_grow_slow(arr, cap, need, size, first);
+}
+
+/* The same on an array named directly: ISC_GROW(t->ev, t->cap, t->n + 1, 4096). */
+#define ISC_GROW(arr, cap, need, first) isc_grow(&(arr), &(cap), (need), sizeof(*(arr)), (first))
+#define ISC_RESIZE(arr, n) isc_resize(&(arr), (n), sizeof(*(arr)))
+
+#endif /* ISC_GROW_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A streaming JSON tokenizer with yajl's callback interface (yajl_callbacks), written
+ * for speed on trace files: one pass, a byte-class table, keys and strings without
+ * escapes handed out in place, numbers validated by the grammar and passed as text.
+ *
+ * The caller feeds buffers that it keeps: isc_jscan_feed() consumes whole tokens only
+ * and returns how many bytes it used, so a token cut by the end of a buffer is left for
+ * the caller to move to the front and complete with more input (readers/json-sax.c does that).
+ * Strict RFC 8259: one top-level value, no comments, no trailing commas, UTF-8 checked.
+ */
+#ifndef ISC_JSCAN_H
+#define ISC_JSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yajl/yajl_parse.h>
+
+#define ISC_JSCAN_MAX_DEPTH 4096
+
+enum isc_jscan_status { ISC_JSCAN_OK = 0, ISC_JSCAN_ERROR = -1, ISC_JSCAN_CANCELLED = -2 };
+
+struct isc_jscan {
+	const yajl_callbacks *cb;
+	void *ctx;
+	uint8_t st; /* what may come next */
+	uint32_t depth;
+	uint8_t stack[ISC_JSCAN_MAX_DEPTH]; /* '{' or '[' */
+	size_t pos;			    /* offset in the current buffer, for error positions */
+	char *scratch;			    /* unescaped strings */
+	size_t scratch_cap;
+	const char *error; /* static text */
+};
+
+void isc_jscan_init(struct isc_jscan *s, const yajl_callbacks *cb, void *ctx);
+void isc_jscan_finish(struct isc_jscan *s);
+/*
+ * Parses buf[0..n). With final == false a token that reaches the end of buf is not
+ * consumed; *used says how many bytes were. Returns an isc_jscan_status.
+ */
+int isc_jscan_feed(struct isc_jscan *s, const unsigned char *buf, size_t n, bool final,
+		   size_t *used);
+/* After the last feed: ISC_JSCAN_OK when exactly one complete value was read. */
+int isc_jscan_complete(struct isc_jscan *s);
+
+#endif /* ISC_JSCAN_H */

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: MIT */
+#include "analyzer/model/model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/base/grow.h"
+#include "analyzer/base/sort.h"
+#include "analyzer/model/stacks.h"
+#include "analyzer/base/string-table.h"
+
+struct isc_trace *isc_trace_create(void)
+{
+	struct isc_trace *t = calloc(1, sizeof(*t));
+	if (t == NULL) {
+		return NULL;
+	}
+	t->str = calloc(1, sizeof(*t->str));
+	if (t->str == NULL || isc_strtab_init(t->str) < 0) {
+		free(t->str);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void isc_trace_destroy(struct isc_trace *t)
+{
+	if (t == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		free(t->inputs[i].path);
+		free(t->inputs[i].dropped_by_kind.v);
+		free(t->inputs[i].agg_syscalls.v);
+		free(t->inputs[i].agg_cuda_api.v);
+		isc_stacks_destroy(t->inputs[i].stacks);
+	}
+	free(t->inputs);
+	free(t->ev);
+	free(t->threads);
+	free(t->thread_slots);
+	free(t->corr_slots);
+	for (size_t i = 0; t->corr_direct != NULL && i < t->n_inputs; i++) {
+		free(t->corr_direct[i].idx);
+	}
+	free(t->corr_direct);
+	isc_strtab_finish(t->str);
+	free(t->str);
+	free(t);
+}
+
+uint32_t isc_trace_intern(struct isc_trace *t, const char *s, size_t n)
+{
+	return isc_strtab_intern(t->str, s, n);
+}
+
+const char *isc_trace_str(const struct isc_trace *t, uint32_t id)
+{
+	return isc_strtab_get(t->str, id);
+}
+
+uint32_t isc_trace_find_str(const struct isc_trace *t, const char *s)
+{
+	return isc_strtab_find(t->str, s, strlen(s));
+}
+
+size_t isc_trace_n_strings(const struct isc_trace *t)
+{
+	return t->str->n;
+}
+
+int isc_trace_add_input(struct isc_trace *t, const char *path)
+{
+	if (t->n_inputs >= UINT16_MAX) {
+		return -E2BIG;
+	}
+	if (ISC_GROW(t->inputs, t->cap_inputs, t->n_inputs + 1, 4) < 0) {
+		return -ENOMEM;
+	}
+	struct isc_input *in = &t->inputs[t->n_inputs];
+	memset(in, 0, sizeof(*in));
+	in->path = strdup(path);
+	if (in->path == NULL) {
+		return -ENOMEM;
+	}
+	in->complete = -1;
+	in->format = "unknown";
+	return (int)t->n_inputs++;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static int grow_thread_slots(struct isc_trace *t)
+{
+	size_t cap = t->thread_slot_mask ? (t->thread_slot_mask + 1) * 2 : 64;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+	if (slots == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < t->n_threads; k++) {
+		const struct isc_thread_info *th = &t->threads[k];
+		size_t i = mix64((uint64_t)th->tid ^ ((uint64_t)th->input << 48)) & (cap - 1);
+		while (slots[i] != 0) {
+			i = (i + 1) & (cap - 1);
+		}
+		slots[i] = (uint32_t)k + 1;
+	}
+	free(t->thread_slots);
+	t->thread_slots = slots;
+	t->thread_slot_mask = cap - 1;
+	return 0;
+}
+
+uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid)
+{
+	if (t->thread_slots == NULL && grow_thread_slots(t) < 0) {
+		return UINT32_MAX;
+	}
+	size_t i = mix64((uint64_t)tid ^ ((uint64_t)input << 48)) & t->thread_slot_mask;
+	while (t->thread_slots[i] != 0) {
+		uint32_t k = t->thread_slots[i] - 1;
+		if (t->threads[k].tid == tid && t->threads[k].input == input) {
+			return k;
+		}
+		i = (i + 1) & t->thread_slot_mask;
+	}
+	if (ISC_GROW(t->threads, t->cap_threads, t->n_threads + 1, 16) < 0) {
+		return UINT32_MAX;
+	}
+	uint32_t k = (uint32_t)t->n_threads++;
+	t->threads[k] = (struct isc_thread_info){ .tid = tid, .name = 0, .input = input };
+	t->thread_slots[i] = k + 1;
+	if (t->n_threads * 2 > t->thread_slot_mask + 1 && grow_thread_slots(t) < 0) {
+		return UINT32_MAX;
+	}
+	return k;
+}
+
+struct isc_ev *isc_trace_push(struct isc_trace *t)
+{
+	if (t->n == t->cap) {
+		/* Doubling through realloc: large blocks move by mremap, untouched pages
+		 * of the new capacity cost no memory. */
+		size_t cap = isc_grow_cap(t->cap, t->n + 1, 4096);
+		if (cap > UINT32_MAX - 1 || ISC_RESIZE(t->ev, cap) < 0) {
+			return NULL;
+		}
+		t->cap = cap;
+	}
+	struct isc_ev *e = &t->ev[t->n++];
+	memset(e, 0, sizeof(*e));
+	e->stream = -1;
+	e->device = -1;
+	e->occupancy = -1.0f;
+	return e;
+}
+
+/* Applies the permutation idx (new position -> old index) to the events, in place. */
+static void permute(struct isc_ev *ev, uint32_t *idx, size_t n)
+{
+	for (size_t start = 0; start < n; start++) {
+		if (idx[start] == start) {
+			continue;
+		}
+		struct isc_ev tmp = ev[start];
+		size_t cur = start;
+		for (;;) {
+			size_t from = idx[cur];
+			idx[cur] = (uint32_t)cur;
+			if (from == start) {
+				ev[cur] = tmp;
+				break;
+			}
+			ev[cur] = ev[from];
+			cur = from;
+		}
+	}
+}
+
+static int sort_events(struct isc_trace *t)
+{
+	bool sorted = true;
+	for (size_t i = 1; i < t->n && sorted; i++) {
+		sorted = t->ev[i - 1].ts <= t->ev[i].ts;
+	}
+	if (sorted) {
+		return 0;
+	}
+	uint32_t *idx = malloc(t->n * sizeof(*idx));
+	if (idx == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		idx[i] = (uint32_t)i;
+	}
+	int r = isc_sort_by_key(&t->ev[0].ts, sizeof(struct isc_ev), idx, t->n);
+	if (r == 0) {
+		permute(t->ev, idx, t->n);
+	}
+	free(idx);
+	return r;
+}
+
+static uint64_t corr_key(const struct isc_ev *e)
+{
+	return mix64(e->corr ^ ((uint64_t)e->input << 52));
+}
+
+/* Direct tables for the inputs whose ids span at most four times their count. */
+static int index_direct(struct isc_trace *t)
+{
+	t->corr_direct = calloc(t->n_inputs + 1, sizeof(*t->corr_direct));
+	uint64_t *lo = calloc(t->n_inputs + 1, sizeof(*lo)),
+		 *hi = calloc(t->n_inputs + 1, sizeof(*hi));
+	size_t *count = calloc(t->n_inputs + 1, sizeof(*count));
+	int r = t->corr_direct && lo && hi && count ? 0 : -ENOMEM;
+	for (size_t k = 0; k < t->n && r == 0; k++) {
+		const struct isc_ev *e = &t->ev[k];
+		if (e->type == ISC_T_CUDA_API && e->corr != 0) {
+			lo[e->input] = count[e->input] == 0 || e->corr < lo[e->input]
+					       ? e->corr
+					       : lo[e->input];
+			hi[e->input] = e->corr > hi[e->input] ? e->corr : hi[e->input];
+			count[e->input]++;
+		}
+	}
+	for (size_t i = 0; i < t->n_inputs && r == 0; i++) {
+		struct isc_corr_direct *d = &t->corr_direct[i];
+		if (count[i] > 0 && hi[i] - lo[i] < 4 * (uint64_t)count[i] + 64) {
+			d->base = lo[i];
+			d->n = (size_t)(hi[i] - lo[i] + 1);
+			d->idx = calloc(d->n, sizeof(*d->idx));
+			r = d->idx == NULL ? -ENOMEM : 0;
+		}
+	}
+	for (size_t k = 0; k < t->n && r == 0; k++) {
+		const struct isc_ev *e = &t->ev[k];
+		const struct isc_corr_direct *d = &t->corr_direct[e->input];
+		if (e->type == ISC_T_CUDA_API && e->corr != 0 && d->idx != NULL &&
+		    d->idx[e->corr - d->base] == 0) {
+			d->idx[e->corr - d->base] = (uint32_t)k + 1;
+		}
+	}
+	free(lo);
+	free(hi);
+	free(count);
+	return r;
+}
+
+static int index_correlations(struct isc_trace *t)
+{
+	int r = index_direct(t);
+	if (r < 0) {
+		return r;
+	}
+	size_t n_api = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		n_api += t->ev[i].type == ISC_T_CUDA_API && t->ev[i].corr != 0;
+	}
+	size_t cap = 16;
+	while (cap < n_api * 2) {
+		cap *= 2;
+	}
+	free(t->corr_slots);
+	t->corr_slots = calloc(cap, sizeof(*t->corr_slots));
+	if (t->corr_slots == NULL) {
+		return -ENOMEM;
+	}
+	t->corr_slot_mask = cap - 1;
+	for (size_t k = 0; k < t->n; k++) {
+		const struct isc_ev *e = &t->ev[k];
+		if (e->type != ISC_T_CUDA_API || e->corr == 0 || t->corr_direct[e->input].idx) {
+			continue;
+		}
+		size_t i = corr_key(e) & t->corr_slot_mask;
+		bool dup = false;
+		while (t->corr_slots[i] != 0 && !dup) {
+			const struct isc_ev *o = &t->ev[t->corr_slots[i] - 1];
+			dup = o->corr == e->corr && o->input == e->input;
+			i = dup ? i : (i + 1) & t->corr_slot_mask;
+		}
+		if (!dup) {
+			/* The first call with an id wins: ids are unique per process. */
+			t->corr_slots[i] = (uint32_t)k + 1;
+		}
+	}
+	return 0;
+}
+
+const struct isc_ev *isc_trace_launch_of(const struct isc_trace *t, const struct isc_ev *gpu)
+{
+	if (t->corr_slots == NULL || gpu->corr == 0) {
+		return NULL;
+	}
+	const struct isc_corr_direct *d = &t->corr_direct[gpu->input];
+	if (d->idx != NULL) {
+		uint64_t off = gpu->corr - d->base;
+		bool hit = gpu->corr >= d->base && off < d->n && d->idx[off] != 0;
+		return hit ? &t->ev[d->idx[off] - 1] : NULL;
+	}
+	size_t i = corr_key(gpu) & t->corr_slot_mask;
+	while (t->corr_slots[i] != 0) {
+		const struct isc_ev *o = &t->ev[t->corr_slots[i] - 1];
+		if (o->corr == gpu->corr && o->input == gpu->input) {
+			return o;
+		}
+		i = (i + 1) & t->corr_slot_mask;
+	}
+	return NULL;
+}
+
+/* Times beyond +-73 years are nonsense from a corrupt input; bounding them keeps every
+ * sum and difference of two times inside int64 (no overflow, whatever the input). */
+#define TIME_LIMIT (INT64_C(1) << 61)
+
+static int64_t bound(int64_t v, int64_t lo)
+{
+	return v < lo ? lo : v > TIME_LIMIT ? TIME_LIMIT : v;
+}
+
+int isc_trace_finalize(struct isc_trace *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		t->ev[i].ts = bound(t->ev[i].ts, -TIME_LIMIT);
+		t->ev[i].dur = bound(t->ev[i].dur, 0);
+	}
+	int r = sort_events(t);
+	if (r == 0) {
+		r = index_correlations(t);
+	}
+	if (r < 0) {
+		return r;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		struct isc_ev *e = &t->ev[i];
+		if (e->thread == UINT32_MAX && isc_type_is_gpu(e->type)) {
+			const struct isc_ev *api = isc_trace_launch_of(t, e);
+			e->thread = api != NULL ? api->thread : UINT32_MAX;
+		}
+	}
+	t->finalized = true;
+	return 0;
+}
+
+bool isc_type_is_gpu(unsigned type)
+{
+	return type >= ISC_T_KERNEL && type < ISC_T__COUNT;
+}
+
+const char *isc_type_name(unsigned type)
+{
+	static const char *const names[ISC_T__COUNT] = {
+		[ISC_T_SCOPE] = "cpu_call",	 [ISC_T_CPU_OP] = "cpu_op",
+		[ISC_T_INSTANT] = "instant",	 [ISC_T_SYSCALL] = "cpu_syscall",
+		[ISC_T_MEMORY] = "memory_event", [ISC_T_COUNTER] = "counter",
+		[ISC_T_CUDA_API] = "cuda_api",	 [ISC_T_CPU_SAMPLE] = "cpu_sample",
+		[ISC_T_KERNEL] = "gpu_kernel",	 [ISC_T_H2D] = "h2d_copy",
+		[ISC_T_D2H] = "d2h_copy",	 [ISC_T_D2D] = "d2d_copy",
+		[ISC_T_H2H] = "h2h_copy",	 [ISC_T_MEMSET] = "gpu_memset",
+		[ISC_T_GPU_SYNC] = "gpu_sync",
+	};
+	return type < ISC_T__COUNT ? names[type] : "unknown";
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+enum isc_api_class isc_api_classify(const char *n)
+{
+	/* Runtime (cuda*) and driver (cu*) spellings of the same families. */
+	if (strstr(n, "LaunchKernel") || strstr(n, "LaunchCooperativeKernel") ||
+	    starts(n, "cudaGraphLaunch") || starts(n, "cuGraphLaunch") || starts(n, "cuLaunch") ||
+	    starts(n, "__cudaLaunch")) {
+		return ISC_AC_LAUNCH;
+	}
+	if (starts(n, "cudaMemcpy") || starts(n, "cuMemcpy")) {
+		return ISC_AC_MEMCPY;
+	}
+	if (starts(n, "cudaMemset") || starts(n, "cuMemset") || starts(n, "cuMemsetD")) {
+		return ISC_AC_MEMSET;
+	}
+	if (strstr(n, "Synchronize") || starts(n, "cudaStreamWaitEvent") ||
+	    starts(n, "cuStreamWaitEvent")) {
+		return ISC_AC_SYNC;
+	}
+	if (starts(n, "cudaMallocHost") || starts(n, "cudaHostAlloc") ||
+	    starts(n, "cudaHostRegister") || starts(n, "cudaFreeHost") ||
+	    starts(n, "cuMemAllocHost") || starts(n, "cuMemHostAlloc") ||
+	    starts(n, "cuMemFreeHost")) {
+		return ISC_AC_HOST_ALLOC;
+	}
+	if (starts(n, "cudaMalloc") || starts(n, "cuMemAlloc") || starts(n, "cuMemCreate")) {
+		return ISC_AC_MALLOC;
+	}
+	if (starts(n, "cudaFree") || starts(n, "cuMemFree") || starts(n, "cuMemRelease")) {
+		return ISC_AC_FREE;
+	}
+	if (strstr(n, "Query") || strstr(n, "GetAttribute") || strstr(n, "IsCapturing") ||
+	    strstr(n, "GetDevice") || strstr(n, "GetLastError")) {
+		return ISC_AC_QUERY;
+	}
+	return ISC_AC_OTHER;
+}
+
+enum isc_counter_kind isc_counter_kind(const char *name)
+{
+	static const struct {
+		const char *name;
+		enum isc_counter_kind kind;
+	} kinds[] = {
+		{ "cpu_time", ISC_CTR_CPU_TIME },
+		{ "wait_time", ISC_CTR_WAIT_TIME },
+		{ "live_heap", ISC_CTR_LIVE_HEAP },
+		{ "device_memory", ISC_CTR_DEVICE_MEMORY },
+	};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(kinds[i].name, name) == 0) {
+			return kinds[i].kind;
+		}
+	}
+	return ISC_CTR_OTHER;
+}
+
+int isc_agg_add(struct isc_agg_list *l, const struct isc_agg *a)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->v[i].name == a->name) {
+			l->v[i].count += a->count;
+			l->v[i].total_us += a->total_us;
+			l->v[i].bytes += a->bytes;
+			l->v[i].max_us = a->max_us > l->v[i].max_us ? a->max_us : l->v[i].max_us;
+			return 0;
+		}
+	}
+	if (ISC_GROW(l->v, l->cap, l->n + 1, 8) < 0) {
+		return -ENOMEM;
+	}
+	l->v[l->n++] = *a;
+	return 0;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* The analysis result's names, orders and lifetime (result.h). */
+#include "analyzer/model/result.h"
+#include "analyzer/model/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const enum isc_category isc_category_order[ISC_CAT__COUNT] = {
+	ISC_CAT_CPU, ISC_CAT_H2D, ISC_CAT_GPU, ISC_CAT_D2H, ISC_CAT_IDLE, ISC_CAT_FRAMEWORK,
+};
+
+void isc_analysis_destroy(struct isc_analysis *a)
+{
+	if (a == NULL) {
+		return;
+	}
+	free(a->streams);
+	free(a->hta);
+	for (int g = 0; g < ISC_SG__COUNT; g++) {
+		free(a->stats[g].rows);
+	}
+	free(a->scopes);
+	free(a->sugg);
+	isc_profile_destroy(a->prof);
+	isc_ivec_free(&a->host_active);
+	free(a);
+}
+
+const char *isc_category_name(enum isc_category c)
+{
+	static const char *const names[ISC_CAT__COUNT] = {
+		[ISC_CAT_CPU] = "cpu_preprocessing",
+		[ISC_CAT_H2D] = "h2d_copy",
+		[ISC_CAT_GPU] = "gpu_compute",
+		[ISC_CAT_D2H] = "d2h_copy",
+		[ISC_CAT_IDLE] = "idle",
+		[ISC_CAT_FRAMEWORK] = "framework_overhead",
+	};
+	return c < ISC_CAT__COUNT ? names[c] : "unknown";
+}
+
+const char *isc_bound_name(enum isc_bound b)
+{
+	static const char *const names[] = { "unknown", "cpu_bound", "gpu_bound", "memory_bound",
+					     "balanced" };
+	return b <= ISC_BOUND_BALANCED ? names[b] : "unknown";
+}
+
+const char *isc_stat_group_name(enum isc_stat_group g)
+{
+	static const char *const names[ISC_SG__COUNT] = {
+		[ISC_SG_KERNEL] = "kernels",	[ISC_SG_GPU_COPY] = "gpu_copies",
+		[ISC_SG_CUDA_API] = "cuda_api", [ISC_SG_SCOPE] = "scopes",
+		[ISC_SG_CPU_OP] = "cpu_ops",	[ISC_SG_SYSCALL] = "syscalls",
+	};
+	return g < ISC_SG__COUNT ? names[g] : "unknown";
+}
+
+double isc_share(const struct isc_analysis *a, int64_t ns)
+{
+	int64_t w = a->window.end - a->window.start;
+	return w > 0 ? (double)ns / (double)w : 0.0;
+}
+
+void isc_top_names(const int64_t *by_name, size_t n, struct isc_named_ns *out, int k)
+{
+	memset(out, 0, sizeof(*out) * (size_t)k);
+	for (size_t i = 0; i < n; i++) {
+		if (by_name[i] <= 0) {
+			continue;
+		}
+		for (int j = 0; j < k; j++) {
+			/* Ties go to the smaller name id: deterministic output. */
+			if (by_name[i] > out[j].ns) {
+				memmove(&out[j + 1], &out[j], sizeof(*out) * (size_t)(k - j - 1));
+				out[j] = (struct isc_named_ns){ (uint32_t)i, by_name[i] };
+				break;
+			}
+		}
+	}
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The result of analysing a trace: every number the writers print and the gate compares,
+ * filled by the analysis stages (timeline, statistics, classifier) and the rules. Only
+ * types and their small helpers live here, below every stage, so that the rules (which
+ * the analysis runs last), the gate and the writers read it without depending on the
+ * code that computes it.
+ */
+#ifndef ISC_RESULT_H
+#define ISC_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyzer/base/interval.h"
+#include "analyzer/model/model.h"
+#include "analyzer/model/thresholds.h"
+
+enum isc_category {
+	ISC_CAT_CPU, /* cpu_preprocessing: a host thread computes, the GPU does not */
+	ISC_CAT_H2D,
+	ISC_CAT_GPU, /* kernels, memsets, device-to-device copies */
+	ISC_CAT_D2H,
+	ISC_CAT_IDLE,
+	ISC_CAT_FRAMEWORK, /* host inside CUDA runtime/driver calls, the GPU idle */
+	ISC_CAT__COUNT
+};
+
+#define ISC_EXAMPLES 3
+#define ISC_LINE 256
+#define ISC_MAX_EVIDENCE 8
+#define ISC_PCTS 8
+#define ISC_HIST 20
+
+struct isc_named_ns {
+	uint32_t name;
+	int64_t ns;
+};
+
+struct isc_window {
+	int64_t start, end;
+	bool trimmed;
+	char how[160]; /* "whole trace", "scopes named X (12)", "--window" */
+};
+
+struct isc_stream_idle {
+	int16_t device;
+	int32_t stream;
+	uint64_t ops, gaps;
+	int64_t busy, host_wait, kernel_wait, other;
+};
+
+struct isc_hta_temporal {
+	int16_t device;
+	int64_t span, idle, compute, non_compute;
+};
+
+struct isc_launch_stats {
+	uint64_t pairs, short_kernels, slow_launches, delay_outliers;
+	double median_launch_ns, median_gpu_ns, median_delay_ns;
+	int64_t short_kernel_gap_ns; /* GPU idle before short kernels, bounded by their launch */
+	int64_t launch_total_ns;     /* time in launch calls */
+};
+
+enum isc_stat_group {
+	ISC_SG_KERNEL,
+	ISC_SG_GPU_COPY,
+	ISC_SG_CUDA_API,
+	ISC_SG_SCOPE,
+	ISC_SG_CPU_OP,
+	ISC_SG_SYSCALL,
+	ISC_SG__COUNT
+};
+
+struct isc_stat {
+	uint32_t name;
+	uint64_t count;
+	int64_t total, min, max; /* ns */
+	double mean, cv;
+	double pct[ISC_PCTS]; /* ns: p5 p10 p25 p50 p75 p90 p95 p99 */
+	uint32_t hist[ISC_HIST];
+	uint64_t bytes;
+};
+
+struct isc_stat_table {
+	struct isc_stat *rows; /* by total time, descending; then by name */
+	size_t n;
+	uint64_t events;
+};
+
+struct isc_scope_time {
+	uint32_t name;
+	uint64_t count;
+	int64_t total; /* sum of durations */
+	int64_t self;  /* minus nested scopes */
+	int64_t cpu;   /* self time attributed to cpu_preprocessing */
+};
+
+enum isc_bound {
+	ISC_BOUND_UNKNOWN,
+	ISC_BOUND_CPU,
+	ISC_BOUND_GPU,
+	ISC_BOUND_MEMORY,
+	ISC_BOUND_BALANCED
+};
+
+struct isc_verdict {
+	enum isc_bound type;
+	char cause[64];
+	double confidence;
+	char evidence[ISC_MAX_EVIDENCE][ISC_LINE];
+	int n_evidence;
+};
+
+#define ISC_SUGGESTION_EVIDENCE 4
+
+struct isc_suggestion {
+	const char *rule_id;
+	const char *priority; /* high | medium | low */
+	char action[ISC_LINE];
+	char rationale[512];
+	double improvement_pct;
+	char evidence[ISC_SUGGESTION_EVIDENCE][ISC_LINE];
+	int n_evidence;
+	int table_order;
+	char where[ISC_LINE]; /* the code it means, from the stacks (rules/where.c), or "" */
+};
+
+/* Host waits by syscall category, and the part of them that left the GPU idle. */
+struct isc_waits {
+	int64_t total[8];
+	int64_t on_idle[8];
+	uint64_t count[8];
+	struct isc_named_ns top[8]; /* the name with the most time on idle, per category */
+};
+
+struct isc_profile;
+
+struct isc_analysis {
+	struct isc_thresholds th;
+	struct isc_window window;
+	int64_t cat_ns[ISC_CAT__COUNT];
+	struct isc_named_ns examples[ISC_CAT__COUNT][ISC_EXAMPLES];
+	int64_t gpu_busy_ns;	     /* union of all GPU work including copies */
+	int64_t host_busy_ns;	     /* union of host computing, whatever the GPU does */
+	struct isc_ivec host_active; /* cpu_preprocessing and framework_overhead time */
+	int64_t copy_overlap_ns;     /* copy time overlapping kernels */
+	int64_t copy_union_ns;	     /* union of h2d and d2h copies */
+	struct isc_stream_idle *streams;
+	size_t n_streams;
+	struct isc_stream_idle idle; /* summed over streams */
+	struct isc_hta_temporal *hta;
+	size_t n_hta;
+	struct isc_launch_stats launch;
+	struct isc_stat_table stats[ISC_SG__COUNT];
+	struct isc_scope_time *scopes; /* by cpu time, descending */
+	size_t n_scopes;
+	struct isc_waits waits;
+	uint64_t count[ISC_T__COUNT]; /* events of each type in the window */
+	uint64_t events_total, skipped, dropped, cupti_dropped;
+	bool gpu_timeline;   /* GPU events present */
+	bool cupti_degraded; /* an input says CUPTI was not active */
+	bool incomplete;     /* an input was recovered from a spill file or a snapshot */
+	bool cpu_samples;    /* CPU-time counters were used */
+	uint64_t sampled_threads;
+	struct isc_verdict verdict;
+	struct isc_suggestion *sugg;
+	size_t n_sugg;
+	struct isc_profile *prof; /* CPU samples by function (profile.h), NULL without */
+};
+
+void isc_analysis_destroy(struct isc_analysis *a);
+
+const char *isc_category_name(enum isc_category c);
+const char *isc_bound_name(enum isc_bound b);
+const char *isc_stat_group_name(enum isc_stat_group g);
+double isc_share(const struct isc_analysis *a, int64_t ns); /* fraction of the window */
+/* The order categories are shown in, by every writer and the gate. */
+extern const enum isc_category isc_category_order[ISC_CAT__COUNT];
+/* The k names with the most time (by_name[id], n ids) into out, largest first; ties go to
+ * the smaller id. */
+void isc_top_names(const int64_t *by_name, size_t n, struct isc_named_ns *out, int k);
+
+#endif /* ISC_RESULT_H */

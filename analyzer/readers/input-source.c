@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+#include "analyzer/readers/input-source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static ssize_t raw_read(struct isc_source *s, unsigned char *buf, size_t n)
+{
+	if (s->fd < 0) {
+		size_t k = s->mem_len - s->mem_pos;
+		k = k < n ? k : n;
+		memcpy(buf, s->mem + s->mem_pos, k);
+		s->mem_pos += k;
+		return (ssize_t)k;
+	}
+	for (;;) {
+		ssize_t r = read(s->fd, buf, n);
+		if (r >= 0 || errno != EINTR) {
+			if (r < 0) {
+				snprintf(s->err, sizeof(s->err), "read failed: %s",
+					 strerror(errno));
+			}
+			return r;
+		}
+	}
+}
+
+static ssize_t inflate_read(struct isc_source *s, unsigned char *buf, size_t n)
+{
+	s->z.next_out = buf;
+	s->z.avail_out = (uInt)n;
+	while (s->z.avail_out == n) {
+		if (s->z_end) {
+			/* Concatenated gzip members are one stream (gzip(1) reads them so). */
+			if (s->z.avail_in == 0 && !s->raw_eof) {
+				ssize_t r = raw_read(s, s->raw, ISC_SOURCE_RAW);
+				if (r < 0) {
+					return -1;
+				}
+				s->raw_eof = r == 0;
+				s->z.next_in = s->raw;
+				s->z.avail_in = (uInt)r;
+			}
+			if (s->z.avail_in == 0) {
+				return 0;
+			}
+			inflateReset(&s->z);
+			s->z_end = false;
+		}
+		if (s->z.avail_in == 0 && !s->raw_eof) {
+			ssize_t r = raw_read(s, s->raw, ISC_SOURCE_RAW);
+			if (r < 0) {
+				return -1;
+			}
+			s->raw_eof = r == 0;
+			s->z.next_in = s->raw;
+			s->z.avail_in = (uInt)r;
+		}
+		int zr = inflate(&s->z, Z_NO_FLUSH);
+		if (zr == Z_STREAM_END) {
+			s->z_end = true;
+		} else if (zr == Z_BUF_ERROR && s->raw_eof && s->z.avail_in == 0) {
+			snprintf(s->err, sizeof(s->err), "truncated gzip stream");
+			return -1;
+		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			snprintf(s->err, sizeof(s->err), "corrupt gzip data (%s)",
+				 s->z.msg != NULL ? s->z.msg : "inflate failed");
+			return -1;
+		}
+	}
+	return (ssize_t)(n - s->z.avail_out);
+}
+
+static ssize_t fill(struct isc_source *s, unsigned char *buf, size_t n)
+{
+	return s->gz ? inflate_read(s, buf, n) : raw_read(s, buf, n);
+}
+
+/* Reads the raw magic, sets up inflation when it is gzip, fills the head. */
+static int start(struct isc_source *s)
+{
+	s->head = malloc(ISC_SOURCE_HEAD);
+	if (s->head == NULL) {
+		return -ENOMEM;
+	}
+	ssize_t r = raw_read(s, s->raw_magic, sizeof(s->raw_magic));
+	if (r < 0) {
+		return -EIO;
+	}
+	s->raw_magic_len = (size_t)r;
+	if (r >= 2 && s->raw_magic[0] == 0x1f && s->raw_magic[1] == 0x8b) {
+		s->gz = true;
+		s->raw = malloc(ISC_SOURCE_RAW);
+		if (s->raw == NULL || inflateInit2(&s->z, 16 + MAX_WBITS) != Z_OK) {
+			return -ENOMEM;
+		}
+		memcpy(s->raw, s->raw_magic, (size_t)r);
+		s->z.next_in = s->raw;
+		s->z.avail_in = (uInt)r;
+		s->raw_eof = false; /* raw_read says when the input ends */
+	} else {
+		memcpy(s->head, s->raw_magic, (size_t)r);
+		s->head_len = (size_t)r;
+	}
+	while (s->head_len < ISC_SOURCE_HEAD) {
+		r = fill(s, s->head + s->head_len, ISC_SOURCE_HEAD - s->head_len);
+		if (r < 0) {
+			return -EIO;
+		}
+		if (r == 0) {
+			break;
+		}
+		s->head_len += (size_t)r;
+	}
+	return 0;
+}
+
+int isc_source_open_file(struct isc_source *s, const char *path)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0) {
+		int e = errno;
+		snprintf(s->err, sizeof(s->err), "cannot open: %s", strerror(e));
+		return -e;
+	}
+	int r = start(s);
+	if (r < 0 && s->err[0] == '\0') {
+		snprintf(s->err, sizeof(s->err), "%s", strerror(-r));
+	}
+	return r;
+}
+
+int isc_source_open_fd(struct isc_source *s, int fd)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	int r = start(s);
+	if (r < 0 && s->err[0] == '\0') {
+		snprintf(s->err, sizeof(s->err), "%s", strerror(-r));
+	}
+	return r;
+}
+
+int isc_source_open_mem(struct isc_source *s, const void *buf, size_t n)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	s->mem = buf;
+	s->mem_len = n;
+	int r = start(s);
+	if (r < 0 && s->err[0] == '\0') {
+		snprintf(s->err, sizeof(s->err), "%s", strerror(-r));
+	}
+	return r;
+}
+
+void isc_source_close(struct isc_source *s)
+{
+	if (s->fd >= 0) {
+		close(s->fd);
+	}
+	if (s->gz) {
+		inflateEnd(&s->z);
+	}
+	free(s->raw);
+	free(s->head);
+	s->fd = -1;
+	s->raw = NULL;
+	s->head = NULL;
+	s->gz = false;
+}
+
+ssize_t isc_source_read(struct isc_source *s, unsigned char *buf, size_t n)
+{
+	ssize_t r;
+	if (s->head_pos < s->head_len) {
+		size_t k = s->head_len - s->head_pos;
+		k = k < n ? k : n;
+		memcpy(buf, s->head + s->head_pos, k);
+		s->head_pos += k;
+		r = (ssize_t)k;
+	} else {
+		r = fill(s, buf, n);
+	}
+	if (r > 0) {
+		s->delivered += (uint64_t)r;
+	}
+	return r;
+}

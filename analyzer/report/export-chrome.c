@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Chrome trace JSON in the shape the PyTorch profiler (Kineto) writes, so that Perfetto
+ * opens it and Kineto-trace tools (HTA) read it: complete events with Kineto's categories,
+ * GPU work on pid = device and tid = stream, args.correlation on both sides, and ac2g flow
+ * events from each launching call to its GPU work.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "analyzer/report/report.h"
+#include "format/json-writer.h"
+
+static const char *category(unsigned type)
+{
+	switch (type) {
+	case ISC_T_SCOPE:
+		return "user_annotation";
+	case ISC_T_CPU_OP:
+		return "cpu_op";
+	case ISC_T_SYSCALL:
+		return "syscall";
+	case ISC_T_MEMORY:
+		return "memory";
+	case ISC_T_CUDA_API:
+		return "cuda_runtime";
+	case ISC_T_KERNEL:
+		return "kernel";
+	case ISC_T_H2D:
+	case ISC_T_D2H:
+	case ISC_T_D2D:
+	case ISC_T_H2H:
+		return "gpu_memcpy";
+	case ISC_T_MEMSET:
+		return "gpu_memset";
+	case ISC_T_GPU_SYNC:
+		return "cuda_sync";
+	default:
+		return "instant";
+	}
+}
+
+/* Kineto spells the copy kind in the name ("Memcpy HtoD (Pageable -> Device)"). */
+static const char *copy_name(const struct isc_ev *e, const char *name)
+{
+	if (strstr(name, "Memcpy") != NULL) {
+		return name;
+	}
+	bool pg = e->flags & ISC_F_PAGEABLE, pin = e->flags & ISC_F_PINNED;
+	switch (e->type) {
+	case ISC_T_H2D:
+		return pg    ? "Memcpy HtoD (Pageable -> Device)"
+		       : pin ? "Memcpy HtoD (Pinned -> Device)"
+			     : "Memcpy HtoD";
+	case ISC_T_D2H:
+		return pg    ? "Memcpy DtoH (Device -> Pageable)"
+		       : pin ? "Memcpy DtoH (Device -> Pinned)"
+			     : "Memcpy DtoH";
+	case ISC_T_H2H:
+		return "Memcpy HtoH";
+	default:
+		return "Memcpy DtoD (Device -> Device)";
+	}
+}
+
+static int64_t pid_of(const struct isc_trace *t, uint16_t input)
+{
+	int64_t pid = t->inputs[input].pid;
+	return pid != 0 ? pid : (int64_t)input + 1;
+}
+
+static void where(struct isc_json *j, const struct isc_trace *t, const struct isc_ev *e)
+{
+	if (isc_type_is_gpu(e->type)) {
+		isc_json_kv_int(j, "pid", e->device >= 0 ? e->device : 0);
+		isc_json_kv_int(j, "tid", e->stream);
+	} else {
+		isc_json_kv_int(j, "pid", pid_of(t, e->input));
+		isc_json_kv_int(j, "tid", e->thread < t->n_threads ? t->threads[e->thread].tid : 0);
+	}
+}
+
+static void args(struct isc_json *j, const struct isc_ev *e)
+{
+	isc_json_key(j, "args");
+	isc_json_begin_object(j);
+	if (e->corr != 0 && (e->type == ISC_T_CUDA_API || isc_type_is_gpu(e->type))) {
+		isc_json_kv_uint(j, "correlation", e->corr);
+		isc_json_kv_uint(j, "External id", e->corr);
+	}
+	if (isc_type_is_gpu(e->type)) {
+		isc_json_kv_int(j, "device", e->device);
+		isc_json_kv_int(j, "stream", e->stream);
+	}
+	if (e->type != ISC_T_COUNTER && e->v.bytes != 0 && e->type != ISC_T_KERNEL) {
+		isc_json_kv_uint(j, "bytes", e->v.bytes);
+	}
+	if (e->type == ISC_T_KERNEL && e->occupancy >= 0) {
+		isc_json_kv_double(j, "est. achieved occupancy %", e->occupancy * 100.0, 2);
+	}
+	isc_json_end_object(j);
+}
+
+static void event(struct isc_json *j, const struct isc_trace *t, const struct isc_ev *e)
+{
+	const char *name = isc_trace_str(t, e->name);
+	isc_json_begin_object(j);
+	if (e->type == ISC_T_COUNTER) {
+		isc_json_kv_string(j, "ph", "C");
+		isc_json_kv_string(j, "name", name);
+		isc_json_kv_int(j, "pid", pid_of(t, e->input));
+		isc_json_key(j, "ts");
+		isc_json_ns_as_us(j, e->ts);
+		isc_json_key(j, "args");
+		isc_json_begin_object(j);
+		isc_json_kv_double(j, name, e->v.value, 3);
+		isc_json_end_object(j);
+		isc_json_end_object(j);
+		return;
+	}
+	bool instant = e->type == ISC_T_INSTANT;
+	isc_json_kv_string(j, "ph", instant ? "i" : "X");
+	isc_json_kv_string(j, "cat", category(e->type));
+	bool copy = e->type >= ISC_T_H2D && e->type <= ISC_T_H2H;
+	isc_json_kv_string(j, "name", copy ? copy_name(e, name) : name);
+	where(j, t, e);
+	isc_json_key(j, "ts");
+	isc_json_ns_as_us(j, e->ts);
+	if (instant) {
+		isc_json_kv_string(j, "s", "t");
+	} else {
+		isc_json_key(j, "dur");
+		isc_json_ns_as_us(j, e->dur);
+	}
+	args(j, e);
+	isc_json_end_object(j);
+}
+
+/* The ac2g pair Perfetto draws as an arrow from the call to the GPU work. */
+static void flow(struct isc_json *j, const struct isc_trace *t, const struct isc_ev *gpu)
+{
+	const struct isc_ev *api = isc_trace_launch_of(t, gpu);
+	if (api == NULL) {
+		return;
+	}
+	for (int end = 0; end < 2; end++) {
+		const struct isc_ev *e = end ? gpu : api;
+		isc_json_begin_object(j);
+		isc_json_kv_string(j, "ph", end ? "f" : "s");
+		isc_json_kv_uint(j, "id", gpu->corr);
+		where(j, t, e);
+		isc_json_key(j, "ts");
+		isc_json_ns_as_us(j, e->ts);
+		isc_json_kv_string(j, "cat", "ac2g");
+		isc_json_kv_string(j, "name", "ac2g");
+		if (end) {
+			isc_json_kv_string(j, "bp", "e");
+		}
+		isc_json_end_object(j);
+	}
+}
+
+static void meta(struct isc_json *j, const char *what, int64_t pid, int64_t tid, const char *v)
+{
+	isc_json_begin_object(j);
+	isc_json_kv_string(j, "ph", "M");
+	isc_json_kv_string(j, "name", what);
+	isc_json_kv_int(j, "pid", pid);
+	isc_json_kv_int(j, "tid", tid);
+	isc_json_key(j, "args");
+	isc_json_begin_object(j);
+	isc_json_kv_string(j, "name", v);
+	isc_json_end_object(j);
+	isc_json_end_object(j);
+}
+
+static void names(struct isc_json *j, const struct isc_trace *t)
+{
+	char buf[64];
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		snprintf(buf, sizeof(buf), "process %lld", (long long)pid_of(t, (uint16_t)i));
+		meta(j, "process_name", pid_of(t, (uint16_t)i), 0, buf);
+	}
+	for (size_t i = 0; i < t->n_threads; i++) {
+		const struct isc_thread_info *th = &t->threads[i];
+		if (th->name != 0) {
+			meta(j, "thread_name", pid_of(t, th->input), th->tid,
+			     isc_trace_str(t, th->name));
+		}
+	}
+}
+
+int isc_export_chrome(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
+		      const struct isc_report_opts *o)
+{
+	char buf[65536];
+	struct isc_json j;
+	isc_json_init(&j, buf, sizeof(buf), isc_json_sink_file, f);
+	isc_json_begin_object(&j);
+	isc_json_kv_string(&j, "schemaVersion", "1");
+	isc_json_key(&j, "traceEvents");
+	isc_json_begin_array(&j);
+	names(&j, t);
+	for (size_t i = 0; i < t->n && j.err == 0; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		if (e->type == ISC_T_MEMORY) {
+			continue; /* sampled allocations have no place on a Chrome timeline */
+		}
+		event(&j, t, e);
+		if (isc_type_is_gpu(e->type) && e->corr != 0) {
+			flow(&j, t, e);
+		}
+	}
+	isc_json_end_array(&j);
+	isc_json_kv_string(&j, "displayTimeUnit", "ms");
+	isc_json_key(&j, "otherData");
+	isc_json_begin_object(&j);
+	isc_json_kv_string(&j, "generator", "inferscope-analyze");
+	isc_json_kv_string(&j, "version", o->version);
+	isc_json_kv_string(&j, "verdict", isc_bound_name(a->verdict.type));
+	isc_json_end_object(&j);
+	isc_json_end_object(&j);
+	isc_json_raw(&j, "\n", 1);
+	return isc_json_flush(&j) < 0 || ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Timeline lanes: one per GPU stream and one per host thread (three rows: scopes and
+ * operators, CUDA calls, waits). Events are drawn at pixel resolution: an event that
+ * starts inside the current pixel run of its row joins it, so a row never holds more
+ * rectangles than it has half-pixels, whatever the number of events.
+ */
+#include "analyzer/report/svg.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/base/fmt.h"
+#include "analyzer/report/report.h"
+
+static const char *const cat_color[ISC_CAT__COUNT] = {
+	[ISC_CAT_CPU] = "#4e79a7", [ISC_CAT_H2D] = "#e15759",  [ISC_CAT_GPU] = "#59a14f",
+	[ISC_CAT_D2H] = "#b07aa1", [ISC_CAT_IDLE] = "#d7d7d7", [ISC_CAT_FRAMEWORK] = "#f28e2b",
+};
+
+void isc_svg_breakdown(FILE *f, const struct isc_analysis *a)
+{
+	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
+	fprintf(f,
+		"<svg id=\"breakdown\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"64\" role=\"img\">\n",
+		ISC_SVG_WIDTH);
+	double x = 0;
+	for (int k = 0; k < ISC_CAT__COUNT; k++) {
+		enum isc_category c = isc_category_order[k];
+		double w = isc_share(a, a->cat_ns[c]) * ISC_SVG_WIDTH;
+		if (w > 0) {
+			fprintf(f,
+				"<rect class=\"seg\" data-category=\"%s\" x=\"%.2f\" y=\"0\" "
+				"width=\"%.2f\" height=\"28\" fill=\"%s\"><title>%s %s (%s)</title>"
+				"</rect>\n",
+				isc_category_name(c), x, w, cat_color[c], isc_category_name(c),
+				isc_fmt_dur(b1, (double)a->cat_ns[c]),
+				isc_fmt_pct(b2, isc_share(a, a->cat_ns[c])));
+		}
+		x += w;
+		fprintf(f,
+			"<rect x=\"%d\" y=\"40\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"51\" font-size=\"12\">%s %s</text>\n",
+			k * 200, cat_color[c], k * 200 + 16, isc_category_name(c),
+			isc_fmt_pct(b1, isc_share(a, a->cat_ns[c])));
+	}
+	fprintf(f, "</svg>\n");
+}
+
+enum { ROW_SCOPE, ROW_API, ROW_WAIT, ROWS };
+
+struct run {
+	double x0, x1;
+	uint64_t n;
+	uint32_t name;
+	const char *color;
+	bool open;
+};
+
+struct lane {
+	bool gpu;
+	int16_t device;
+	int32_t stream;
+	uint32_t thread;
+	struct run row[ROWS];
+};
+
+struct timeline {
+	FILE *f;
+	const struct isc_trace *t;
+	const struct isc_analysis *a;
+	struct lane *lanes;
+	size_t n;
+	double scale;
+	uint64_t rects;
+};
+
+static int lane_of(struct timeline *tl, const struct isc_ev *e)
+{
+	bool gpu = isc_type_is_gpu(e->type);
+	for (size_t i = 0; i < tl->n; i++) {
+		struct lane *l = &tl->lanes[i];
+		if (l->gpu == gpu && (gpu ? l->device == e->device && l->stream == e->stream
+					  : l->thread == e->thread)) {
+			return (int)i;
+		}
+	}
+	if (tl->n >= ISC_SVG_MAX_LANES) {
+		return -1;
+	}
+	struct lane *l = &tl->lanes[tl->n];
+	memset(l, 0, sizeof(*l));
+	l->gpu = gpu;
+	l->device = e->device;
+	l->stream = e->stream;
+	l->thread = e->thread;
+	return (int)tl->n++;
+}
+
+static const char *color_of(const struct isc_ev *e, int *row)
+{
+	*row = ROW_SCOPE;
+	switch (e->type) {
+	case ISC_T_KERNEL:
+		return cat_color[ISC_CAT_GPU];
+	case ISC_T_H2D:
+		return cat_color[ISC_CAT_H2D];
+	case ISC_T_D2H:
+		return cat_color[ISC_CAT_D2H];
+	case ISC_T_D2D:
+	case ISC_T_H2H:
+	case ISC_T_MEMSET:
+		return "#76b7b2";
+	case ISC_T_GPU_SYNC:
+		return "#edc948";
+	case ISC_T_SCOPE:
+	case ISC_T_CPU_OP:
+		return cat_color[ISC_CAT_CPU];
+	case ISC_T_CUDA_API:
+		*row = ROW_API;
+		return cat_color[ISC_CAT_FRAMEWORK];
+	case ISC_T_SYSCALL:
+		*row = ROW_WAIT;
+		return "#9c755f";
+	default:
+		return NULL;
+	}
+}
+
+static void flush(struct timeline *tl, size_t lane, int row)
+{
+	struct run *r = &tl->lanes[lane].row[row];
+	if (!r->open) {
+		return;
+	}
+	double w = r->x1 - r->x0 < 0.5 ? 0.5 : r->x1 - r->x0;
+	fprintf(tl->f,
+		"<rect x=\"%.2f\" y=\"%zu\" width=\"%.2f\" height=\"6\" fill=\"%s\">"
+		"<title>",
+		r->x0, 40 + lane * 24 + (size_t)row * 7, w, r->color);
+	isc_html_text(tl->f, isc_trace_str(tl->t, r->name));
+	fprintf(tl->f, r->n > 1 ? " and %llu more</title></rect>\n" : "</title></rect>\n",
+		(unsigned long long)(r->n - 1));
+	tl->rects++;
+	r->open = false;
+}
+
+static void draw(struct timeline *tl, const struct isc_ev *e)
+{
+	int row;
+	const char *color = color_of(e, &row);
+	int lane = color != NULL ? lane_of(tl, e) : -1;
+	if (lane < 0) {
+		return;
+	}
+	double x0 = (double)(e->ts - tl->a->window.start) * tl->scale;
+	double x1 = (double)(e->ts + e->dur - tl->a->window.start) * tl->scale;
+	x0 = x0 < 0 ? 0 : x0;
+	x1 = x1 > ISC_SVG_WIDTH ? ISC_SVG_WIDTH : x1;
+	struct run *r = &tl->lanes[lane].row[row];
+	if (r->open && x0 <= r->x1 + 0.5) {
+		r->x1 = x1 > r->x1 ? x1 : r->x1;
+		r->n++;
+		return;
+	}
+	flush(tl, (size_t)lane, row);
+	*r = (struct run){
+		.x0 = x0, .x1 = x1, .n = 1, .name = e->name, .color = color, .open = true
+	};
+}
+
+static void labels(struct timeline *tl)
+{
+	for (size_t i = 0; i < tl->n; i++) {
+		const struct lane *l = &tl->lanes[i];
+		fprintf(tl->f, "<text class=\"lane\" x=\"2\" y=\"%zu\" font-size=\"10\">",
+			38 + i * 24);
+		if (l->gpu) {
+			fprintf(tl->f, "GPU %d stream %d", l->device, l->stream);
+		} else if (l->thread < tl->t->n_threads) {
+			/* pid and name: nine workers are all called python3 */
+			const struct isc_thread_info *th = &tl->t->threads[l->thread];
+			fprintf(tl->f, "pid %lld ", (long long)tl->t->inputs[th->input].pid);
+			if (th->name != 0) {
+				isc_html_text(tl->f, isc_trace_str(tl->t, th->name));
+				fputc(' ', tl->f);
+			}
+			fprintf(tl->f, "tid %lld", (long long)th->tid);
+		}
+		fprintf(tl->f, "</text>\n");
+	}
+}
+
+/* A time axis over the lanes: ten ticks, in time from the window's start. */
+static void axis(struct timeline *tl)
+{
+	int64_t span = tl->a->window.end - tl->a->window.start;
+	char b[ISC_FMT_LEN];
+	fprintf(tl->f, "<g class=\"axis\">\n");
+	for (int k = 0; k < 10 && span > 0; k++) {
+		int x = k * ISC_SVG_WIDTH / 10;
+		fprintf(tl->f,
+			"<line x1=\"%d\" y1=\"14\" x2=\"%d\" y2=\"%zu\" stroke=\"#ddd\"/>"
+			"<text class=\"tick\" x=\"%d\" y=\"11\" font-size=\"9\">%s</text>\n",
+			x, x, 40 + tl->n * 24, x + 1, isc_fmt_dur(b, (double)span * k / 10));
+	}
+	fprintf(tl->f, "</g>\n");
+}
+
+int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analysis *a)
+{
+	struct timeline tl = { .f = f, .t = t, .a = a };
+	tl.lanes = calloc(ISC_SVG_MAX_LANES, sizeof(*tl.lanes));
+	if (tl.lanes == NULL) {
+		return -ENOMEM;
+	}
+	int64_t span = a->window.end - a->window.start;
+	tl.scale = span > 0 ? (double)ISC_SVG_WIDTH / (double)span : 0;
+	/* Lanes first, so that the picture's height is known before it is drawn. */
+	for (size_t i = 0; i < t->n; i++) {
+		int row;
+		if (color_of(&t->ev[i], &row) != NULL) {
+			lane_of(&tl, &t->ev[i]);
+		}
+	}
+	fprintf(f,
+		"<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%zu\">\n",
+		ISC_SVG_WIDTH, 40 + tl.n * 24);
+	axis(&tl);
+	fprintf(f, "<g class=\"events\">\n");
+	for (size_t i = 0; i < t->n && span > 0; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		if (e->ts + e->dur >= a->window.start && e->ts <= a->window.end) {
+			draw(&tl, e);
+		}
+	}
+	for (size_t i = 0; i < tl.n; i++) {
+		for (int r = 0; r < ROWS; r++) {
+			flush(&tl, i, r);
+		}
+	}
+	fprintf(f, "</g>\n");
+	labels(&tl);
+	fprintf(f, "</svg>\n<p class=\"note\">%zu lanes, %llu marks%s</p>\n", tl.n,
+		(unsigned long long)tl.rects,
+		tl.n >= ISC_SVG_MAX_LANES ? " (lanes beyond the first 48 are not drawn)" : "");
+	free(tl.lanes);
+	return 0;
+}
