@@ -88,7 +88,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: inferscope-analyze [OPTIONS] TRACE...\n"
 		"Reads InferScope, Kineto/Chrome (gzip'd or not) and prototype traces; several\n"
-		"traces of one host (parent and children) are merged on their shared clock.\n\n"
+		"traces of one host (parent and children) are merged on their shared clock.\n"
+		"Traces of several ranks (Kineto distributedInfo.rank, or inputs with GPU work\n"
+		"of their own) are also analysed one by one: the verdict is the slowest rank's.\n"
+		"Steps (ProfilerStep#N, or a repeating scope) get per-step distributions and the\n"
+		"start-up before them is reported apart.\n\n"
 		"  -f, --format NAME        md (default), json, html, chrome, folded, pprof,\n"
 		"                           gate-md or junit\n"
 		"  -o, --output FILE        write there instead of standard output\n"

@@ -18,11 +18,15 @@ struct isc_analyze_opts {
 	bool window_explicit;
 	int64_t window_start, window_end; /* ns, when window_explicit */
 	const struct isc_thresholds *th;  /* NULL: defaults */
+	bool one_rank;			  /* set by ranks.c for its per-rank analyses */
 };
 
 /* Returns 0, -EINVAL (diag set: e.g. no scope matched the window) or -ENOMEM. */
 int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		struct isc_analysis **out, struct isc_diag *d);
+/* Frees a result of isc_analyze (and what the extras hold); NULL is a no-op. */
+void isc_analysis_destroy(struct isc_analysis *a);
+
 /* Stages (analyze.c runs them in this order, then isc_rules_run of rules/rules.h). */
 int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts *o,
 			struct isc_analysis *a, struct isc_diag *d);

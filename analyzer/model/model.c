@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "analyzer/model/model.h"
+#include "format/vocab.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "analyzer/base/sort.h"
 #include "analyzer/model/stacks.h"
 #include "analyzer/base/string-table.h"
+#include "analyzer/model/model-extra.h"
 
 struct isc_trace *isc_trace_create(void)
 {
@@ -35,8 +37,12 @@ void isc_trace_destroy(struct isc_trace *t)
 		free(t->inputs[i].dropped_by_kind.v);
 		free(t->inputs[i].agg_syscalls.v);
 		free(t->inputs[i].agg_cuda_api.v);
+		free(t->inputs[i].distributed_info);
+		free(t->inputs[i].device_properties);
+		free(t->inputs[i].unknown_cats.v);
 		isc_stacks_destroy(t->inputs[i].stacks);
 	}
+	isc_trace_extra_destroy(t->extra);
 	free(t->inputs);
 	free(t->ev);
 	free(t->threads);
@@ -86,6 +92,7 @@ int isc_trace_add_input(struct isc_trace *t, const char *path)
 		return -ENOMEM;
 	}
 	in->complete = -1;
+	in->rank = -1;
 	in->format = "unknown";
 	return (int)t->n_inputs++;
 }
@@ -348,6 +355,7 @@ int isc_trace_finalize(struct isc_trace *t)
 			e->thread = api != NULL ? api->thread : UINT32_MAX;
 		}
 	}
+	isc_trace_extra_finalize(t);
 	t->finalized = true;
 	return 0;
 }
@@ -360,14 +368,14 @@ bool isc_type_is_gpu(unsigned type)
 const char *isc_type_name(unsigned type)
 {
 	static const char *const names[ISC_T__COUNT] = {
-		[ISC_T_SCOPE] = "cpu_call",	 [ISC_T_CPU_OP] = "cpu_op",
-		[ISC_T_INSTANT] = "instant",	 [ISC_T_SYSCALL] = "cpu_syscall",
-		[ISC_T_MEMORY] = "memory_event", [ISC_T_COUNTER] = "counter",
-		[ISC_T_CUDA_API] = "cuda_api",	 [ISC_T_CPU_SAMPLE] = "cpu_sample",
-		[ISC_T_KERNEL] = "gpu_kernel",	 [ISC_T_H2D] = "h2d_copy",
-		[ISC_T_D2H] = "d2h_copy",	 [ISC_T_D2D] = "d2d_copy",
-		[ISC_T_H2H] = "h2h_copy",	 [ISC_T_MEMSET] = "gpu_memset",
-		[ISC_T_GPU_SYNC] = "gpu_sync",
+		[ISC_T_SCOPE] = ISC_TYPE_CPU_CALL,	[ISC_T_CPU_OP] = "cpu_op",
+		[ISC_T_INSTANT] = ISC_TYPE_INSTANT,	[ISC_T_SYSCALL] = ISC_TYPE_CPU_SYSCALL,
+		[ISC_T_MEMORY] = ISC_TYPE_MEMORY_EVENT, [ISC_T_COUNTER] = ISC_TYPE_COUNTER,
+		[ISC_T_CUDA_API] = ISC_TYPE_CUDA_API,	[ISC_T_KERNEL] = ISC_TYPE_GPU_KERNEL,
+		[ISC_T_H2D] = ISC_TYPE_H2D_COPY,	[ISC_T_D2H] = ISC_TYPE_D2H_COPY,
+		[ISC_T_D2D] = ISC_TYPE_D2D_COPY,	[ISC_T_H2H] = ISC_TYPE_H2H_COPY,
+		[ISC_T_MEMSET] = ISC_TYPE_GPU_MEMSET,	[ISC_T_GPU_SYNC] = ISC_TYPE_GPU_SYNC,
+		[ISC_T_CPU_SAMPLE] = "cpu_sample",
 	};
 	return type < ISC_T__COUNT ? names[type] : "unknown";
 }

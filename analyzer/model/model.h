@@ -43,7 +43,8 @@ enum isc_ev_flag {
 	ISC_F_CUPTI = 1u << 5,		 /* cuda_api seen only by CUPTI */
 	ISC_F_GRAPH = 1u << 6,		 /* kernel launched from a CUDA graph */
 	ISC_F_PLACEHOLDER_END = 1u << 7, /* prototype cpu_call whose end is its start */
-	ISC_F_STACK = 1u << 8,		 /* `stack` holds a stack id (never on kernels) */
+	ISC_F_NO_STREAM = 1u << 8,	 /* GPU record on no stream (Kineto "stream": -1) */
+	ISC_F_STACK = 1u << 9,		 /* `stack` holds a stack id (never on kernels) */
 };
 
 /* Sub-kinds, one enum per type that needs one (isc_ev.sub). */
@@ -160,6 +161,13 @@ struct isc_input {
 	uint64_t malloc_calls, malloc_frees, malloc_bytes, malloc_sampled;
 	struct isc_agg_list agg_syscalls;
 	struct isc_agg_list agg_cuda_api;
+	int rank; /* distributed rank (Kineto distributedInfo.rank), -1 unknown */
+	/* Kineto's top-level "distributedInfo" and "deviceProperties", verbatim JSON (NULL when
+	 * absent), so that the Chrome export hands them on to HTA. */
+	char *distributed_info, *device_properties;
+	/* Categories of complete events the reader does not model: count, total time, and in
+	 * bytes the number of those events that look like device work (model-extra.h). */
+	struct isc_agg_list unknown_cats;
 	struct isc_stacks *stacks; /* sampled stacks and their frames (stacks.h), or NULL */
 	double sample_hz;	   /* trace_metadata.sampling.cpu_hz, 0 when off or absent */
 	uint64_t samples_lost;	   /* trace_metadata.sampling.lost */
@@ -191,6 +199,7 @@ struct isc_trace {
 	size_t corr_slot_mask;
 	struct isc_corr_direct *corr_direct; /* per input, when its ids are dense */
 	bool finalized;
+	struct isc_trace_extra *extra; /* what only the export needs (model-extra.h), or NULL */
 };
 
 struct isc_trace *isc_trace_create(void);

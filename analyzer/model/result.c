@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The analysis result's names, orders and lifetime (result.h). */
 #include "analyzer/model/result.h"
-#include "analyzer/model/profile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,23 +8,6 @@
 const enum isc_category isc_category_order[ISC_CAT__COUNT] = {
 	ISC_CAT_CPU, ISC_CAT_H2D, ISC_CAT_GPU, ISC_CAT_D2H, ISC_CAT_IDLE, ISC_CAT_FRAMEWORK,
 };
-
-void isc_analysis_destroy(struct isc_analysis *a)
-{
-	if (a == NULL) {
-		return;
-	}
-	free(a->streams);
-	free(a->hta);
-	for (int g = 0; g < ISC_SG__COUNT; g++) {
-		free(a->stats[g].rows);
-	}
-	free(a->scopes);
-	free(a->sugg);
-	isc_profile_destroy(a->prof);
-	isc_ivec_free(&a->host_active);
-	free(a);
-}
 
 const char *isc_category_name(enum isc_category c)
 {

@@ -40,11 +40,15 @@ struct isc_named_ns {
 
 struct isc_window {
 	int64_t start, end;
+	int64_t host_end; /* trimmed end for host events; end also covers the GPU work
+			   * launched in the window (window.c) */
+	int64_t gpu_tail; /* end - host_end */
 	bool trimmed;
 	char how[160]; /* "whole trace", "scopes named X (12)", "--window" */
 };
 
 struct isc_stream_idle {
+	uint16_t input; /* ranks (inputs) with the same device id are different GPUs */
 	int16_t device;
 	int32_t stream;
 	uint64_t ops, gaps;
@@ -52,6 +56,7 @@ struct isc_stream_idle {
 };
 
 struct isc_hta_temporal {
+	uint16_t input;
 	int16_t device;
 	int64_t span, idle, compute, non_compute;
 };
@@ -167,10 +172,9 @@ struct isc_analysis {
 	struct isc_verdict verdict;
 	struct isc_suggestion *sugg;
 	size_t n_sugg;
-	struct isc_profile *prof; /* CPU samples by function (profile.h), NULL without */
+	struct isc_extras *extras; /* data quality, steps, ranks (extras.h) */
+	struct isc_profile *prof;  /* CPU samples by function (profile.h), NULL without */
 };
-
-void isc_analysis_destroy(struct isc_analysis *a);
 
 const char *isc_category_name(enum isc_category c);
 const char *isc_bound_name(enum isc_bound b);
@@ -181,5 +185,13 @@ extern const enum isc_category isc_category_order[ISC_CAT__COUNT];
 /* The k names with the most time (by_name[id], n ids) into out, largest first; ties go to
  * the smaller id. */
 void isc_top_names(const int64_t *by_name, size_t n, struct isc_named_ns *out, int k);
+
+/* Window membership (window.c: every stage asks the same question): host events by their start, GPU work in a trimmed window
+ * by the start of the call that launched it. */
+bool isc_in_window(const struct isc_trace *t, const struct isc_analysis *a, const struct isc_ev *e);
+/* Where an event's time is clipped: the window's end for GPU work, host_end otherwise. */
+int64_t isc_window_end_of(const struct isc_analysis *a, const struct isc_ev *e);
+/* Sets host_end and runs a trimmed window on to the end of the GPU work it launched. */
+void isc_window_extend(const struct isc_trace *t, struct isc_analysis *a);
 
 #endif /* ISC_RESULT_H */

@@ -318,6 +318,9 @@ static int end_event(struct isc_isr *r)
 	ev->input = r->rc->input;
 	ev->thread = !SEEN(K_THREAD_ID) && isc_type_is_gpu((unsigned)type) ? UINT32_MAX : thread;
 	isc_isf_to_model(e, type, isc_trace_str(r->rc->t, e->name), ev);
+	if (type == ISC_T_KERNEL && isc_isf_geom(r->rc->t, e, ev) < 0) {
+		return isc_isr_fail_ev(r, "out of memory");
+	}
 	in->events++;
 	if (type != ISC_T_KERNEL && attach_stack(r, ev) == 0) {
 		return 0;

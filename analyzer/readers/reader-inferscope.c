@@ -14,22 +14,23 @@
 #include <string.h>
 
 #include "analyzer/base/json-number.h"
+#include "format/vocab.h"
 #include "analyzer/readers/reader-inferscope.h"
 
 const struct isc_keydef isc_isr_top_defs[TK__COUNT] = {
-	{ "format_version", TK_VERSION }, { "trace_metadata", TK_META },
-	{ "system_info", TK_SYSINFO },	  { "events", TK_EVENTS },
-	{ "relationships", TK_REL },	  { "stacks", TK_STACKS },
+	{ ISC_KEY_FORMAT_VERSION, TK_VERSION }, { ISC_KEY_TRACE_METADATA, TK_META },
+	{ ISC_KEY_SYSTEM_INFO, TK_SYSINFO },	{ ISC_KEY_EVENTS, TK_EVENTS },
+	{ ISC_KEY_RELATIONSHIPS, TK_REL },	{ "stacks", TK_STACKS },
 };
 
 const struct isc_keydef isc_isr_scope_defs[7] = {
-	{ "id", SK_ID },
-	{ "name", SK_NAME },
-	{ "parent_id", SK_PARENT },
-	{ "child_ids", SK_CHILDREN },
-	{ "event_index", SK_EVENT_INDEX },
-	{ "thread_id", SK_THREAD },
-	{ "scopes", SK_SCOPES },
+	{ ISC_KEY_ID, SK_ID },
+	{ ISC_KEY_NAME, SK_NAME },
+	{ ISC_KEY_PARENT_ID, SK_PARENT },
+	{ ISC_KEY_CHILD_IDS, SK_CHILDREN },
+	{ ISC_KEY_EVENT_INDEX, SK_EVENT_INDEX },
+	{ ISC_KEY_THREAD_ID, SK_THREAD },
+	{ ISC_KEY_SCOPES, SK_SCOPES },
 };
 
 int isc_isr_fail_at(struct isc_isr *r, const char *fmt, ...)

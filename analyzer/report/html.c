@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyzer/analysis/extras.h"
 #include "analyzer/base/fmt.h"
 #include "analyzer/report/report.h"
 #include "analyzer/report/svg.h"
@@ -144,6 +145,7 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 		return -ENOMEM;
 	}
 	suggestions(f, a);
+	isc_extras_html(f, t, a);
 	if (isc_html_flame(f, t, a) < 0) {
 		return -ENOMEM;
 	}

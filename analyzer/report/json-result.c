@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 
+#include "analyzer/analysis/extras.h"
 #include "analyzer/report/report.h"
 #include "format/json-writer.h"
 
@@ -239,7 +240,7 @@ static void statistics(struct isc_json *j, const struct isc_trace *t, const stru
 	isc_json_end_array(j);
 }
 
-static void quality(struct isc_json *j, const struct isc_analysis *a)
+static void quality(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a)
 {
 	isc_json_key(j, "data_quality");
 	isc_json_begin_object(j);
@@ -250,6 +251,7 @@ static void quality(struct isc_json *j, const struct isc_analysis *a)
 	isc_json_kv_bool(j, "gpu_timeline", a->gpu_timeline);
 	isc_json_kv_bool(j, "cupti_degraded", a->cupti_degraded);
 	isc_json_kv_uint(j, "cpu_sampled_threads", a->sampled_threads);
+	isc_extras_json_quality(j, t, a);
 	isc_json_end_object(j);
 	isc_json_key(j, "thresholds");
 	isc_json_begin_object(j);
@@ -280,8 +282,9 @@ int isc_report_json(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	bottleneck(&j, a);
 	hta(&j, a);
 	statistics(&j, t, a);
+	isc_extras_json(&j, t, a);
 	isc_json_profile(&j, t, a, o->top);
-	quality(&j, a);
+	quality(&j, t, a);
 	if (o->gate != NULL) {
 		isc_json_gate(&j, o->gate);
 	}

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "analyzer/analysis/extras.h"
 #include "analyzer/base/fmt.h"
 #include "analyzer/report/report.h"
 
@@ -164,6 +165,7 @@ static void quality(FILE *f, const struct isc_trace *t, const struct isc_analysi
 		fprintf(f, "%llu threads", (unsigned long long)a->sampled_threads);
 	}
 	fputc('\n', f);
+	isc_extras_md_quality(f, t, a);
 }
 
 int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
@@ -182,6 +184,7 @@ int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis 
 	suggestions(f, a);
 	isc_md_profile(f, t, a, o->top);
 	gpu(f, a);
+	isc_extras_md(f, t, a);
 	fprintf(f, "## Statistics (top %d by total time)\n\n", o->top);
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		stat_table(f, t, &a->stats[g], titles[g], o->top);
