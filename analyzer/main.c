@@ -98,7 +98,8 @@ static void usage(FILE *f)
 		"of their own) are also analysed one by one: the verdict is the slowest rank's.\n"
 		"Steps (ProfilerStep#N, or a repeating scope) get per-step distributions and the\n"
 		"start-up before them is reported apart.\n\n"
-		"  -f, --format NAME        md (default), json, html, chrome, gate-md or junit\n"
+		"  -f, --format NAME        md (default), json, html, chrome, folded, pprof,\n"
+		"                           gate-md or junit\n"
 		"  -o, --output FILE        write there instead of standard output\n"
 		"      --validate           check each TRACE against the InferScope format\n"
 		"      --window-scope NAME  trim the window to scopes named NAME ('prefix*' too)\n"
@@ -377,6 +378,11 @@ static int write_output(const struct cli *c, const char *path, const char *name,
 	}
 	if (path != NULL && fclose(f) != 0) {
 		r = -EIO;
+	}
+	if (r == -ENOTSUP) {
+		fprintf(stderr, "inferscope-analyze: -f %s: not built in (meson -D%s=enabled)\n",
+			name, name);
+		return EXIT_OUTPUT;
 	}
 	if (r < 0) {
 		fprintf(stderr, "inferscope-analyze: %s: write failed\n",

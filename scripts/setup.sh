@@ -26,6 +26,7 @@ packages=(
 	libcriterion-dev libunwind8 python3-jsonschema
 	libjemalloc2 libtcmalloc-minimal4 clang-format
 	stress-ng libpython3.11-testsuite
+	libprotobuf-c-dev protobuf-c-compiler
 )
 
 missing=()

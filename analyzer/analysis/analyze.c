@@ -9,6 +9,7 @@
 #include "analyzer/rules/rules.h"
 #include "analyzer/causal/graph.h"
 #include "analyzer/analysis/extras.h"
+#include "analyzer/model/profile.h"
 
 static void data_quality(const struct isc_trace *t, struct isc_analysis *a)
 {
@@ -79,6 +80,7 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		r = isc_extras_prepare(t, a);
 	}
 	r = r == 0 ? stages(t, a) : r;
+	r = r == 0 ? isc_profile_build(t, a) : r;
 	r = r == 0 ? isc_causal_build(t, a) : r;
 	if (r == 0) {
 		isc_classify(t, a);
@@ -88,6 +90,7 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		r = isc_whatif_answer(t, a, o->what_if, o->n_what_if);
 	}
 	r = r == 0 ? isc_extras_run(t, o, a) : r;
+	r = r == 0 ? isc_rules_where(t, a) : r;
 	if (r < 0) {
 		if (r == -ENOMEM) {
 			isc_diag_set(d, "out of memory");
@@ -112,6 +115,7 @@ void isc_analysis_destroy(struct isc_analysis *a)
 	free(a->scopes);
 	free(a->sugg);
 	isc_extras_destroy(a->extras);
+	isc_profile_destroy(a->prof);
 	isc_causal_destroy(a->causal);
 	isc_ivec_free(&a->host_active);
 	free(a);

@@ -197,8 +197,9 @@ void isc_classify(const struct isc_trace *t, struct isc_analysis *a)
 	struct isc_verdict *v = &a->verdict;
 	memset(v, 0, sizeof(*v));
 	int64_t w = a->window.end - a->window.start;
+	/* CPU samples say what the host did between the calls a hook saw. */
 	uint64_t timed = a->count[ISC_T_SCOPE] + a->count[ISC_T_CPU_OP] + a->count[ISC_T_CUDA_API] +
-			 a->count[ISC_T_SYSCALL];
+			 a->count[ISC_T_SYSCALL] + a->count[ISC_T_CPU_SAMPLE];
 	for (unsigned k = ISC_T_KERNEL; k < ISC_T__COUNT; k++) {
 		timed += a->count[k];
 	}
@@ -207,7 +208,8 @@ void isc_classify(const struct isc_trace *t, struct isc_analysis *a)
 		snprintf(v->cause, sizeof(v->cause), "no_data");
 		evidence(v, "nothing to judge: %s",
 			 w <= 0 ? "the window is empty"
-				: "no timed events (scopes, CUDA calls, GPU work or syscalls) in "
+				: "no timed events (scopes, CUDA calls, GPU work, syscalls or CPU "
+				  "samples) in "
 				  "it");
 		return;
 	}

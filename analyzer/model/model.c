@@ -8,6 +8,7 @@
 
 #include "analyzer/base/grow.h"
 #include "analyzer/base/sort.h"
+#include "analyzer/model/stacks.h"
 #include "analyzer/base/string-table.h"
 #include "analyzer/model/model-extra.h"
 
@@ -39,6 +40,7 @@ void isc_trace_destroy(struct isc_trace *t)
 		free(t->inputs[i].distributed_info);
 		free(t->inputs[i].device_properties);
 		free(t->inputs[i].unknown_cats.v);
+		isc_stacks_destroy(t->inputs[i].stacks);
 	}
 	isc_trace_extra_destroy(t->extra);
 	free(t->inputs);
@@ -373,6 +375,7 @@ const char *isc_type_name(unsigned type)
 		[ISC_T_H2D] = ISC_TYPE_H2D_COPY,	[ISC_T_D2H] = ISC_TYPE_D2H_COPY,
 		[ISC_T_D2D] = ISC_TYPE_D2D_COPY,	[ISC_T_H2H] = ISC_TYPE_H2H_COPY,
 		[ISC_T_MEMSET] = ISC_TYPE_GPU_MEMSET,	[ISC_T_GPU_SYNC] = ISC_TYPE_GPU_SYNC,
+		[ISC_T_CPU_SAMPLE] = "cpu_sample",
 	};
 	return type < ISC_T__COUNT ? names[type] : "unknown";
 }

@@ -131,6 +131,7 @@ struct isc_suggestion {
 	char evidence[ISC_SUGGESTION_EVIDENCE][ISC_LINE];
 	int n_evidence;
 	int table_order;
+	char where[ISC_LINE]; /* the code it means, from the stacks (rules/where.c), or "" */
 };
 
 /* Host waits by syscall category, and the part of them that left the GPU idle. */
@@ -140,6 +141,8 @@ struct isc_waits {
 	uint64_t count[8];
 	struct isc_named_ns top[8]; /* the name with the most time on idle, per category */
 };
+
+struct isc_profile;
 
 struct isc_analysis {
 	struct isc_thresholds th;
@@ -173,6 +176,7 @@ struct isc_analysis {
 	size_t n_sugg;
 	struct isc_causal *causal; /* dependency graph, critical path, what-ifs (causal/graph.h) */
 	struct isc_extras *extras; /* data quality, steps, ranks (extras.h) */
+	struct isc_profile *prof;  /* CPU samples by function (profile.h), NULL without */
 };
 
 const char *isc_category_name(enum isc_category c);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyzer/model/stacks.h"
+
 const struct isc_keydef isc_isf_keys[K__COUNT] = {
 	{ ISC_KEY_ID, K_ID },
 	{ ISC_KEY_TYPE, K_TYPE },
@@ -66,6 +68,9 @@ const struct isc_keydef isc_isf_keys[K__COUNT] = {
 	{ ISC_KEY_SRC_DEVICE_ID, K_SRC_DEV },
 	{ ISC_KEY_DST_DEVICE_ID, K_DST_DEV },
 	{ ISC_KEY_SYNC_TYPE, K_SYNC_TYPE },
+	{ "stack_id", K_STACK_ID },
+	{ "weight_us", K_WEIGHT_US },
+	{ "pid", K_PID },
 };
 
 static const unsigned char kinds[K__COUNT] = {
@@ -127,6 +132,9 @@ static const unsigned char kinds[K__COUNT] = {
 	[K_SRC_DEV] = VK_INT,
 	[K_DST_DEV] = VK_INT,
 	[K_SYNC_TYPE] = VK_STR,
+	[K_STACK_ID] = VK_UINT,
+	[K_WEIGHT_US] = VK_NUM_NONNEG,
+	[K_PID] = VK_INT,
 };
 
 enum isc_isf_vkind isc_isf_kind(int key)
@@ -182,7 +190,7 @@ static const struct {
 	{ ISC_TYPE_H2H_COPY, ISC_T_H2H },      { ISC_TYPE_MEMORY_EVENT, ISC_T_MEMORY },
 	{ ISC_TYPE_INSTANT, ISC_T_INSTANT },   { ISC_TYPE_COUNTER, ISC_T_COUNTER },
 	{ ISC_TYPE_CUDA_API, ISC_T_CUDA_API }, { ISC_TYPE_GPU_MEMSET, ISC_T_MEMSET },
-	{ ISC_TYPE_GPU_SYNC, ISC_T_GPU_SYNC },
+	{ ISC_TYPE_GPU_SYNC, ISC_T_GPU_SYNC }, { "cpu_sample", ISC_T_CPU_SAMPLE },
 };
 
 int isc_isf_type_of(const char *type)
@@ -292,17 +300,23 @@ const char *isc_isf_check(const struct isc_isf_event *e, int type, bool strict, 
 	if (!strict) {
 		return NULL;
 	}
+	/* A cpu_sample is flat and small: no id, name or metadata object. */
 	static const int required[] = { K_ID, K_TYPE, K_NAME, K_METADATA, K_THREAD_ID };
-	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-		if (!SEEN(e, required[i])) {
-			snprintf(buf, n, "%s is missing", isc_isf_key_path(required[i]));
+	static const int required_sample[] = { K_TYPE, K_THREAD_ID, K_STACK_ID, K_WEIGHT_US };
+	bool sample = type == ISC_T_CPU_SAMPLE;
+	const int *req = sample ? required_sample : required;
+	size_t nreq = sample ? 4 : sizeof(required) / sizeof(required[0]);
+	for (size_t i = 0; i < nreq; i++) {
+		if (!SEEN(e, req[i])) {
+			snprintf(buf, n, "%s is missing",
+				 sample ? isc_isf_keys[req[i]].key : isc_isf_key_path(req[i]));
 			return buf;
 		}
 	}
 	if (!SEEN(e, K_TS_START) && !SEEN(e, K_TS)) {
 		return "timestamp_start_us (or timestamp_us) is missing";
 	}
-	bool timed = type != ISC_T_INSTANT && type != ISC_T_COUNTER;
+	bool timed = type != ISC_T_INSTANT && type != ISC_T_COUNTER && !sample;
 	if (timed && type >= 0 && !SEEN(e, K_DUR) && !SEEN(e, K_TS_END)) {
 		return "duration_us (or timestamp_end_us) is missing";
 	}
@@ -447,8 +461,17 @@ void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 	case ISC_T_GPU_SYNC:
 		gpu_fields(e, out);
 		break;
+	case ISC_T_CPU_SAMPLE:
+		out->v.bytes = SEEN(e, K_WEIGHT_US) ? (uint64_t)e->iv[K_WEIGHT_US] : 0;
+		break;
 	default:
 		break;
+	}
+	/* Kernels keep their occupancy there: their stack is the launch's. */
+	if (type != ISC_T_KERNEL && SEEN(e, K_STACK_ID) && e->iv[K_STACK_ID] > 0 &&
+	    e->iv[K_STACK_ID] < (int64_t)ISC_STACK_ID_LIMIT) {
+		out->stack = (uint32_t)e->iv[K_STACK_ID];
+		out->flags |= ISC_F_STACK;
 	}
 }
 

@@ -408,6 +408,10 @@ int isc_meta_apply(struct isc_read_ctx *rc, const struct isc_jdom *d, char *err,
 	in->cupti_dropped = (uint64_t)get_int(d, cupti, "dropped_records", 0);
 	apply_device(rc, d, isc_jdom_get(d, 0, "cuda"));
 	apply_aggregates(rc, d, isc_jdom_get(d, 0, "aggregates"));
+	uint32_t sampling = isc_jdom_get(d, 0, "sampling");
+	isc_jdom_num(d, isc_jdom_get(d, sampling, "cpu_hz"), &in->sample_hz);
+	in->samples_lost = (uint64_t)get_int(d, sampling, "lost", 0);
+	in->sampling_python = intern_str(rc, d, isc_jdom_get(d, sampling, "python"));
 	return 0;
 }
 

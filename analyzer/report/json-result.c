@@ -118,6 +118,9 @@ static void bottleneck(struct isc_json *j, const struct isc_analysis *a)
 		isc_json_kv_string(j, "action", s->action);
 		isc_json_kv_string(j, "rationale", s->rationale);
 		isc_json_kv_double(j, "estimated_improvement_percent", s->improvement_pct, 1);
+		if (s->where[0] != '\0') {
+			isc_json_kv_string(j, "where", s->where);
+		}
 		strings(j, "evidence", s->evidence, s->n_evidence);
 		isc_json_end_object(j);
 	}
@@ -282,6 +285,7 @@ int isc_report_json(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	hta(&j, a);
 	statistics(&j, t, a);
 	isc_extras_json(&j, t, a);
+	isc_json_profile(&j, t, a, o->top);
 	quality(&j, t, a);
 	if (o->gate != NULL) {
 		isc_json_gate(&j, o->gate);

@@ -71,7 +71,11 @@ static void suggestions(FILE *f, const struct isc_analysis *a)
 		if (s->improvement_pct > 0) {
 			fprintf(f, ", est. %.1f %%", s->improvement_pct);
 		}
-		fprintf(f, "): %s\n   - Why: %s\n", s->action, s->rationale);
+		fprintf(f, "): %s\n", s->action);
+		if (s->where[0] != '\0') {
+			fprintf(f, "   - Where: %s\n", s->where);
+		}
+		fprintf(f, "   - Why: %s\n", s->rationale);
 		for (int k = 0; k < s->n_evidence; k++) {
 			fprintf(f, "   - Evidence: %s\n", s->evidence[k]);
 		}
@@ -180,6 +184,7 @@ int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis 
 	isc_md_causal(f, t, a);
 	breakdown(f, t, a);
 	suggestions(f, a);
+	isc_md_profile(f, t, a, o->top);
 	gpu(f, a);
 	isc_extras_md(f, t, a);
 	fprintf(f, "## Statistics (top %d by total time)\n\n", o->top);

@@ -4,6 +4,7 @@
 
 #include "analyzer/base/fmt.h"
 #include "analyzer/causal/graph.h"
+#include "analyzer/model/profile.h"
 #include "analyzer/rules/rules.h"
 
 static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
@@ -14,7 +15,11 @@ static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		return false;
 	}
 	bool named = a->n_scopes > 0 && a->scopes[0].cpu > 0;
-	const char *scope = named ? isc_trace_str(c->t, a->scopes[0].name) : "host code";
+	const struct isc_profile *p = a->prof;
+	/* Without a scope, the stacks name the code (profile.h). */
+	const char *scope = named		   ? isc_trace_str(c->t, a->scopes[0].name)
+			    : p && p->idle_site[0] ? p->idle_site
+						   : "host code";
 	double in_scope = named ? (double)a->scopes[0].cpu : cpu;
 	int cores = 0;
 	for (size_t i = 0; i < c->t->n_inputs; i++) {
@@ -27,11 +32,22 @@ static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	double parallel = in_scope * (1.0 - 1.0 / k);
 	double overlap = fmin(in_scope, (double)a->gpu_busy_ns);
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	isc_sugg_text(s->action, sizeof(s->action),
-		      "Take '%s' off the critical path: run it "
-		      "in parallel workers (DataLoader num_workers, a thread pool, a faster or "
-		      "batched implementation) and overlap it with GPU work of the previous batch",
-		      scope);
+	if (p != NULL && p->worker_threads > 0) {
+		/* Workers exist: more of them is not the advice; the code on the path is. */
+		isc_sugg_text(s->action, sizeof(s->action),
+			      "Make '%s' cheaper or take it off the critical path (a faster or "
+			      "batched implementation, overlap with GPU work of the previous "
+			      "batch); the program already has data-loading workers (%s)",
+			      scope, p->workers_how);
+	} else {
+		isc_sugg_text(
+			s->action, sizeof(s->action),
+			"Take '%s' off the critical path: run it "
+			"in parallel workers (DataLoader num_workers, a thread pool, a faster "
+			"or batched implementation) and overlap it with GPU work of the "
+			"previous batch",
+			scope);
+	}
 	isc_sugg_text(s->rationale, sizeof(s->rationale),
 		      "While the host prepares inputs the "
 		      "GPU has nothing to do; preprocessing spread over %.0f workers or pipelined "

@@ -53,6 +53,8 @@ extern const struct isc_rule isc_rules_pipeline[];
 
 /* The last stage of the analysis (isc_analyze): fills a->sugg. Returns 0 or -ENOMEM. */
 int isc_rules_run(const struct isc_trace *t, struct isc_analysis *a);
+/* Names the code each suggestion means, from the stacks of its events (rules/where.c). */
+int isc_rules_where(const struct isc_trace *t, struct isc_analysis *a);
 
 /* Calls fn for every rule in table order. */
 void isc_rules_each(void (*fn)(const struct isc_rule *r, void *ctx), void *ctx);
