@@ -16,15 +16,9 @@ struct build {
 	uint32_t *last_seg; /* per event: the segment that ends it, ISC_GN_NONE */
 };
 
-static bool in_window(const struct isc_analysis *a, const struct isc_ev *e)
+bool isc_graph_in_window(const struct isc_analysis *a, const struct isc_ev *e)
 {
 	return e->ts >= a->window.start && e->ts <= a->window.end;
-}
-
-static bool is_host_interval(const struct isc_ev *e)
-{
-	return e->type == ISC_T_SCOPE || e->type == ISC_T_CPU_OP || e->type == ISC_T_CUDA_API ||
-	       e->type == ISC_T_SYSCALL;
 }
 
 static bool is_gpu_op(const struct isc_ev *e)
@@ -51,105 +45,6 @@ static struct isc_gnode *push(struct build *b)
 	memset(n, 0, sizeof(*n));
 	n->seq = n->dep = ISC_GN_NONE;
 	return n;
-}
-
-/* Which of two events with the same extent is outside: scopes, then calls. */
-static int rank(const struct isc_ev *e)
-{
-	return e->type == ISC_T_SCOPE	   ? 0
-	       : e->type == ISC_T_CPU_OP   ? 1
-	       : e->type == ISC_T_CUDA_API ? 2
-					   : 3;
-}
-
-static int64_t overlap(const struct isc_ev *x, const struct isc_ev *y)
-{
-	int64_t s = x->ts > y->ts ? x->ts : y->ts;
-	int64_t e = x->ts + x->dur < y->ts + y->dur ? x->ts + x->dur : y->ts + y->dur;
-	return e > s ? e - s : 0;
-}
-
-/* Syscalls a CUDA call makes (the runtime sleeping or polling in a synchronize, its
- * ioctls) are how the call waits, not host work of their own: they are left out, so
- * that the call owns its time. The hook's clock read can put such a syscall a fraction
- * of a microsecond before the call: an overlap of half the syscall counts too. */
-static void inside_calls(const struct isc_trace *t, uint32_t *idx, size_t n)
-{
-	int64_t api_end = INT64_MIN;
-	for (size_t i = 0; i < n; i++) {
-		const struct isc_ev *e = &t->ev[idx[i]];
-		if (e->type == ISC_T_CUDA_API) {
-			api_end = e->ts + e->dur > api_end ? e->ts + e->dur : api_end;
-			continue;
-		}
-		if (e->type != ISC_T_SYSCALL) {
-			continue;
-		}
-		bool in = e->ts < api_end;
-		for (size_t j = i + 1; !in && j < n && j < i + 3; j++) {
-			const struct isc_ev *x = &t->ev[idx[j]];
-			in = x->type == ISC_T_CUDA_API && 2 * overlap(e, x) >= e->dur && e->dur > 0;
-		}
-		idx[i] = in ? ISC_GN_NONE : idx[i];
-	}
-}
-
-/* Host events of the window grouped by thread, each group in start order with a parent
- * before the children that start with it. */
-static uint32_t *by_thread(const struct isc_trace *t, const struct isc_analysis *a, size_t **off)
-{
-	size_t *cnt = calloc(t->n_threads + 2, sizeof(*cnt));
-	if (cnt == NULL) {
-		return NULL;
-	}
-	for (size_t i = 0; i < t->n; i++) {
-		const struct isc_ev *e = &t->ev[i];
-		if (is_host_interval(e) && in_window(a, e) && e->thread < t->n_threads) {
-			cnt[e->thread + 1]++;
-		}
-	}
-	for (size_t k = 1; k <= t->n_threads + 1; k++) {
-		cnt[k] += cnt[k - 1];
-	}
-	uint32_t *idx = malloc((cnt[t->n_threads] + 1) * sizeof(*idx));
-	size_t *pos = malloc((t->n_threads + 1) * sizeof(*pos));
-	if (idx == NULL || pos == NULL) {
-		free(idx);
-		free(pos);
-		free(cnt);
-		return NULL;
-	}
-	memcpy(pos, cnt, (t->n_threads + 1) * sizeof(*pos));
-	for (size_t i = 0; i < t->n; i++) {
-		const struct isc_ev *e = &t->ev[i];
-		if (is_host_interval(e) && in_window(a, e) && e->thread < t->n_threads) {
-			idx[pos[e->thread]++] = (uint32_t)i;
-		}
-	}
-	free(pos);
-	/* Equal starts: the longer event first, and of two equal ones the scope before the
-	 * call it makes (events are sorted by start only). Runs of equal starts are short:
-	 * insertion sort. */
-	for (size_t k = 0; k < t->n_threads; k++) {
-		for (size_t i = cnt[k] + 1; i < cnt[k + 1]; i++) {
-			uint32_t x = idx[i];
-			const struct isc_ev *e = &t->ev[x];
-			size_t j = i;
-			while (j > cnt[k] && t->ev[idx[j - 1]].ts == e->ts &&
-			       (t->ev[idx[j - 1]].dur < e->dur ||
-				(t->ev[idx[j - 1]].dur == e->dur &&
-				 rank(&t->ev[idx[j - 1]]) > rank(e)))) {
-				idx[j] = idx[j - 1];
-				j--;
-			}
-			idx[j] = x;
-		}
-	}
-	for (size_t k = 0; k < t->n_threads; k++) {
-		inside_calls(t, idx + cnt[k], cnt[k + 1] - cnt[k]);
-	}
-	*off = cnt;
-	return idx;
 }
 
 struct open_ev {
@@ -214,6 +109,9 @@ static int thread_segments(struct build *b, const uint32_t *idx, size_t n, uint1
 		while (r == 0 && depth > 0 && (*stack)[depth - 1].end <= e->ts) {
 			r = pop(b, *stack, &depth, &cur, &prev, lane);
 		}
+		if (e->type == ISC_T_CPU_SAMPLE && depth > 0) {
+			continue; /* inside a recorded event: that event owns the time */
+		}
 		if (r == 0 && depth > 0 && e->ts > cur) {
 			r = emit(b, (*stack)[depth - 1].ev, cur, e->ts, &prev, lane);
 		}
@@ -226,7 +124,7 @@ static int thread_segments(struct build *b, const uint32_t *idx, size_t n, uint1
 			*stack = v;
 			*cap = nc;
 		}
-		int64_t end = e->ts + e->dur;
+		int64_t end = e->ts + isc_graph_host_dur(e);
 		/* A child that outlives its parent is cut at the parent's end. */
 		end = depth > 0 && end > (*stack)[depth - 1].end ? (*stack)[depth - 1].end : end;
 		cur = e->ts > cur ? e->ts : cur;
@@ -242,7 +140,7 @@ static int host_nodes(struct build *b)
 {
 	const struct isc_trace *t = b->t;
 	size_t *off = NULL;
-	uint32_t *idx = by_thread(t, b->a, &off);
+	uint32_t *idx = isc_graph_host_events(t, b->a, &off);
 	if (idx == NULL) {
 		return -ENOMEM;
 	}
@@ -279,7 +177,7 @@ static int gpu_nodes(struct build *b)
 	int r = 0;
 	for (size_t i = 0; i < t->n && r == 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
-		if (!is_gpu_op(e) || !in_window(b->a, e)) {
+		if (!is_gpu_op(e) || !isc_graph_in_window(b->a, e)) {
 			continue;
 		}
 		if (hit >= n_lanes || lanes[hit].device != e->device ||

@@ -128,6 +128,16 @@ struct isc_causal {
 };
 
 /* Builds the graph of the window and its critical path into a->causal. 0 or -ENOMEM. */
+/* graph.c and graph-host.c: whether an event starts in the analysis window; how long a
+ * host event holds its thread (a CPU sample: the CPU time it stands for); the window's
+ * host events grouped by thread (off[k]..off[k + 1] for thread k), each group in start
+ * order with a parent before its children, syscalls made inside a CUDA call marked
+ * ISC_GN_NONE. NULL when memory runs out; the caller frees both arrays. */
+bool isc_graph_in_window(const struct isc_analysis *a, const struct isc_ev *e);
+int64_t isc_graph_host_dur(const struct isc_ev *e);
+uint32_t *isc_graph_host_events(const struct isc_trace *t, const struct isc_analysis *a,
+				size_t **off);
+
 int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a);
 void isc_causal_destroy(struct isc_causal *c);
 /* The critical path (critical-path.c), on a built graph. 0 or -ENOMEM. */
