@@ -48,17 +48,6 @@ int isc_extras_segment(struct isc_analysis *a, int64_t s, int64_t e, int c)
 	return 0;
 }
 
-static void add_evidence(struct isc_verdict *v, const char *fmt, ...)
-{
-	if (v->n_evidence >= ISC_MAX_EVIDENCE) {
-		return;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(v->evidence[v->n_evidence++], ISC_LINE, fmt, ap);
-	va_end(ap);
-}
-
 static int unknown_categories(const struct isc_trace *t, struct isc_analysis *a)
 {
 	struct isc_extras *x = a->extras;
@@ -111,12 +100,13 @@ static void unknown_confidence(const struct isc_trace *t, struct isc_analysis *a
 		}
 	}
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	add_evidence(v,
-		     "%llu device events in categories the reader does not model (e.g. '%s', "
-		     "%s): %s of the device time is not in the breakdown (confidence lowered)",
-		     (unsigned long long)x->unknown_device_events,
-		     top != NULL ? isc_trace_str(t, top->name) : "?",
-		     isc_fmt_dur(b1, top != NULL ? (double)top->ns : 0), isc_fmt_pct(b2, part));
+	isc_verdict_evidence(
+		v,
+		"%llu device events in categories the reader does not model (e.g. '%s', "
+		"%s): %s of the device time is not in the breakdown (confidence lowered)",
+		(unsigned long long)x->unknown_device_events,
+		top != NULL ? isc_trace_str(t, top->name) : "?",
+		isc_fmt_dur(b1, top != NULL ? (double)top->ns : 0), isc_fmt_pct(b2, part));
 }
 
 int isc_extras_run(const struct isc_trace *t, const struct isc_analyze_opts *o,

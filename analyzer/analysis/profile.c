@@ -1,20 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "analyzer/model/profile.h"
+#include "analyzer/base/hash.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
 
 static int wmap_grow(struct isc_wmap *m)
 {
@@ -33,7 +24,7 @@ static int wmap_grow(struct isc_wmap *m)
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < m->n; k++) {
-		size_t i = mix(m->k1[k] ^ mix(m->k2[k])) & (cap - 1);
+		size_t i = isc_mix64(m->k1[k] ^ isc_mix64(m->k2[k])) & (cap - 1);
 		while (slot[i] != 0) {
 			i = (i + 1) & (cap - 1);
 		}
@@ -51,7 +42,7 @@ size_t isc_wmap_get(struct isc_wmap *m, uint64_t a, uint64_t b, bool *added)
 	if (m->n * 2 >= m->mask && wmap_grow(m) < 0) {
 		return SIZE_MAX;
 	}
-	size_t i = mix(a ^ mix(b)) & m->mask;
+	size_t i = isc_mix64(a ^ isc_mix64(b)) & m->mask;
 	for (; m->slot[i] != 0; i = (i + 1) & m->mask) {
 		size_t k = m->slot[i] - 1;
 		if (m->k1[k] == a && m->k2[k] == b) {

@@ -25,20 +25,6 @@
 #include "analyzer/base/fmt.h"
 #include "analyzer/causal/graph.h"
 
-static void evidence(struct isc_verdict *v, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void evidence(struct isc_verdict *v, const char *fmt, ...)
-{
-	if (v->n_evidence >= ISC_MAX_EVIDENCE) {
-		return;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(v->evidence[v->n_evidence++], ISC_LINE, fmt, ap);
-	va_end(ap);
-}
-
 /* The host-side causes on the path, largest first. */
 static const char *host_cause(const struct isc_analysis *a, int64_t *ns)
 {
@@ -72,25 +58,28 @@ static void path_evidence(const struct isc_trace *t, struct isc_analysis *a)
 	struct isc_verdict *v = &a->verdict;
 	char b[8][ISC_FMT_LEN];
 	double p = (double)c->path_ns;
-	evidence(v,
-		 "critical path %s: GPU work %s, copies %s, host side %s (host computing %s, "
-		 "CUDA calls and launch latency %s, sync returns and blocked calls %s)",
-		 isc_fmt_dur(b[0], p), isc_fmt_pct(b[1], (double)isc_cp_gpu(c) / p),
-		 isc_fmt_pct(b[2], (double)isc_cp_copies(c) / p),
-		 isc_fmt_pct(b[3], (double)isc_cp_host(c) / p),
-		 isc_fmt_pct(b[4], (double)c->cat[ISC_CP_HOST] / p),
-		 isc_fmt_pct(b[5], (double)(c->cat[ISC_CP_RUNTIME] + c->cat[ISC_CP_LAUNCH]) / p),
-		 isc_fmt_pct(b[6], (double)(c->cat[ISC_CP_SYNC] + c->cat[ISC_CP_BLOCKED]) / p));
+	isc_verdict_evidence(
+		v,
+		"critical path %s: GPU work %s, copies %s, host side %s (host computing %s, "
+		"CUDA calls and launch latency %s, sync returns and blocked calls %s)",
+		isc_fmt_dur(b[0], p), isc_fmt_pct(b[1], (double)isc_cp_gpu(c) / p),
+		isc_fmt_pct(b[2], (double)isc_cp_copies(c) / p),
+		isc_fmt_pct(b[3], (double)isc_cp_host(c) / p),
+		isc_fmt_pct(b[4], (double)c->cat[ISC_CP_HOST] / p),
+		isc_fmt_pct(b[5], (double)(c->cat[ISC_CP_RUNTIME] + c->cat[ISC_CP_LAUNCH]) / p),
+		isc_fmt_pct(b[6], (double)(c->cat[ISC_CP_SYNC] + c->cat[ISC_CP_BLOCKED]) / p));
 	if (c->top[0].ns > 0) {
-		evidence(v, "longest on the critical path: %s '%s' %s",
-			 isc_cp_kind_name((enum isc_cp_kind)c->top[0].kind),
-			 isc_trace_str(t, c->top[0].name), isc_fmt_dur(b[0], (double)c->top[0].ns));
+		isc_verdict_evidence(v, "longest on the critical path: %s '%s' %s",
+				     isc_cp_kind_name((enum isc_cp_kind)c->top[0].kind),
+				     isc_trace_str(t, c->top[0].name),
+				     isc_fmt_dur(b[0], (double)c->top[0].ns));
 	}
 	if (c->queue_full > 0) {
-		evidence(v,
-			 "%llu launches waited for a slot of a full launch queue (up to %lld "
-			 "operations in flight): the host is blocked, not computing",
-			 (unsigned long long)c->queue_full, (long long)c->max_queue_depth);
+		isc_verdict_evidence(
+			v,
+			"%llu launches waited for a slot of a full launch queue (up to %lld "
+			"operations in flight): the host is blocked, not computing",
+			(unsigned long long)c->queue_full, (long long)c->max_queue_depth);
 	}
 }
 
@@ -155,12 +144,13 @@ double isc_path_penalties(struct isc_analysis *a)
 	}
 	if (c->kineto && c->gpu_nodes > 0) {
 		f *= 0.85;
-		evidence(v, "a Kineto input records no waits: blocked calls are told from launch "
-			    "queue depth and GPU timing only (confidence lowered)");
+		isc_verdict_evidence(
+			v, "a Kineto input records no waits: blocked calls are told from launch "
+			   "queue depth and GPU timing only (confidence lowered)");
 	}
 	if (c->gpu_nodes > 0 && c->unknown_device_ops * 2 > c->gpu_nodes) {
 		f *= 0.8;
-		evidence(v, "most GPU operations name no device (confidence lowered)");
+		isc_verdict_evidence(v, "most GPU operations name no device (confidence lowered)");
 	}
 	return f;
 }

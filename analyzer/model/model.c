@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "analyzer/model/model.h"
+#include "analyzer/base/hash.h"
 #include "format/vocab.h"
 
 #include <errno.h>
@@ -97,16 +98,6 @@ int isc_trace_add_input(struct isc_trace *t, const char *path)
 	return (int)t->n_inputs++;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 static int grow_thread_slots(struct isc_trace *t)
 {
 	size_t cap = t->thread_slot_mask ? (t->thread_slot_mask + 1) * 2 : 64;
@@ -116,7 +107,7 @@ static int grow_thread_slots(struct isc_trace *t)
 	}
 	for (size_t k = 0; k < t->n_threads; k++) {
 		const struct isc_thread_info *th = &t->threads[k];
-		size_t i = mix64((uint64_t)th->tid ^ ((uint64_t)th->input << 48)) & (cap - 1);
+		size_t i = isc_mix64((uint64_t)th->tid ^ ((uint64_t)th->input << 48)) & (cap - 1);
 		while (slots[i] != 0) {
 			i = (i + 1) & (cap - 1);
 		}
@@ -133,7 +124,7 @@ uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid)
 	if (t->thread_slots == NULL && grow_thread_slots(t) < 0) {
 		return UINT32_MAX;
 	}
-	size_t i = mix64((uint64_t)tid ^ ((uint64_t)input << 48)) & t->thread_slot_mask;
+	size_t i = isc_mix64((uint64_t)tid ^ ((uint64_t)input << 48)) & t->thread_slot_mask;
 	while (t->thread_slots[i] != 0) {
 		uint32_t k = t->thread_slots[i] - 1;
 		if (t->threads[k].tid == tid && t->threads[k].input == input) {
@@ -220,7 +211,7 @@ static int sort_events(struct isc_trace *t)
 
 static uint64_t corr_key(const struct isc_ev *e)
 {
-	return mix64(e->corr ^ ((uint64_t)e->input << 52));
+	return isc_mix64(e->corr ^ ((uint64_t)e->input << 52));
 }
 
 /* Direct tables for the inputs whose ids span at most four times their count. */

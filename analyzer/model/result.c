@@ -2,6 +2,8 @@
 /* The analysis result's names, orders and lifetime (result.h). */
 #include "analyzer/model/result.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,4 +63,15 @@ void isc_top_names(const int64_t *by_name, size_t n, struct isc_named_ns *out, i
 			}
 		}
 	}
+}
+
+void isc_verdict_evidence(struct isc_verdict *v, const char *fmt, ...)
+{
+	if (v->n_evidence >= ISC_MAX_EVIDENCE) {
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->evidence[v->n_evidence++], ISC_LINE, fmt, ap);
+	va_end(ap);
 }

@@ -197,4 +197,8 @@ int64_t isc_window_end_of(const struct isc_analysis *a, const struct isc_ev *e);
 /* Sets host_end and runs a trimmed window on to the end of the GPU work it launched. */
 void isc_window_extend(const struct isc_trace *t, struct isc_analysis *a);
 
+/* Appends an evidence line to the verdict (dropped past ISC_MAX_EVIDENCE). */
+void isc_verdict_evidence(struct isc_verdict *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #endif /* ISC_RESULT_H */
