@@ -8,8 +8,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "preload/core/buffer.h"
@@ -20,14 +18,12 @@
 #include "preload/hooks/host/host.h"
 #include "preload/core/ids.h"
 #include "preload/core/intern.h"
-#include "isc-config.h"
 #include "common/log.h"
 #include "preload/core/procfs.h"
 #include "preload/scope.h"
 #include "preload/trailer.h"
 #include "format/scratch.h"
 #include "format/convert.h"
-#include "format/vocab.h"
 
 struct isc_session isc_session;
 
