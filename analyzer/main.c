@@ -13,6 +13,7 @@
 
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/gate/gate.h"
+#include "analyzer/causal/graph.h"
 #include "isc-config.h"
 #include "analyzer/base/json-number.h"
 #include "analyzer/readers/reader.h"
@@ -34,6 +35,8 @@ struct cli {
 	struct isc_gate_spec gate;
 	const char *junit;
 	const char *gate_summary;
+	const char *what_if[16];
+	size_t n_what_if;
 };
 
 /* What a gate run holds until the outputs are written. */
@@ -52,6 +55,7 @@ enum {
 	OPT_LIST_RULES,
 	OPT_LIST_THRESHOLDS,
 	OPT_LIST_FORMATS,
+	OPT_WHAT_IF,
 	OPT_CHECK,
 	OPT_BASELINE,
 	OPT_MAX_REGRESSION,
@@ -72,6 +76,7 @@ static const struct option options[] = {
 	{ "list-rules", no_argument, NULL, OPT_LIST_RULES },
 	{ "list-thresholds", no_argument, NULL, OPT_LIST_THRESHOLDS },
 	{ "list-formats", no_argument, NULL, OPT_LIST_FORMATS },
+	{ "what-if", required_argument, NULL, OPT_WHAT_IF },
 	{ "check", required_argument, NULL, OPT_CHECK },
 	{ "baseline", required_argument, NULL, OPT_BASELINE },
 	{ "max-regression", required_argument, NULL, OPT_MAX_REGRESSION },
@@ -88,8 +93,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: inferscope-analyze [OPTIONS] TRACE...\n"
 		"Reads InferScope, Kineto/Chrome (gzip'd or not) and prototype traces; several\n"
-		"traces of one host (parent and children) are merged on their shared clock.\n\n"
-		"  -f, --format NAME        md (default), json, html, chrome, gate-md or junit\n"
+		"traces of one host (parent and children) are merged on their shared clock.\n"
+		"Traces of several ranks (Kineto distributedInfo.rank, or inputs with GPU work\n"
+		"of their own) are also analysed one by one: the verdict is the slowest rank's.\n"
+		"Steps (ProfilerStep#N, or a repeating scope) get per-step distributions and the\n"
+		"start-up before them is reported apart.\n\n"
+		"  -f, --format NAME        md (default), json, html, chrome, folded, pprof,\n"
+		"                           gate-md or junit\n"
 		"  -o, --output FILE        write there instead of standard output\n"
 		"      --validate           check each TRACE against the InferScope format\n"
 		"      --window-scope NAME  trim the window to scopes named NAME ('prefix*' too)\n"
@@ -97,6 +107,14 @@ static void usage(FILE *f)
 		"      --thresholds FILE    override thresholds ('key = value' lines)\n"
 		"      --top N              rows per statistics table (default 10)\n"
 		"      --input-format NAME  inferscope, kineto, bare or spill, not detected\n"
+		"      --what-if CHANGE     re-time the run's dependency graph with CHANGE and\n"
+		"                           report the predicted change of the window "
+		"(repeatable,\n"
+		"                           16 at most): scope:NAME*F, kernel:NAME*F, call:NAME*F\n"
+		"                           (time x F; NAME may end in '*'), overlap:NAME (a "
+		"scope\n"
+		"                           run ahead on a worker), gpu*F, copies*F, no-sync,\n"
+		"                           async-copies, graph (launch calls cost nothing)\n"
 		"      --list-rules         print the rule ids and exit\n"
 		"      --list-thresholds    print the thresholds with their defaults and exit\n"
 		"      --list-formats       print the input and output formats and exit\n\n"
@@ -231,6 +249,20 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 	case OPT_INPUT_FORMAT:
 		c->input_format = arg;
 		return -1;
+	case OPT_WHAT_IF: {
+		struct isc_change ch;
+		char pat[128], err[256];
+		if (c->n_what_if == sizeof(c->what_if) / sizeof(c->what_if[0]) ||
+		    isc_whatif_parse(arg, &ch, pat, sizeof(pat), err, sizeof(err)) < 0) {
+			fprintf(stderr, "inferscope-analyze: %s\n",
+				c->n_what_if < 16 ? err : "--what-if: 16 questions at most");
+			return EXIT_USAGE;
+		}
+		c->what_if[c->n_what_if++] = arg;
+		c->ao.what_if = c->what_if;
+		c->ao.n_what_if = c->n_what_if;
+		return -1;
+	}
 	case OPT_LIST_RULES:
 		isc_rules_each(print_rule, stdout);
 		return 0;
@@ -346,6 +378,11 @@ static int write_output(const struct cli *c, const char *path, const char *name,
 	}
 	if (path != NULL && fclose(f) != 0) {
 		r = -EIO;
+	}
+	if (r == -ENOTSUP) {
+		fprintf(stderr, "inferscope-analyze: -f %s: not built in (meson -D%s=enabled)\n",
+			name, name);
+		return EXIT_OUTPUT;
 	}
 	if (r < 0) {
 		fprintf(stderr, "inferscope-analyze: %s: write failed\n",

@@ -3,6 +3,7 @@
 #include "format/vocab.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "common/clock.h"
@@ -26,9 +27,22 @@ struct json_text {
 	size_t n;
 };
 
+/*
+ * A spill holds one segment per image of the process (docs/trace-format.md, "Exec
+ * chains"): an image that execs appends a SEGMENT block, and the next image appends
+ * its own META block and records to the same file. Each image has its own string
+ * table (ids are offsets into it), so strings are loaded per segment. A chain longer
+ * than this keeps its later images in the last segment (their names may be wrong).
+ */
+#define MAX_SEGMENTS 64
+
 struct scan {
-	struct json_text meta, sysinfo, tmeta, tsysinfo; /* t*: from the options */
-	size_t strings_end;
+	struct json_text meta, sysinfo, tmeta, tsysinfo; /* meta, sysinfo: the last image's */
+	unsigned nseg;		      /* segments (1 + META blocks after the first) */
+	size_t seg_off[MAX_SEGMENTS]; /* file offset where each segment starts */
+	size_t strings_end[MAX_SEGMENTS];
+	struct json_text chain[MAX_SEGMENTS]; /* SEGMENT blocks: the images that exec'd */
+	unsigned nchain;
 	uint64_t records;
 	uint64_t max_end_ns;
 };
@@ -73,10 +87,8 @@ size_t isc_format_utc(char *out, uint64_t ns)
 
 static void keep_text(struct json_text *t, const struct isc_spill_ref *b)
 {
-	if (t->p == NULL) {
-		t->p = (const char *)b->data;
-		t->n = b->size;
-	}
+	t->p = (const char *)b->data;
+	t->n = b->size;
 }
 
 static void scan_events(struct scan *sc, const struct isc_spill_ref *b)
@@ -103,14 +115,28 @@ static void scan_events(struct scan *sc, const struct isc_spill_ref *b)
 static void scan(struct isc_spill_reader *rd, struct scan *sc)
 {
 	struct isc_spill_ref b;
+	bool seen_meta = false;
 	memset(sc, 0, sizeof(*sc));
+	sc->nseg = 1;
+	sc->seg_off[0] = rd->off;
 	while (isc_spill_reader_next(rd, &b) == 1) {
+		size_t *strings_end = &sc->strings_end[sc->nseg - 1];
 		switch (b.type) {
 		case ISC_BLK_META:
+			/* every image starts with its META block: a new segment */
+			if (seen_meta && sc->nseg < MAX_SEGMENTS) {
+				sc->seg_off[sc->nseg++] = b.offset;
+			}
+			seen_meta = true;
 			keep_text(&sc->meta, &b);
 			break;
 		case ISC_BLK_SYSINFO:
 			keep_text(&sc->sysinfo, &b);
+			break;
+		case ISC_BLK_SEGMENT:
+			if (sc->nchain < MAX_SEGMENTS) {
+				keep_text(&sc->chain[sc->nchain++], &b);
+			}
 			break;
 		case ISC_BLK_EVENTS:
 			scan_events(sc, &b);
@@ -119,8 +145,8 @@ static void scan(struct isc_spill_reader *rd, struct scan *sc)
 			if (b.size >= 8) {
 				uint64_t off;
 				memcpy(&off, b.data, 8);
-				if (off + b.size - 8 > sc->strings_end && off < UINT32_MAX) {
-					sc->strings_end = (size_t)(off + b.size - 8);
+				if (off + b.size - 8 > *strings_end && off < UINT32_MAX) {
+					*strings_end = (size_t)(off + b.size - 8);
 				}
 			}
 			break;
@@ -128,10 +154,14 @@ static void scan(struct isc_spill_reader *rd, struct scan *sc)
 	}
 }
 
-/* Second pass over STRINGS blocks: copy each slice to its offset. */
-static int load_strings(struct isc_spill_reader *rd, size_t end, struct isc_strings *st)
+/* Second pass over segment seg's STRINGS blocks: copy each slice to its offset. */
+static int load_strings(const struct isc_spill_reader *rd, const struct scan *sc, unsigned seg,
+			struct isc_strings *st)
 {
 	struct isc_spill_ref b;
+	struct isc_spill_reader r = *rd;
+	size_t end = sc->strings_end[seg];
+	size_t stop = seg + 1 < sc->nseg ? sc->seg_off[seg + 1] : SIZE_MAX;
 	st->size = end;
 	st->base = NULL;
 	if (end == 0) {
@@ -141,8 +171,8 @@ static int load_strings(struct isc_spill_reader *rd, size_t end, struct isc_stri
 	if (base == NULL) {
 		return -ENOMEM;
 	}
-	isc_spill_reader_rewind(rd);
-	while (isc_spill_reader_next(rd, &b) == 1) {
+	r.off = sc->seg_off[seg];
+	while (isc_spill_reader_next(&r, &b) == 1 && b.offset < stop) {
 		uint64_t off;
 		if (b.type != ISC_BLK_STRINGS || b.size < 8) {
 			continue;
@@ -206,6 +236,14 @@ static void write_metadata(struct isc_json *j, const struct scan *sc,
 	}
 	if (o->snapshot_reason) {
 		isc_json_kv_string(j, ISC_KEY_SNAPSHOT_REASON, o->snapshot_reason);
+	}
+	if (sc->nchain > 0) {
+		isc_json_key(j, ISC_KEY_EXEC_CHAIN);
+		isc_json_begin_array(j);
+		for (unsigned i = 0; i < sc->nchain; i++) {
+			isc_json_raw(j, sc->chain[i].p, sc->chain[i].n);
+		}
+		isc_json_end_array(j);
 	}
 	isc_json_kv_bool(j, ISC_KEY_COMPLETE, sc->tmeta.p != NULL && o->snapshot_reason == NULL);
 	isc_json_end_object(j);
@@ -318,6 +356,7 @@ static void write_scopes(struct isc_enc *e)
 	for (size_t i = 0; i < n; i++) {
 		isc_json_begin_object(j);
 		isc_json_kv_uint(j, ISC_KEY_ID, v[i].id);
+		e->strings = &e->segments[v[i].segment];
 		isc_enc_kv_name(e, "name", v[i].name);
 		isc_json_key(j, ISC_KEY_PARENT_ID);
 		if (v[i].parent) {
@@ -341,6 +380,19 @@ static void write_scopes(struct isc_enc *e)
 	isc_vec_finish(&by_parent);
 }
 
+/* Which segment the block at offset lies in; the encoder reads its string table,
+ * and the records of every image but the last say which segment they belong to. */
+static void enter_segment(struct isc_enc *e, const struct scan *sc, size_t offset)
+{
+	unsigned seg = e->segment;
+	while (seg + 1 < sc->nseg && offset >= sc->seg_off[seg + 1]) {
+		seg++;
+	}
+	e->segment = seg;
+	e->strings = &e->segments[seg];
+	e->tag_segment = seg + 1 < sc->nseg;
+}
+
 static int write_trace(struct isc_spill_reader *rd, struct isc_json *j, const struct scan *sc,
 		       const struct isc_strings *st, const struct isc_convert_opts *o,
 		       struct isc_convert_result *res)
@@ -350,6 +402,7 @@ static int write_trace(struct isc_spill_reader *rd, struct isc_json *j, const st
 
 	memset(&e, 0, sizeof(e));
 	e.j = j;
+	e.segments = st;
 	e.strings = st;
 	e.resolve = o->resolve;
 	e.resolve_ctx = o->resolve_ctx;
@@ -369,8 +422,10 @@ static int write_trace(struct isc_spill_reader *rd, struct isc_json *j, const st
 			continue;
 		}
 		size_t n = (b.size - sizeof(*h)) / sizeof(struct isc_event);
+		enter_segment(&e, sc, b.offset);
 		write_records(&e, (const void *)(h + 1), h->count < n ? h->count : n, res);
 	}
+	enter_segment(&e, sc, SIZE_MAX); /* open scopes: the last image's */
 	write_records(&e, o->extra, o->extra ? o->n_extra : 0, res);
 	isc_json_end_array(j);
 	write_scopes(&e);
@@ -392,7 +447,7 @@ int isc_trace_convert(int spill_fd, int out_fd, const struct isc_convert_opts *o
 	static const struct isc_convert_opts defaults;
 	struct isc_convert_result local;
 	struct isc_spill_reader rd;
-	struct isc_strings st = { NULL, 0 };
+	struct isc_strings st[MAX_SEGMENTS];
 	struct scan sc;
 	struct isc_json j;
 
@@ -410,18 +465,23 @@ int isc_trace_convert(int spill_fd, int out_fd, const struct isc_convert_opts *o
 	sc.tsysinfo.n = opts->trailer_sysinfo_len;
 	res->recovered = sc.tmeta.p == NULL;
 	res->torn = rd.torn;
-	r = load_strings(&rd, sc.strings_end, &st);
+	memset(st, 0, sizeof(st));
+	for (unsigned i = 0; i < sc.nseg && r == 0; i++) {
+		r = load_strings(&rd, &sc, i, &st[i]);
+	}
 	char *buf = isc_map(OUT_BUF);
 	if (r == 0 && buf == NULL) {
 		r = -ENOMEM;
 	}
 	if (r == 0) {
 		isc_json_init(&j, buf, OUT_BUF, isc_json_sink_fd, &out_fd);
-		r = write_trace(&rd, &j, &sc, &st, opts, res);
+		r = write_trace(&rd, &j, &sc, st, opts, res);
 		res->bytes = j.written;
 	}
 	isc_unmap(buf, OUT_BUF);
-	isc_unmap((void *)st.base, st.size);
+	for (unsigned i = 0; i < sc.nseg; i++) {
+		isc_unmap((void *)st[i].base, st[i].size);
+	}
 	isc_spill_reader_close(&rd);
 	return r;
 }

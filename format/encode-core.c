@@ -21,6 +21,7 @@ unsigned isc_encode_scope(struct isc_enc *e, const struct isc_event *r, unsigned
 		s->event_index = e->next_id;
 		s->name = r->name;
 		s->tid = r->tid;
+		s->segment = e->segment;
 	}
 	isc_enc_begin(e, ISC_TYPE_CPU_CALL, r->name, r);
 	isc_json_kv_int(j, ISC_KEY_CPU_ID, p->cpu);

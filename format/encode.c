@@ -41,6 +41,9 @@ void isc_enc_begin_named(struct isc_enc *e, const char *type, const char *name, 
 	isc_json_key(j, ISC_KEY_METADATA);
 	isc_json_begin_object(j);
 	isc_json_kv_uint(j, ISC_KEY_THREAD_ID, r->tid);
+	if (e->tag_segment) {
+		isc_json_kv_uint(j, ISC_KEY_EXEC_SEGMENT, e->segment);
+	}
 }
 
 void isc_enc_begin(struct isc_enc *e, const char *type, uint32_t name_id, const struct isc_event *r)

@@ -38,13 +38,17 @@ struct isc_scope_rec {
 	uint64_t event_index;
 	uint32_t name;
 	uint32_t tid;
+	uint32_t segment; /* exec segment: whose string table names it */
 };
 
 struct isc_enc {
 	struct isc_json *j;
-	const struct isc_strings *strings;
-	uint64_t next_id;      /* id of the next event written */
-	struct isc_vec scopes; /* struct isc_scope_rec, for relationships.scopes */
+	const struct isc_strings *strings;  /* the current segment's */
+	const struct isc_strings *segments; /* every segment's, for relationships.scopes */
+	uint32_t segment;		    /* exec segment of the records being encoded */
+	bool tag_segment;		    /* an earlier image: events say exec_segment */
+	uint64_t next_id;		    /* id of the next event written */
+	struct isc_vec scopes;		    /* struct isc_scope_rec, for relationships.scopes */
 	isc_resolve_fn resolve;
 	void *resolve_ctx;
 	uint64_t skipped;		/* records not understood (torn, unknown kind) */

@@ -12,11 +12,13 @@
 
 #include "format/record.h"
 
-/* Our descriptors live above the low numbers that programs and shell scripts use by
- * number (dup2 onto 3..9, fd 3 handed to a child), but inside the 64 slots a process
- * starts with: a higher one makes the kernel grow the descriptor table, which in a
- * multi-threaded process waits for an RCU grace period (~15 ms here). A program that
- * still closes or reuses ours is caught by check_fd(). */
+/* A spill file's descriptor is open only while a sync writes (isc_spill_release()
+ * closes it after the collector's tick), so the program never sees it in steady
+ * state. While open it lives above the low numbers that programs and shell scripts
+ * use by number (dup2 onto 3..9, fd 3 handed to a child), but inside the 64 slots a
+ * process starts with: a higher one makes the kernel grow the descriptor table, which
+ * in a multi-threaded process waits for an RCU grace period (~15 ms here). A program
+ * that still closes or reuses it meanwhile is caught by check_fd(). */
 #define ISC_FD_FLOOR 32
 
 static int move_high(int fd)
@@ -56,6 +58,7 @@ static int remember(struct isc_spill *s)
 }
 
 static int write_header(struct isc_spill *s, uint64_t pid, uint64_t start_ns);
+static int check_fd(struct isc_spill *s);
 
 int isc_spill_create(struct isc_spill *s, const char *path, uint64_t pid, uint64_t start_ns)
 {
@@ -80,12 +83,65 @@ int isc_spill_create(struct isc_spill *s, const char *path, uint64_t pid, uint64
 		return -errno;
 	}
 	s->fd = move_high(fd);
+	s->transient = true;
 	int r = remember(s);
 	if (r < 0) {
 		isc_spill_close(s);
 		return r;
 	}
 	return write_header(s, pid, start_ns);
+}
+
+int isc_spill_append(struct isc_spill *s, const char *path, uint64_t pid)
+{
+	struct isc_spill_header h;
+	struct stat st;
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	size_t n = strlen(path);
+	if (n >= sizeof(s->path)) {
+		return -ENAMETOOLONG;
+	}
+	memcpy(s->path, path, n + 1);
+	int fd = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		return -errno;
+	}
+	int r = 0;
+	if (fstat(fd, &st) != 0) {
+		r = -errno;
+	} else if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+		   (size_t)st.st_size < sizeof(h) || pread(fd, &h, sizeof(h), 0) != sizeof(h) ||
+		   !isc_spill_detect(h.magic, 8) || h.version != ISC_SPILL_VERSION ||
+		   h.record_size != sizeof(struct isc_event) || h.pid != pid) {
+		r = -EINVAL; /* not the spill our earlier image left for us */
+	}
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	s->fd = move_high(fd);
+	s->transient = true;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+int isc_spill_truncate(struct isc_spill *s, uint64_t size)
+{
+	if (!s->transient || size > s->size) {
+		return -EINVAL;
+	}
+	int r = check_fd(s);
+	if (r == 0 && ftruncate(s->fd, (off_t)size) != 0) {
+		r = -errno;
+	}
+	if (r == 0) {
+		s->size = size;
+	}
+	isc_spill_release(s);
+	return r;
 }
 
 int isc_spill_create_memfd(struct isc_spill *s, uint64_t pid, uint64_t start_ns)
@@ -160,6 +216,9 @@ static int check_fd(struct isc_spill *s)
 	if (s->fd >= 0 && fstat(s->fd, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino) {
 		return 0;
 	}
+	if (!s->transient) {
+		return -EBADF; /* an in-memory spill cannot be reopened: its only name was the fd */
+	}
 	int fd = open(s->path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		return -errno;
@@ -183,10 +242,19 @@ int isc_spill_sync(struct isc_spill *s)
 	}
 	int r = check_fd(s);
 	int i = 0;
+	bool retried = false;
 	while (r == 0 && i < s->niov) {
 		ssize_t n = writev(s->fd, s->iov + i, s->niov - i);
 		if (n < 0) {
 			if (errno == EINTR) {
+				continue;
+			}
+			if (errno == EBADF && !retried && s->transient) {
+				/* another thread of the program closed it between the check and
+				 * the write (nothing was written): reopen once */
+				retried = true;
+				s->fd = -1;
+				r = check_fd(s);
 				continue;
 			}
 			r = -errno;
@@ -209,6 +277,19 @@ int isc_spill_sync(struct isc_spill *s)
 		s->err = r;
 	}
 	return r;
+}
+
+int isc_spill_acquire(struct isc_spill *s)
+{
+	return s->err ? s->err : check_fd(s);
+}
+
+void isc_spill_release(struct isc_spill *s)
+{
+	if (s->transient && s->fd >= 0) {
+		close(s->fd);
+		s->fd = -1;
+	}
 }
 
 void isc_spill_close(struct isc_spill *s)

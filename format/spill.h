@@ -26,7 +26,10 @@ enum isc_spill_block_type {
 	ISC_BLK_SYSINFO = 2, /* JSON object: system_info fields known at start */
 	ISC_BLK_STRINGS = 3, /* uint64 arena offset, then string-table entries */
 	ISC_BLK_EVENTS = 4,  /* struct isc_spill_events, then records */
-	ISC_BLK__MAX = ISC_BLK_EVENTS,
+	/* JSON object: an image that exec'd, written just before its exec; the next
+	 * image's META block starts the next segment of the same process */
+	ISC_BLK_SEGMENT = 5,
+	ISC_BLK__MAX = ISC_BLK_SEGMENT,
 };
 
 struct isc_spill_header {
@@ -57,7 +60,8 @@ _Static_assert(sizeof(struct isc_spill_block) == 16, "block header");
 #define ISC_SPILL_IOV 64
 
 struct isc_spill {
-	int fd;
+	int fd;		/* -1 between syncs of a file (see isc_spill_release()) */
+	bool transient; /* a file, reopened by path for each sync; false: a memfd */
 	dev_t dev;
 	ino_t ino;
 	int err;	       /* first error, sticky (negative errno) */
@@ -74,7 +78,14 @@ struct isc_spill {
 
 /* Creates path (O_EXCL|O_NOFOLLOW, 0600) and writes the file header. 0 or -errno. */
 int isc_spill_create(struct isc_spill *s, const char *path, uint64_t pid, uint64_t start_ns);
-/* The same in memory (memfd), when no file can be created anywhere. */
+/* Opens the spill that an earlier image of this process (pid, same header) left at
+ * path before it exec'd us, to append this image's segment. 0, -EINVAL (not that
+ * spill) or -errno. */
+int isc_spill_append(struct isc_spill *s, const char *path, uint64_t pid);
+/* Cuts the file back to size bytes (what a failed exec appended). 0 or -errno. */
+int isc_spill_truncate(struct isc_spill *s, uint64_t size);
+/* The same in memory (memfd), when no file can be created anywhere. The memfd stays
+ * open: it has no other name. */
 int isc_spill_create_memfd(struct isc_spill *s, uint64_t pid, uint64_t start_ns);
 /* Queues a block made of two parts (either may be empty); the memory must stay
  * valid until isc_spill_sync(). Syncs by itself when the queue is full. */
@@ -83,6 +94,15 @@ int isc_spill_queue(struct isc_spill *s, uint32_t type, const void *a, size_t an
 /* Writes what is queued. Checks first that the descriptor is still ours: a program
  * may close or reuse descriptors it did not open; then the file is reopened by name. */
 int isc_spill_sync(struct isc_spill *s);
+/* Opens (or checks) the descriptor before a batch of syncs: 0, or -errno when the file
+ * cannot be opened now (EMFILE: the program uses every descriptor it may have), and
+ * the caller keeps its records for a later try. */
+int isc_spill_acquire(struct isc_spill *s);
+/* Closes a file spill's descriptor until the next sync opens it again by path (and
+ * checks it is still the same file): called after each collector tick and after
+ * every write outside it, so that no descriptor of ours stays where the program can
+ * see, close, inherit or reuse it. A memfd spill stays open. */
+void isc_spill_release(struct isc_spill *s);
 void isc_spill_close(struct isc_spill *s);
 
 /* ---- reading ---- */

@@ -53,6 +53,8 @@
 #define ISC_KEY_EVENT_ID "event_id"
 #define ISC_KEY_EVENT_INDEX "event_index"
 #define ISC_KEY_EVENTS "events"
+#define ISC_KEY_EXEC_CHAIN "exec_chain"
+#define ISC_KEY_EXEC_SEGMENT "exec_segment"
 #define ISC_KEY_FD "fd"
 #define ISC_KEY_FORMAT_VERSION "format_version"
 #define ISC_KEY_GRAPH_ID "graph_id"

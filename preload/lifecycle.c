@@ -31,6 +31,10 @@ _Atomic uint64_t isc_id_counter;
 
 static _Atomic int init_state; /* 0 none, 1 running, 2 done */
 static _Atomic bool flushed;
+/* Set by the exec hook for the flush it asks: the next image records, so the spill
+ * is handed over to it (a segment of one trace) instead of written as a trace. */
+static bool exec_hand_over;
+static bool handed_over;
 
 /* Recording is live between the end of init and the flush (core/capture.c). */
 static void set_live(void)
@@ -257,7 +261,15 @@ bool isc_lifecycle_flush(const char *reason)
 		return false;
 	}
 	bool exec = strcmp(reason, "exec") == 0;
-	if ((isc_session.is_root && !exec) || isc_session_did_work()) {
+	handed_over = false;
+	if (exec && exec_hand_over) {
+		isc_collector_spill(true);
+		handed_over = isc_session_end_segment() == 0;
+		wrote = handed_over;
+	}
+	if (handed_over) {
+		/* the next image writes the trace of the chain */
+	} else if (isc_session.is_root || isc_session_did_work()) {
 		isc_collector_spill(true);
 		wrote = isc_session_finish(reason) == 0;
 	} else if (isc_session.spill_open) {
@@ -374,7 +386,7 @@ static bool can_exec(const char *file, bool search)
 
 /* envp plus INFERSCOPE_EXEC_SEQ for the image that replaces us (mmap'd: no malloc
  * between the flush and the exec). */
-static char **env_with_seq(char *const envp[], size_t *bytes)
+static char **env_with_seq(char *const envp[], bool over, size_t *bytes)
 {
 	size_t n = 0;
 	while (envp && envp[n]) {
@@ -391,7 +403,7 @@ static char **env_with_seq(char *const envp[], size_t *bytes)
 			out[k++] = envp[i];
 		}
 	}
-	out[k++] = (char *)isc_session_exec_env();
+	out[k++] = (char *)isc_session_exec_env(over);
 	out[k] = NULL;
 	return out;
 }
@@ -408,10 +420,13 @@ static int do_exec(enum exec_kind kind, const char *file, int fd, char *const ar
 	bool wrote = false;
 	if (mine &&
 	    (kind == EXEC_FD ? fcntl(fd, F_GETFD) >= 0 : can_exec(file, kind == EXEC_SEARCH))) {
+		exec_hand_over = isc_session_next_image_records(envp);
 		wrote = isc_lifecycle_flush("exec");
+		exec_hand_over = false;
 	}
+	bool over = wrote && handed_over;
 	size_t bytes = 0;
-	char **env = wrote ? env_with_seq(envp, &bytes) : NULL;
+	char **env = wrote ? env_with_seq(envp, over, &bytes) : NULL;
 	char *const *use = env ? env : envp;
 	int r;
 	if (kind == EXEC_FD) {
@@ -428,7 +443,9 @@ static int do_exec(enum exec_kind kind, const char *file, int fd, char *const ar
 	}
 	if (mine && atomic_load(&flushed)) {
 		isc_tls_guard++;
-		if (wrote) {
+		if (over) {
+			isc_session_segment_resumed();
+		} else if (wrote) {
 			isc_session_after_failed_exec();
 		}
 		atomic_store(&flushed, false);

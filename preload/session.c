@@ -8,8 +8,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "preload/core/buffer.h"
@@ -18,20 +16,21 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "preload/hooks/host/host.h"
+#include "preload/core/ids.h"
 #include "preload/core/intern.h"
-#include "isc-config.h"
 #include "common/log.h"
 #include "preload/core/procfs.h"
 #include "preload/scope.h"
 #include "preload/trailer.h"
 #include "format/scratch.h"
 #include "format/convert.h"
-#include "format/vocab.h"
 #include "preload/samplers/cpu-sampler.h"
 
 struct isc_session isc_session;
 
-static char exec_env[64];
+static char exec_env[96];
+
+static void open_scopes(struct isc_vec *v, uint64_t now);
 
 /* ---- paths ---- */
 
@@ -130,11 +129,24 @@ void isc_session_init(void)
 		setenv("INFERSCOPE_ROOT_PID", buf, 1);
 	}
 	s->is_root = s->root_pid == s->pid;
-	/* "<pid>:<n>": set by our exec hook for the image that replaces us */
+	/* "<pid>:<n>:<segment>:<next id>:<work>": set by our exec hook for the image
+	 * that replaces us (a variable inherited from another process has another pid) */
 	const char *seq = getenv("INFERSCOPE_EXEC_SEQ");
-	char *colon;
-	if (seq && strtol(seq, &colon, 10) == s->pid && *colon == ':') {
-		s->exec_seq = (unsigned)strtoul(colon + 1, NULL, 10);
+	char *p;
+	if (seq && strtol(seq, &p, 10) == s->pid && *p == ':') {
+		s->exec_seq = (unsigned)strtoul(p + 1, &p, 10);
+		if (*p == ':') {
+			s->segment = (unsigned)strtoul(p + 1, &p, 10);
+		}
+		if (*p == ':') {
+			/* ids (scopes, correlation) go on where the earlier image stopped:
+			 * one trace, no id twice */
+			uint64_t next = strtoull(p + 1, &p, 10);
+			if (next > atomic_load(&isc_id_counter)) {
+				atomic_store(&isc_id_counter, next);
+			}
+		}
+		s->chain_work = *p == ':' && p[1] == '1';
 	}
 	resolve_output();
 	make_paths();
@@ -150,6 +162,8 @@ void isc_session_reset_after_fork(void)
 	s->ppid = getppid();
 	s->is_root = false;
 	s->exec_seq = 0;
+	s->segment = 0;
+	s->chain_work = false;
 	s->snapshot_seq = 0;
 	s->start_ns = isc_now();
 	make_paths();
@@ -164,11 +178,90 @@ void isc_session_after_failed_exec(void)
 	make_paths();
 }
 
-const char *isc_session_exec_env(void)
+const char *isc_session_exec_env(bool handed_over)
 {
-	isc_fmt(exec_env, sizeof(exec_env), "INFERSCOPE_EXEC_SEQ=%d:%u", isc_session.pid,
-		isc_session.exec_seq + 1);
+	struct isc_session *s = &isc_session;
+	if (handed_over) {
+		isc_fmt(exec_env, sizeof(exec_env), "INFERSCOPE_EXEC_SEQ=%d:%u:%u:%llu:%d", s->pid,
+			s->exec_seq, s->segment + 1,
+			(unsigned long long)atomic_load(&isc_id_counter) + 1,
+			isc_session_did_work() ? 1 : 0);
+	} else {
+		isc_fmt(exec_env, sizeof(exec_env), "INFERSCOPE_EXEC_SEQ=%d:%u", s->pid,
+			s->exec_seq + 1);
+	}
 	return exec_env;
+}
+
+static const char *lib_name(void)
+{
+	static char name[NAME_MAX + 1];
+	Dl_info info;
+	if (name[0] == '\0' && dladdr((void *)lib_name, &info) != 0 && info.dli_fname) {
+		const char *slash = strrchr(info.dli_fname, '/');
+		isc_fmt(name, sizeof(name), "%s", slash ? slash + 1 : info.dli_fname);
+	}
+	return name[0] ? name : "libinferscope.so";
+}
+
+static const char *env_get(char *const envp[], const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; envp && envp[i]; i++) {
+		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=') {
+			return envp[i] + n + 1;
+		}
+	}
+	return NULL;
+}
+
+bool isc_session_next_image_records(char *const envp[])
+{
+	const char *preload = env_get(envp, "LD_PRELOAD");
+	const char *enable = env_get(envp, "INFERSCOPE_ENABLE");
+	bool on = true;
+	if (enable && isc_parse_bool(enable, &on) && !on) {
+		return false;
+	}
+	return preload && strstr(preload, lib_name()) != NULL;
+}
+
+int isc_session_end_segment(void)
+{
+	struct isc_session *s = &isc_session;
+	struct isc_spill *sp = isc_session_spill();
+	struct isc_vec seg, scopes;
+	uint64_t now = isc_now();
+	int r = sp ? isc_spill_sync(sp) : -EIO;
+	if (r < 0 || strncmp(sp->path, "/proc/", 6) == 0) {
+		return r < 0 ? r : -EXDEV; /* an in-memory spill cannot outlive the image */
+	}
+	s->segment_mark = sp->size;
+	open_scopes(&scopes, now);
+	static struct isc_spill_events hdr; /* the queue keeps a pointer until the sync */
+	hdr.count = (uint32_t)scopes.len;
+	if (scopes.len > 0) {
+		isc_spill_queue(sp, ISC_BLK_EVENTS, &hdr, sizeof(hdr), scopes.data,
+				scopes.len * sizeof(struct isc_event));
+	}
+	if (isc_trailer_segment(&seg, now)) {
+		isc_spill_queue(sp, ISC_BLK_SEGMENT, seg.data, seg.len, NULL, 0);
+	}
+	r = isc_spill_sync(sp);
+	isc_vec_finish(&seg);
+	isc_vec_finish(&scopes);
+	isc_spill_close(sp);
+	return r;
+}
+
+void isc_session_segment_resumed(void)
+{
+	struct isc_session *s = &isc_session;
+	/* still our file (by name, dev and inode): drop the SEGMENT block */
+	if (isc_spill_truncate(&s->spill, s->segment_mark) < 0) {
+		isc_error("exec failed and the spill cannot be cut back: this image's later events "
+			  "are recorded as a segment of their own");
+	}
 }
 
 /* CPU time that makes a descendant with host events only worth a file. */
@@ -190,6 +283,9 @@ bool isc_session_did_work(void)
 	if (getrusage(RUSAGE_SELF, &ru) != 0) {
 		return false;
 	}
+	if (isc_session.chain_work) {
+		return true; /* an earlier image of this process did */
+	}
 	uint64_t ns = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
 		      ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
 	return ns >= WORK_CPU_NS;
@@ -204,7 +300,14 @@ struct isc_spill *isc_session_spill(void)
 	if (s->spill_failed) {
 		return NULL;
 	}
-	int r = isc_spill_create(&s->spill, s->spill_path, (uint64_t)s->pid, s->start_ns);
+	int r = -ENOENT;
+	if (s->segment > 0) {
+		/* the spill an earlier image left us: our META block starts our segment */
+		r = isc_spill_append(&s->spill, s->spill_path, (uint64_t)s->pid);
+	}
+	if (r < 0) {
+		r = isc_spill_create(&s->spill, s->spill_path, (uint64_t)s->pid, s->start_ns);
+	}
 	if (r < 0) {
 		isc_error("cannot create %s (%s): keeping the spill in memory", s->spill_path,
 			  strerror(-r));
@@ -320,6 +423,7 @@ int isc_session_finish(const char *end_reason)
 		isc_error("the trace of this process is lost: no spill could be written");
 		return -EIO;
 	}
+	isc_spill_release(sp); /* the converter opens it again: one descriptor less at once */
 	int r = write_trace_file(s->trace_path, end_reason, NULL, &res);
 	if (r < 0) {
 		isc_error("cannot write %s (%s); %s", s->trace_path, strerror(-r),

@@ -5,9 +5,16 @@
  *
  * Naming (never clobber): the process the user started (the first traced process,
  * whose pid is passed down in INFERSCOPE_ROOT_PID) writes INFERSCOPE_OUTPUT; every
- * descendant that recorded something writes <stem>.<pid>.json beside it; an image
- * that replaced a process which already wrote its trace (exec) adds .<n>. The spill
- * is <stem>.<pid>[.<n>].spill. Relative paths are resolved against the working
+ * descendant that recorded something writes <stem>.<pid>.json beside it. The spill
+ * is <stem>.<pid>[.<n>].spill.
+ *
+ * Exec chains (a shim, env, sh -c 'exec ...' replacing itself with the program): an
+ * image that execs into a preloaded image writes no trace. It appends its records and
+ * a SEGMENT block to the spill and leaves the file to the next image, which appends
+ * its own segment; the last image writes the trace of the whole chain under the name
+ * the first would have used (docs/trace-format.md, "Exec chains"). Only an image that
+ * execs into something that will not record (no preload, INFERSCOPE_ENABLE=0) writes
+ * its trace at the exec; the next image, should it record after all, adds .<n>. Relative paths are resolved against the working
  * directory at start, so a chdir() later changes nothing. When the directory cannot
  * be written, both go to $TMPDIR (or /tmp), and stderr says so once.
  */
@@ -28,6 +35,9 @@ struct isc_session {
 	int root_pid;
 	bool is_root;
 	unsigned exec_seq;
+	unsigned segment;      /* images of this process before this one, in the spill */
+	bool chain_work;       /* one of them did work (isc_session_did_work) */
+	uint64_t segment_mark; /* spill size before our SEGMENT block: a failed exec cuts it */
 	unsigned snapshot_seq;
 	uint64_t start_ns;
 	uint64_t anchor_mono_ns;
@@ -48,6 +58,17 @@ void isc_session_reset_after_fork(void);
 /* exec failed after the trace was written: go on under the next exec sequence. */
 void isc_session_after_failed_exec(void);
 
+/* Would the image that envp starts record (our library in LD_PRELOAD, not disabled)?
+ * Then the spill is handed over to it instead of writing a trace. */
+bool isc_session_next_image_records(char *const envp[]);
+/* Before an exec into an image that records: the open scopes (unterminated) and a
+ * SEGMENT block describing this image go to the spill, left on disk for the next
+ * image. The caller has stopped the collector and spilled everything. 0 or -errno. */
+int isc_session_end_segment(void);
+/* The exec failed after isc_session_end_segment(): the spill is cut back and this
+ * image goes on recording into it. */
+void isc_session_segment_resumed(void);
+
 /* True when the process recorded something worth a file (descendants without
  * events - a shell that only forked and exec'd - write nothing; neither do those
  * with host-level events only: system calls and allocations). */
@@ -60,9 +81,10 @@ bool isc_session_did_work(void);
  */
 int isc_session_finish(const char *end_reason);
 
-/* The string the exec hooks put into a new image's environment
- * ("INFERSCOPE_EXEC_SEQ=<pid>:<n>"), after this image wrote its trace. */
-const char *isc_session_exec_env(void);
+/* The string the exec hooks put into a new image's environment:
+ * "INFERSCOPE_EXEC_SEQ=<pid>:<n>:<segment>:<next id>:<work>", after this image
+ * handed its spill over (handed_over) or wrote its trace. */
+const char *isc_session_exec_env(bool handed_over);
 
 /* The spill file, opened on first use with its start blocks (the collector's sink). */
 struct isc_spill *isc_session_spill(void);

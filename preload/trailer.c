@@ -552,7 +552,36 @@ static void trailer_sysinfo_json(struct isc_json *j, const struct end *e)
 	isc_json_end_object(j);
 }
 
+/* An image that execs: who it was, when, and what it lost (an exec_chain entry). */
+static void segment_json(struct isc_json *j, const struct end *e)
+{
+	struct isc_session *s = &isc_session;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	isc_json_begin_object(j);
+	isc_json_kv_uint(j, "segment", s->segment);
+	isc_json_kv_int(j, "pid", s->pid);
+	json_command_line(j);
+	isc_json_key(j, "executable");
+	isc_json_string_n(j, exe, n > 0 ? (size_t)n : 0);
+	isc_json_key(j, "start_us");
+	isc_json_ns_as_us(j, (int64_t)s->start_ns);
+	isc_json_key(j, "end_us");
+	isc_json_ns_as_us(j, (int64_t)e->ns);
+	isc_json_kv_string(j, "end_reason", e->reason);
+	json_dropped(j);
+	isc_json_end_object(j);
+}
+
 /* ---- entry points ---- */
+
+bool isc_trailer_segment(struct isc_vec *v, uint64_t end_ns)
+{
+	struct end e = { .ns = end_ns, .reason = "exec" };
+	isc_vec_init(v, 1);
+	return render(v, segment_json, &e);
+}
 
 bool isc_trailer_start(struct isc_vec *meta, struct isc_vec *sysinfo)
 {

@@ -18,5 +18,7 @@ bool isc_trailer_start(struct isc_vec *meta, struct isc_vec *sysinfo);
 /* Those known at the end, for the converter's trailer_meta and trailer_sysinfo. */
 bool isc_trailer_end(struct isc_vec *meta, struct isc_vec *sysinfo, uint64_t end_ns,
 		     const char *end_reason);
+/* The spill's SEGMENT block of an image that execs into the next image of the chain. */
+bool isc_trailer_segment(struct isc_vec *v, uint64_t end_ns);
 
 #endif /* ISC_TRAILER_H */

@@ -93,6 +93,9 @@ def run(exe, tests, jobs, preload, env_extra, workdir):
     if cases is None:
         cases = set()
         mods.add("(regrtest wrote no results: exit %d)" % p.returncode)
+        print("   regrtest %s wrote no results (exit %d); its last output:\n%s" %
+              ("with the preload" if preload else "without the preload", p.returncode,
+               (p.stdout + p.stderr)[-3000:]), flush=True)
     return cases, mods, p.stdout + p.stderr
 
 

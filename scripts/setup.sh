@@ -25,6 +25,8 @@ packages=(
 	libyajl-dev zlib1g-dev python3
 	libcriterion-dev libunwind8 python3-jsonschema
 	libjemalloc2 libtcmalloc-minimal4 clang-format
+	stress-ng libpython3.11-testsuite
+	libprotobuf-c-dev protobuf-c-compiler
 )
 
 missing=()

@@ -18,11 +18,17 @@ struct isc_analyze_opts {
 	bool window_explicit;
 	int64_t window_start, window_end; /* ns, when window_explicit */
 	const struct isc_thresholds *th;  /* NULL: defaults */
+	const char *const *what_if;	  /* --what-if questions (analyzer/causal/graph.h) */
+	size_t n_what_if;
+	bool one_rank; /* set by ranks.c for its per-rank analyses */
 };
 
 /* Returns 0, -EINVAL (diag set: e.g. no scope matched the window) or -ENOMEM. */
 int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		struct isc_analysis **out, struct isc_diag *d);
+/* Frees a result of isc_analyze (and what the extras hold); NULL is a no-op. */
+void isc_analysis_destroy(struct isc_analysis *a);
+
 /* Stages (analyze.c runs them in this order, then isc_rules_run of rules/rules.h). */
 int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts *o,
 			struct isc_analysis *a, struct isc_diag *d);
@@ -30,5 +36,10 @@ int isc_timeline_attribute(const struct isc_trace *t, struct isc_analysis *a);
 int isc_timeline_gpu(const struct isc_trace *t, struct isc_analysis *a);
 int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a);
 void isc_classify(const struct isc_trace *t, struct isc_analysis *a);
+/* The verdict from the critical path (verdict-path.c); false when there is no path to
+ * judge (no GPU timeline), and the shares decide. */
+bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, double *margin);
+/* Confidence factor for what the graph could not see, with evidence lines. */
+double isc_path_penalties(struct isc_analysis *a);
 
 #endif /* ISC_ANALYSIS_H */

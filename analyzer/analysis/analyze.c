@@ -7,6 +7,9 @@
 
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/rules/rules.h"
+#include "analyzer/causal/graph.h"
+#include "analyzer/analysis/extras.h"
+#include "analyzer/model/profile.h"
 
 static void data_quality(const struct isc_trace *t, struct isc_analysis *a)
 {
@@ -72,11 +75,22 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 	}
 	data_quality(t, a);
 	int r = isc_timeline_window(t, o, a, d);
+	if (r == 0) {
+		isc_window_extend(t, a);
+		r = isc_extras_prepare(t, a);
+	}
 	r = r == 0 ? stages(t, a) : r;
+	r = r == 0 ? isc_profile_build(t, a) : r;
+	r = r == 0 ? isc_causal_build(t, a) : r;
 	if (r == 0) {
 		isc_classify(t, a);
 		r = isc_rules_run(t, a);
 	}
+	if (r == 0 && o != NULL) {
+		r = isc_whatif_answer(t, a, o->what_if, o->n_what_if);
+	}
+	r = r == 0 ? isc_extras_run(t, o, a) : r;
+	r = r == 0 ? isc_rules_where(t, a) : r;
 	if (r < 0) {
 		if (r == -ENOMEM) {
 			isc_diag_set(d, "out of memory");
@@ -86,4 +100,23 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 	}
 	*out = a;
 	return 0;
+}
+
+void isc_analysis_destroy(struct isc_analysis *a)
+{
+	if (a == NULL) {
+		return;
+	}
+	free(a->streams);
+	free(a->hta);
+	for (int g = 0; g < ISC_SG__COUNT; g++) {
+		free(a->stats[g].rows);
+	}
+	free(a->scopes);
+	free(a->sugg);
+	isc_extras_destroy(a->extras);
+	isc_profile_destroy(a->prof);
+	isc_causal_destroy(a->causal);
+	isc_ivec_free(&a->host_active);
+	free(a);
 }

@@ -21,20 +21,6 @@
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/base/fmt.h"
 
-static void evidence(struct isc_verdict *v, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void evidence(struct isc_verdict *v, const char *fmt, ...)
-{
-	if (v->n_evidence >= ISC_MAX_EVIDENCE) {
-		return;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(v->evidence[v->n_evidence++], ISC_LINE, fmt, ap);
-	va_end(ap);
-}
-
 /* What fills the time the GPU does nothing: the largest host-side category. */
 static const char *host_cause(const struct isc_analysis *a)
 {
@@ -63,53 +49,60 @@ static void shares_evidence(const struct isc_trace *t, const struct isc_analysis
 	struct isc_verdict *v = (struct isc_verdict *)&a->verdict;
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN], b4[ISC_FMT_LEN];
 	double w = (double)(a->window.end - a->window.start);
-	evidence(v, "GPU compute covers %s of the %s window",
-		 isc_fmt_pct(b1, isc_share(a, a->cat_ns[ISC_CAT_GPU])), isc_fmt_dur(b2, w));
+	isc_verdict_evidence(v, "GPU compute covers %s of the %s window",
+			     isc_fmt_pct(b1, isc_share(a, a->cat_ns[ISC_CAT_GPU])),
+			     isc_fmt_dur(b2, w));
 	if (a->gpu_timeline) {
-		evidence(v,
-			 "GPU busy (kernels, copies, memsets) for %s of the window, host "
-			 "computing for %s",
-			 isc_fmt_pct(b1, isc_share(a, a->gpu_busy_ns)),
-			 isc_fmt_pct(b2, isc_share(a, a->host_busy_ns)));
+		isc_verdict_evidence(
+			v,
+			"GPU busy (kernels, copies, memsets) for %s of the window, host "
+			"computing for %s",
+			isc_fmt_pct(b1, isc_share(a, a->gpu_busy_ns)),
+			isc_fmt_pct(b2, isc_share(a, a->host_busy_ns)));
 	}
 	if (a->idle.gaps > 0) {
-		evidence(v,
-			 "GPU gaps between operations (HTA): host wait %s, kernel wait %s, "
-			 "other %s",
-			 isc_fmt_dur(b1, (double)a->idle.host_wait),
-			 isc_fmt_dur(b2, (double)a->idle.kernel_wait),
-			 isc_fmt_dur(b3, (double)a->idle.other));
+		isc_verdict_evidence(
+			v,
+			"GPU gaps between operations (HTA): host wait %s, kernel wait %s, "
+			"other %s",
+			isc_fmt_dur(b1, (double)a->idle.host_wait),
+			isc_fmt_dur(b2, (double)a->idle.kernel_wait),
+			isc_fmt_dur(b3, (double)a->idle.other));
 	}
 	if (a->cat_ns[ISC_CAT_CPU] > 0) {
 		const char *top = a->n_scopes > 0 && a->scopes[0].cpu > 0
 					  ? isc_trace_str(t, a->scopes[0].name)
 					  : NULL;
-		evidence(v, "host computing with the GPU idle (cpu_preprocessing): %s%s%s%s%s",
-			 isc_fmt_pct(b1, isc_share(a, a->cat_ns[ISC_CAT_CPU])),
-			 top ? ", most of it in scope '" : "", top ? top : "", top ? "' " : "",
-			 top ? isc_fmt_dur(b2, (double)a->scopes[0].cpu) : "");
+		isc_verdict_evidence(
+			v, "host computing with the GPU idle (cpu_preprocessing): %s%s%s%s%s",
+			isc_fmt_pct(b1, isc_share(a, a->cat_ns[ISC_CAT_CPU])),
+			top ? ", most of it in scope '" : "", top ? top : "", top ? "' " : "",
+			top ? isc_fmt_dur(b2, (double)a->scopes[0].cpu) : "");
 	}
 	if (a->cat_ns[ISC_CAT_FRAMEWORK] > 0) {
-		evidence(v, "host in CUDA runtime calls with the GPU idle (framework_overhead): %s",
-			 isc_fmt_pct(b1, isc_share(a, a->cat_ns[ISC_CAT_FRAMEWORK])));
+		isc_verdict_evidence(
+			v, "host in CUDA runtime calls with the GPU idle (framework_overhead): %s",
+			isc_fmt_pct(b1, isc_share(a, a->cat_ns[ISC_CAT_FRAMEWORK])));
 	}
 	int64_t copies = a->cat_ns[ISC_CAT_H2D] + a->cat_ns[ISC_CAT_D2H];
 	if (copies > 0) {
-		evidence(v,
-			 "copies alone on the GPU: %s (H2D %s, D2H %s), %s of copy time "
-			 "overlapped with kernels",
-			 isc_fmt_pct(b1, isc_share(a, copies)),
-			 isc_fmt_dur(b2, (double)a->cat_ns[ISC_CAT_H2D]),
-			 isc_fmt_dur(b3, (double)a->cat_ns[ISC_CAT_D2H]),
-			 isc_fmt_pct(b4, a->copy_union_ns > 0 ? (double)a->copy_overlap_ns /
-									(double)a->copy_union_ns
-							      : 0));
+		isc_verdict_evidence(
+			v,
+			"copies alone on the GPU: %s (H2D %s, D2H %s), %s of copy time "
+			"overlapped with kernels",
+			isc_fmt_pct(b1, isc_share(a, copies)),
+			isc_fmt_dur(b2, (double)a->cat_ns[ISC_CAT_H2D]),
+			isc_fmt_dur(b3, (double)a->cat_ns[ISC_CAT_D2H]),
+			isc_fmt_pct(b4, a->copy_union_ns > 0 ? (double)a->copy_overlap_ns /
+								       (double)a->copy_union_ns
+							     : 0));
 	}
 	int64_t io = a->waits.on_idle[ISC_SYS_IO] + a->waits.on_idle[ISC_SYS_NET] +
 		     a->waits.on_idle[ISC_SYS_FS];
 	if (io > 0) {
-		evidence(v, "host I/O waits with the GPU idle: %s (%s of the window)",
-			 isc_fmt_dur(b1, (double)io), isc_fmt_pct(b2, isc_share(a, io)));
+		isc_verdict_evidence(v, "host I/O waits with the GPU idle: %s (%s of the window)",
+				     isc_fmt_dur(b1, (double)io),
+				     isc_fmt_pct(b2, isc_share(a, io)));
 	}
 }
 
@@ -120,31 +113,33 @@ static double penalties(struct isc_analysis *a)
 	double f = 1.0;
 	if (!a->gpu_timeline && a->count[ISC_T_CUDA_API] > 0) {
 		f *= 0.5;
-		evidence(v, "no GPU timeline although the process called CUDA: GPU time is not "
-			    "measured (confidence halved)");
+		isc_verdict_evidence(
+			v, "no GPU timeline although the process called CUDA: GPU time is not "
+			   "measured (confidence halved)");
 	} else if (a->cupti_degraded) {
 		f *= 0.7;
-		evidence(v, "CUPTI was not fully active for every input (confidence lowered)");
+		isc_verdict_evidence(
+			v, "CUPTI was not fully active for every input (confidence lowered)");
 	}
 	if (a->dropped > 0) {
 		double frac = (double)a->dropped / (double)(a->dropped + a->events_total);
 		double lim = isc_thr(&a->th, ISC_THR_DROPPED_FRACTION);
 		f *= 1.0 - 0.5 * fmin(1.0, lim > 0 ? frac / lim : 1.0);
-		evidence(v, "%llu events were dropped (%s of all): confidence lowered",
-			 (unsigned long long)a->dropped, isc_fmt_pct(b1, frac));
+		isc_verdict_evidence(v, "%llu events were dropped (%s of all): confidence lowered",
+				     (unsigned long long)a->dropped, isc_fmt_pct(b1, frac));
 	}
 	double w = (double)(a->window.end - a->window.start);
 	double min_w = isc_thr(&a->th, ISC_THR_MIN_WINDOW_MS) * 1e6;
 	if (w < min_w) {
 		f *= 0.5 + 0.5 * w / min_w;
-		evidence(v, "the window is only %s (under %s): confidence lowered",
-			 isc_fmt_dur(b1, w), isc_fmt_dur(b2, min_w));
+		isc_verdict_evidence(v, "the window is only %s (under %s): confidence lowered",
+				     isc_fmt_dur(b1, w), isc_fmt_dur(b2, min_w));
 	}
 	if (a->incomplete) {
 		f *= 0.9;
-		evidence(v, "an input is incomplete (recovered or snapshot)");
+		isc_verdict_evidence(v, "an input is incomplete (recovered or snapshot)");
 	}
-	return f;
+	return f * isc_path_penalties(a);
 }
 
 static double host_max(const struct isc_analysis *a)
@@ -197,30 +192,36 @@ void isc_classify(const struct isc_trace *t, struct isc_analysis *a)
 	struct isc_verdict *v = &a->verdict;
 	memset(v, 0, sizeof(*v));
 	int64_t w = a->window.end - a->window.start;
+	/* CPU samples say what the host did between the calls a hook saw. */
 	uint64_t timed = a->count[ISC_T_SCOPE] + a->count[ISC_T_CPU_OP] + a->count[ISC_T_CUDA_API] +
-			 a->count[ISC_T_SYSCALL];
+			 a->count[ISC_T_SYSCALL] + a->count[ISC_T_CPU_SAMPLE];
 	for (unsigned k = ISC_T_KERNEL; k < ISC_T__COUNT; k++) {
 		timed += a->count[k];
 	}
 	if (w <= 0 || timed == 0) {
 		v->type = ISC_BOUND_UNKNOWN;
 		snprintf(v->cause, sizeof(v->cause), "no_data");
-		evidence(v, "nothing to judge: %s",
-			 w <= 0 ? "the window is empty"
-				: "no timed events (scopes, CUDA calls, GPU work or syscalls) in "
-				  "it");
+		isc_verdict_evidence(
+			v, "nothing to judge: %s",
+			w <= 0 ? "the window is empty"
+			       : "no timed events (scopes, CUDA calls, GPU work, syscalls or CPU "
+				 "samples) in "
+				 "it");
 		return;
 	}
 	double g = isc_share(a, a->cat_ns[ISC_CAT_GPU]);
 	double m = isc_share(a, a->cat_ns[ISC_CAT_H2D] + a->cat_ns[ISC_CAT_D2H]);
 	double margin = 0;
-	decide(a, g, m, 1.0 - g - m, &margin);
+	if (!isc_verdict_from_path(t, a, &margin)) {
+		decide(a, g, m, 1.0 - g - m, &margin);
+	}
 	shares_evidence(t, a);
 	double c = 0.5 + 0.5 * fmin(1.0, fmax(0.0, margin) / 0.25);
 	if (strcmp(v->cause, "idle") == 0) {
 		c *= 0.8;
-		evidence(v, "most of the host-side time is untraced idle: the host waits on "
-			    "something no hook saw");
+		isc_verdict_evidence(
+			v, "most of the host-side time is untraced idle: the host waits on "
+			   "something no hook saw");
 	}
 	c *= penalties(a);
 	v->confidence = round(fmin(1.0, fmax(0.0, c)) * 100.0) / 100.0;

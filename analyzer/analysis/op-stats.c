@@ -94,20 +94,11 @@ static int cmp_row(const void *x, const void *y, void *ctx)
 	return strcmp(isc_trace_str(t, a->name), isc_trace_str(t, b->name));
 }
 
-/*
- * Host events count where they start. In a trimmed window GPU work counts where the host
- * call that launched it starts: a step's kernels belong to the step even when the GPU
- * runs them after it ended, as HTA's per-iteration views and its trace diff count them.
- */
+/* Membership as window.c defines it. */
 static bool in_window(const struct isc_trace *t, const struct isc_analysis *a,
 		      const struct isc_ev *e)
 {
-	int64_t ts = e->ts;
-	if (a->window.trimmed && isc_type_is_gpu(e->type) && e->corr != 0) {
-		const struct isc_ev *launch = isc_trace_launch_of(t, e);
-		ts = launch != NULL ? launch->ts : ts;
-	}
-	return ts >= a->window.start && ts <= a->window.end;
+	return isc_in_window(t, a, e);
 }
 
 /* Fills one group's rows from its slice of durations grouped by name. */

@@ -2,13 +2,16 @@
 /*
  * The GPU side, as Holistic Trace Analysis (HTA) defines it, so that our numbers can be
  * checked against theirs on the same Kineto trace:
- *  - temporal breakdown per device: from the first GPU event's start to the last one's
- *    end (synchronisation events included), idle = not covered by any GPU event,
- *    compute = covered by kernels other than NCCL ones, non-compute = the rest;
+ *  - temporal breakdown per device of each input (rank): from the first GPU event's
+ *    start to the last one's end (synchronisation events included, except records on no
+ *    stream, stream -1, which HTA's `stream != -1` filter leaves out), idle = not covered
+ *    by any GPU event, compute = covered by kernels other than NCCL ones, non-compute =
+ *    the rest;
  *  - idle time per stream, gap by gap (kernels, copies and memsets in start order): host
  *    wait when the call that launched the next operation started after the previous one
  *    ended, else kernel wait when the gap is shorter than 30 us, else other;
- *  - kernel launches: each GPU operation joined with its launch call (cudaLaunchKernel
+ *  - kernel launches: each launch call joined with the first GPU operation it caused
+ *    (a CUDA graph launch counts once, not once per node; cudaLaunchKernel
  *    family, cudaMemcpyAsync, cudaMemsetAsync): short kernels (call <= 50 us and GPU
  *    time below the call's), slow calls (> 50 us), launch delays (GPU start - call end)
  *    over 100 us.
@@ -36,7 +39,8 @@ static bool is_launch_call(const struct isc_trace *t, const struct isc_ev *api)
 static struct isc_stream_idle *stream_slot(struct isc_analysis *a, const struct isc_ev *e)
 {
 	for (size_t i = 0; i < a->n_streams; i++) {
-		if (a->streams[i].device == e->device && a->streams[i].stream == e->stream) {
+		if (a->streams[i].device == e->device && a->streams[i].stream == e->stream &&
+		    a->streams[i].input == e->input) {
 			return &a->streams[i];
 		}
 	}
@@ -45,6 +49,7 @@ static struct isc_stream_idle *stream_slot(struct isc_analysis *a, const struct 
 	}
 	struct isc_stream_idle *s = &a->streams[a->n_streams++];
 	memset(s, 0, sizeof(*s));
+	s->input = e->input;
 	s->device = e->device;
 	s->stream = e->stream;
 	return s;
@@ -81,9 +86,11 @@ static double median(int64_t *v, size_t n)
 	return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
 }
 
-/* One GPU operation: its gap on its stream, and its launch pair. */
+/* One GPU operation: its gap on its stream, and its launch pair. A call pairs with the
+ * first operation it caused only: a CUDA graph launch is one launch whatever the number
+ * of its nodes, which all carry its correlation id. */
 static int gpu_op(const struct isc_trace *t, struct isc_analysis *a, const struct isc_ev *e,
-		  int64_t *prev_end, bool has_prev, struct launch_acc *acc)
+		  int64_t *prev_end, bool has_prev, struct launch_acc *acc, uint8_t *paired)
 {
 	const int64_t kw = (int64_t)(isc_thr(&a->th, ISC_THR_KERNEL_WAIT_US) * 1000.0);
 	const int64_t rt = (int64_t)(isc_thr(&a->th, ISC_THR_LAUNCH_RUNTIME_US) * 1000.0);
@@ -92,7 +99,10 @@ static int gpu_op(const struct isc_trace *t, struct isc_analysis *a, const struc
 	int64_t gap = has_prev ? e->ts - *prev_end : 0;
 	bool host_wait = has_prev && api != NULL && api->ts > *prev_end;
 	bool kernel_wait = has_prev && !host_wait && gap < kw;
-	if (api != NULL && is_launch_call(t, api)) {
+	size_t k = api != NULL ? (size_t)(api - t->ev) : 0;
+	bool first = api != NULL && !(paired[k >> 3] & (1u << (k & 7)));
+	if (first && is_launch_call(t, api)) {
+		paired[k >> 3] |= (uint8_t)(1u << (k & 7));
 		int64_t delay = e->ts - (api->ts + api->dur);
 		bool short_k = api->dur <= rt && e->dur < api->dur;
 		a->launch.short_kernels += short_k;
@@ -118,10 +128,11 @@ static int idle_and_launches(const struct isc_trace *t, struct isc_analysis *a)
 	struct launch_acc acc = { 0 };
 	int64_t *prev = NULL;
 	bool *has = NULL;
-	int r = 0;
+	uint8_t *paired = calloc(t->n / 8 + 1, 1);
+	int r = paired == NULL ? -ENOMEM : 0;
 	for (size_t i = 0; i < t->n && r >= 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
-		if (!is_gpu_op(e->type) || e->ts < a->window.start || e->ts > a->window.end) {
+		if (!is_gpu_op(e->type) || !isc_in_window(t, a, e)) {
 			continue;
 		}
 		size_t before = a->n_streams;
@@ -140,7 +151,7 @@ static int idle_and_launches(const struct isc_trace *t, struct isc_analysis *a)
 		}
 		size_t k = (size_t)(s - a->streams);
 		int64_t gap = has[k] ? e->ts - prev[k] : 0;
-		r = gpu_op(t, a, e, &prev[k], has[k], &acc);
+		r = gpu_op(t, a, e, &prev[k], has[k], &acc, paired);
 		has[k] = true;
 		s->ops++;
 		s->busy += e->dur;
@@ -165,11 +176,12 @@ static int idle_and_launches(const struct isc_trace *t, struct isc_analysis *a)
 	free(acc.delay);
 	free(prev);
 	free(has);
+	free(paired);
 	return r < 0 ? r : 0;
 }
 
-static int temporal_device(const struct isc_trace *t, struct isc_analysis *a, int16_t dev,
-			   const bool *nccl, struct isc_hta_temporal *out)
+static int temporal_device(const struct isc_trace *t, struct isc_analysis *a, uint16_t input,
+			   int16_t dev, const bool *nccl, struct isc_hta_temporal *out)
 {
 	struct isc_ivec all = { 0 }, comp = { 0 };
 	const int64_t ws = a->window.start, we = a->window.end;
@@ -178,7 +190,10 @@ static int temporal_device(const struct isc_trace *t, struct isc_analysis *a, in
 	int r = 0;
 	for (size_t i = 0; i < t->n && r == 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
-		if (!isc_type_is_gpu(e->type) || e->device != dev) {
+		/* HTA leaves records on no stream (stream -1) out of its GPU numbers. */
+		if (!isc_type_is_gpu(e->type) || e->device != dev || e->input != input ||
+		    (e->flags & ISC_F_NO_STREAM) ||
+		    (a->window.trimmed && !isc_in_window(t, a, e))) {
 			continue;
 		}
 		int64_t s = e->ts > ws ? e->ts : ws, en = e->ts + e->dur < we ? e->ts + e->dur : we;
@@ -194,6 +209,7 @@ static int temporal_device(const struct isc_trace *t, struct isc_analysis *a, in
 			r = isc_ivec_add_merge(&comp, s, en);
 		}
 	}
+	out->input = input;
 	out->device = dev;
 	out->span = any ? last - first : 0;
 	out->idle = out->span - isc_ivec_total(&all);
@@ -222,7 +238,7 @@ static int temporal(const struct isc_trace *t, struct isc_analysis *a)
 		}
 		bool known = false;
 		for (size_t k = 0; k < a->n_hta && !known; k++) {
-			known = a->hta[k].device == e->device;
+			known = a->hta[k].device == e->device && a->hta[k].input == e->input;
 		}
 		if (known) {
 			continue;
@@ -232,9 +248,16 @@ static int temporal(const struct isc_trace *t, struct isc_analysis *a)
 			break;
 		}
 		memset(&a->hta[a->n_hta], 0, sizeof(a->hta[0]));
-		r = temporal_device(t, a, e->device, nccl, &a->hta[a->n_hta]);
-		a->n_hta += a->hta[a->n_hta].span > 0 || r != 0;
+		r = temporal_device(t, a, e->input, e->device, nccl, &a->hta[a->n_hta]);
+		a->n_hta++; /* devices with a zero span are dropped below, once */
 	}
+	size_t kept = 0;
+	for (size_t k = 0; k < a->n_hta; k++) {
+		if (a->hta[k].span > 0) {
+			a->hta[kept++] = a->hta[k];
+		}
+	}
+	a->n_hta = kept;
 	free(nccl);
 	return r;
 }

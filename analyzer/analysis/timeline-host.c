@@ -79,7 +79,7 @@ static double at(const struct samples *s, int64_t t)
 
 static int gather(const struct isc_trace *t, const struct isc_analysis *a, struct thr *th)
 {
-	const int64_t ws = a->window.start, we = a->window.end;
+	const int64_t ws = a->window.start, we = a->window.host_end;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		if (e->thread >= t->n_threads) {
@@ -108,7 +108,7 @@ static int gather(const struct isc_trace *t, const struct isc_analysis *a, struc
 static int from_samples(struct thr *x, const struct isc_analysis *a)
 {
 	double util = isc_thr(&a->th, ISC_THR_CPU_BUSY_UTIL);
-	const int64_t ws = a->window.start, we = a->window.end;
+	const int64_t ws = a->window.start, we = a->window.host_end;
 	const struct samples *s = &x->cpu;
 	for (size_t i = 0; i + 1 < s->n; i++) {
 		int64_t dt = s->t[i + 1] - s->t[i];
@@ -185,7 +185,7 @@ struct scope_acc {
 static void emit(struct scope_acc *acc, uint32_t name, int64_t s, int64_t e)
 {
 	s = s > acc->a->window.start ? s : acc->a->window.start;
-	e = e < acc->a->window.end ? e : acc->a->window.end;
+	e = e < acc->a->window.host_end ? e : acc->a->window.host_end;
 	if (e > s) {
 		acc->by_name[name].self += e - s;
 		acc->by_name[name].cpu += isc_ivec_overlap(acc->cpu, s, e);
@@ -311,7 +311,7 @@ int isc_wait_times(const struct isc_trace *t, struct isc_analysis *a, const stru
 	if (on_idle == NULL) {
 		return -ENOMEM;
 	}
-	const int64_t ws = a->window.start, we = a->window.end;
+	const int64_t ws = a->window.start, we = a->window.host_end;
 	int64_t *any = calloc(ns, sizeof(*any));
 	bool *feeds = feeding_threads(t);
 	for (size_t i = 0; any != NULL && feeds != NULL && i < t->n; i++) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/analysis/extras.h"
 #include "analyzer/analysis/timeline.h"
 
 static bool name_matches(const char *name, const char *pattern)
@@ -131,8 +132,11 @@ static int examples(const struct isc_trace *t, struct isc_analysis *a)
 	const int64_t ws = a->window.start, we = a->window.end;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct isc_ev *e = &t->ev[i];
-		int64_t s = e->ts > ws ? e->ts : ws, en = e->ts + e->dur < we ? e->ts + e->dur : we;
-		if (en <= s) {
+		int64_t we_e = we < isc_window_end_of(a, e) ? we : isc_window_end_of(a, e);
+		int64_t s = e->ts > ws ? e->ts : ws,
+			en = e->ts + e->dur < we_e ? e->ts + e->dur : we_e;
+		if (en <= s ||
+		    (a->window.trimmed && isc_type_is_gpu(e->type) && !isc_in_window(t, a, e))) {
 			continue;
 		}
 		int slot = e->type == ISC_T_KERNEL     ? 0
@@ -154,14 +158,17 @@ static int examples(const struct isc_trace *t, struct isc_analysis *a)
 
 static int collect(const struct isc_trace *t, struct isc_analysis *a, struct isc_lanes *l)
 {
-	const int64_t ws = a->window.start, we = a->window.end;
+	const int64_t ws = a->window.start;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct isc_ev *e = &t->ev[i];
-		if (e->ts >= ws && e->ts <= we) {
-			a->count[e->type]++;
-		}
+		bool in = isc_in_window(t, a, e);
+		a->count[e->type] += in;
 		struct isc_ivec *lane = lane_of(l, e->type, e->sub);
-		if (lane != NULL && isc_ivec_add(lane, e->ts, e->ts + e->dur, ws, we) < 0) {
+		/* GPU work of a trimmed window is the work it launched (window.c), unclipped. */
+		if (lane == NULL || (a->window.trimmed && isc_type_is_gpu(e->type) && !in)) {
+			continue;
+		}
+		if (isc_ivec_add(lane, e->ts, e->ts + e->dur, ws, isc_window_end_of(a, e)) < 0) {
 			return -ENOMEM;
 		}
 	}
@@ -202,6 +209,9 @@ static int sweep(struct isc_analysis *a, struct isc_lanes *l)
 		}
 		enum isc_category c = active < 0 ? ISC_CAT_IDLE : cat[active];
 		a->cat_ns[c] += next - tnow;
+		if (isc_extras_segment(a, tnow, next, (int)c) < 0) {
+			return -ENOMEM;
+		}
 		if (c == ISC_CAT_CPU && isc_ivec_add_merge(&l->cpu, tnow, next) < 0) {
 			return -ENOMEM;
 		}

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "analyzer/model/model.h"
+#include "analyzer/base/hash.h"
+#include "format/vocab.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -7,7 +9,9 @@
 
 #include "analyzer/base/grow.h"
 #include "analyzer/base/sort.h"
+#include "analyzer/model/stacks.h"
 #include "analyzer/base/string-table.h"
+#include "analyzer/model/model-extra.h"
 
 struct isc_trace *isc_trace_create(void)
 {
@@ -34,7 +38,12 @@ void isc_trace_destroy(struct isc_trace *t)
 		free(t->inputs[i].dropped_by_kind.v);
 		free(t->inputs[i].agg_syscalls.v);
 		free(t->inputs[i].agg_cuda_api.v);
+		free(t->inputs[i].distributed_info);
+		free(t->inputs[i].device_properties);
+		free(t->inputs[i].unknown_cats.v);
+		isc_stacks_destroy(t->inputs[i].stacks);
 	}
+	isc_trace_extra_destroy(t->extra);
 	free(t->inputs);
 	free(t->ev);
 	free(t->threads);
@@ -84,18 +93,9 @@ int isc_trace_add_input(struct isc_trace *t, const char *path)
 		return -ENOMEM;
 	}
 	in->complete = -1;
+	in->rank = -1;
 	in->format = "unknown";
 	return (int)t->n_inputs++;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
 }
 
 static int grow_thread_slots(struct isc_trace *t)
@@ -107,7 +107,7 @@ static int grow_thread_slots(struct isc_trace *t)
 	}
 	for (size_t k = 0; k < t->n_threads; k++) {
 		const struct isc_thread_info *th = &t->threads[k];
-		size_t i = mix64((uint64_t)th->tid ^ ((uint64_t)th->input << 48)) & (cap - 1);
+		size_t i = isc_mix64((uint64_t)th->tid ^ ((uint64_t)th->input << 48)) & (cap - 1);
 		while (slots[i] != 0) {
 			i = (i + 1) & (cap - 1);
 		}
@@ -124,7 +124,7 @@ uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid)
 	if (t->thread_slots == NULL && grow_thread_slots(t) < 0) {
 		return UINT32_MAX;
 	}
-	size_t i = mix64((uint64_t)tid ^ ((uint64_t)input << 48)) & t->thread_slot_mask;
+	size_t i = isc_mix64((uint64_t)tid ^ ((uint64_t)input << 48)) & t->thread_slot_mask;
 	while (t->thread_slots[i] != 0) {
 		uint32_t k = t->thread_slots[i] - 1;
 		if (t->threads[k].tid == tid && t->threads[k].input == input) {
@@ -211,7 +211,7 @@ static int sort_events(struct isc_trace *t)
 
 static uint64_t corr_key(const struct isc_ev *e)
 {
-	return mix64(e->corr ^ ((uint64_t)e->input << 52));
+	return isc_mix64(e->corr ^ ((uint64_t)e->input << 52));
 }
 
 /* Direct tables for the inputs whose ids span at most four times their count. */
@@ -346,6 +346,7 @@ int isc_trace_finalize(struct isc_trace *t)
 			e->thread = api != NULL ? api->thread : UINT32_MAX;
 		}
 	}
+	isc_trace_extra_finalize(t);
 	t->finalized = true;
 	return 0;
 }
@@ -358,13 +359,14 @@ bool isc_type_is_gpu(unsigned type)
 const char *isc_type_name(unsigned type)
 {
 	static const char *const names[ISC_T__COUNT] = {
-		[ISC_T_SCOPE] = "cpu_call",	 [ISC_T_CPU_OP] = "cpu_op",
-		[ISC_T_INSTANT] = "instant",	 [ISC_T_SYSCALL] = "cpu_syscall",
-		[ISC_T_MEMORY] = "memory_event", [ISC_T_COUNTER] = "counter",
-		[ISC_T_CUDA_API] = "cuda_api",	 [ISC_T_KERNEL] = "gpu_kernel",
-		[ISC_T_H2D] = "h2d_copy",	 [ISC_T_D2H] = "d2h_copy",
-		[ISC_T_D2D] = "d2d_copy",	 [ISC_T_H2H] = "h2h_copy",
-		[ISC_T_MEMSET] = "gpu_memset",	 [ISC_T_GPU_SYNC] = "gpu_sync",
+		[ISC_T_SCOPE] = ISC_TYPE_CPU_CALL,	[ISC_T_CPU_OP] = "cpu_op",
+		[ISC_T_INSTANT] = ISC_TYPE_INSTANT,	[ISC_T_SYSCALL] = ISC_TYPE_CPU_SYSCALL,
+		[ISC_T_MEMORY] = ISC_TYPE_MEMORY_EVENT, [ISC_T_COUNTER] = ISC_TYPE_COUNTER,
+		[ISC_T_CUDA_API] = ISC_TYPE_CUDA_API,	[ISC_T_KERNEL] = ISC_TYPE_GPU_KERNEL,
+		[ISC_T_H2D] = ISC_TYPE_H2D_COPY,	[ISC_T_D2H] = ISC_TYPE_D2H_COPY,
+		[ISC_T_D2D] = ISC_TYPE_D2D_COPY,	[ISC_T_H2H] = ISC_TYPE_H2H_COPY,
+		[ISC_T_MEMSET] = ISC_TYPE_GPU_MEMSET,	[ISC_T_GPU_SYNC] = ISC_TYPE_GPU_SYNC,
+		[ISC_T_CPU_SAMPLE] = "cpu_sample",
 	};
 	return type < ISC_T__COUNT ? names[type] : "unknown";
 }

@@ -23,7 +23,8 @@ enum isc_ev_type {
 	ISC_T_MEMORY,
 	ISC_T_COUNTER,
 	ISC_T_CUDA_API,
-	ISC_T_KERNEL, /* first GPU-side type */
+	ISC_T_CPU_SAMPLE, /* a sampled stack: v.bytes = CPU time it stands for (ns) */
+	ISC_T_KERNEL,	  /* first GPU-side type */
 	ISC_T_H2D,
 	ISC_T_D2H,
 	ISC_T_D2D,
@@ -42,6 +43,8 @@ enum isc_ev_flag {
 	ISC_F_CUPTI = 1u << 5,		 /* cuda_api seen only by CUPTI */
 	ISC_F_GRAPH = 1u << 6,		 /* kernel launched from a CUDA graph */
 	ISC_F_PLACEHOLDER_END = 1u << 7, /* prototype cpu_call whose end is its start */
+	ISC_F_NO_STREAM = 1u << 8,	 /* GPU record on no stream (Kineto "stream": -1) */
+	ISC_F_STACK = 1u << 9,		 /* `stack` holds a stack id (never on kernels) */
 };
 
 /* Sub-kinds, one enum per type that needs one (isc_ev.sub). */
@@ -90,14 +93,18 @@ struct isc_ev {
 	uint32_t name;	 /* string id */
 	uint32_t thread; /* index into isc_trace.threads (host thread; GPU: launching one) */
 	int32_t stream;	 /* GPU stream, -1 for host-side events */
-	float occupancy; /* kernels: theoretical occupancy in [0, 1], < 0 unknown */
-	uint32_t aux;	 /* kernel: threads per block; cuda_api: return code; syscall: fd */
-	uint8_t type;	 /* enum isc_ev_type */
-	uint8_t sub;	 /* sub-kind of the type */
-	uint16_t flags;	 /* ISC_F_* */
-	int16_t device;	 /* GPU device, -1 unknown */
-	uint16_t input;	 /* index into isc_trace.inputs */
-	uint16_t depth;	 /* scopes: call depth */
+	union {
+		float occupancy; /* kernels: theoretical occupancy in [0, 1], < 0 unknown */
+		uint32_t stack;	 /* other types with ISC_F_STACK: id in the input's stacks
+				  * (stacks.h); kernels reach theirs through the launch */
+	};
+	uint32_t aux;	/* kernel: threads per block; cuda_api: return code; syscall: fd */
+	uint8_t type;	/* enum isc_ev_type */
+	uint8_t sub;	/* sub-kind of the type */
+	uint16_t flags; /* ISC_F_* */
+	int16_t device; /* GPU device, -1 unknown */
+	uint16_t input; /* index into isc_trace.inputs */
+	uint16_t depth; /* scopes: call depth */
 	uint16_t pad;
 };
 
@@ -154,9 +161,21 @@ struct isc_input {
 	uint64_t malloc_calls, malloc_frees, malloc_bytes, malloc_sampled;
 	struct isc_agg_list agg_syscalls;
 	struct isc_agg_list agg_cuda_api;
+	int rank; /* distributed rank (Kineto distributedInfo.rank), -1 unknown */
+	/* Kineto's top-level "distributedInfo" and "deviceProperties", verbatim JSON (NULL when
+	 * absent), so that the Chrome export hands them on to HTA. */
+	char *distributed_info, *device_properties;
+	/* Categories of complete events the reader does not model: count, total time, and in
+	 * bytes the number of those events that look like device work (model-extra.h). */
+	struct isc_agg_list unknown_cats;
+	struct isc_stacks *stacks; /* sampled stacks and their frames (stacks.h), or NULL */
+	double sample_hz;	   /* trace_metadata.sampling.cpu_hz, 0 when off or absent */
+	uint64_t samples_lost;	   /* trace_metadata.sampling.lost */
+	uint32_t sampling_python;  /* trace_metadata.sampling.python, string id */
 };
 
 struct isc_strtab;
+struct isc_stacks;
 
 /* Correlation ids are handed out by a counter: per input they are usually dense, and a
  * plain array indexed by id beats a hash table on millions of lookups. */
@@ -180,6 +199,7 @@ struct isc_trace {
 	size_t corr_slot_mask;
 	struct isc_corr_direct *corr_direct; /* per input, when its ids are dense */
 	bool finalized;
+	struct isc_trace_extra *extra; /* what only the export needs (model-extra.h), or NULL */
 };
 
 struct isc_trace *isc_trace_create(void);

@@ -2,28 +2,14 @@
 /* The analysis result's names, orders and lifetime (result.h). */
 #include "analyzer/model/result.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const enum isc_category isc_category_order[ISC_CAT__COUNT] = {
 	ISC_CAT_CPU, ISC_CAT_H2D, ISC_CAT_GPU, ISC_CAT_D2H, ISC_CAT_IDLE, ISC_CAT_FRAMEWORK,
 };
-
-void isc_analysis_destroy(struct isc_analysis *a)
-{
-	if (a == NULL) {
-		return;
-	}
-	free(a->streams);
-	free(a->hta);
-	for (int g = 0; g < ISC_SG__COUNT; g++) {
-		free(a->stats[g].rows);
-	}
-	free(a->scopes);
-	free(a->sugg);
-	isc_ivec_free(&a->host_active);
-	free(a);
-}
 
 const char *isc_category_name(enum isc_category c)
 {
@@ -77,4 +63,15 @@ void isc_top_names(const int64_t *by_name, size_t n, struct isc_named_ns *out, i
 			}
 		}
 	}
+}
+
+void isc_verdict_evidence(struct isc_verdict *v, const char *fmt, ...)
+{
+	if (v->n_evidence >= ISC_MAX_EVIDENCE) {
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->evidence[v->n_evidence++], ISC_LINE, fmt, ap);
+	va_end(ap);
 }

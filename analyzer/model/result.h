@@ -29,7 +29,7 @@ enum isc_category {
 
 #define ISC_EXAMPLES 3
 #define ISC_LINE 256
-#define ISC_MAX_EVIDENCE 8
+#define ISC_MAX_EVIDENCE 12
 #define ISC_PCTS 8
 #define ISC_HIST 20
 
@@ -38,13 +38,19 @@ struct isc_named_ns {
 	int64_t ns;
 };
 
+struct isc_causal;
+
 struct isc_window {
 	int64_t start, end;
+	int64_t host_end; /* trimmed end for host events; end also covers the GPU work
+			   * launched in the window (window.c) */
+	int64_t gpu_tail; /* end - host_end */
 	bool trimmed;
 	char how[160]; /* "whole trace", "scopes named X (12)", "--window" */
 };
 
 struct isc_stream_idle {
+	uint16_t input; /* ranks (inputs) with the same device id are different GPUs */
 	int16_t device;
 	int32_t stream;
 	uint64_t ops, gaps;
@@ -52,6 +58,7 @@ struct isc_stream_idle {
 };
 
 struct isc_hta_temporal {
+	uint16_t input;
 	int16_t device;
 	int64_t span, idle, compute, non_compute;
 };
@@ -124,6 +131,7 @@ struct isc_suggestion {
 	char evidence[ISC_SUGGESTION_EVIDENCE][ISC_LINE];
 	int n_evidence;
 	int table_order;
+	char where[ISC_LINE]; /* the code it means, from the stacks (rules/where.c), or "" */
 };
 
 /* Host waits by syscall category, and the part of them that left the GPU idle. */
@@ -133,6 +141,8 @@ struct isc_waits {
 	uint64_t count[8];
 	struct isc_named_ns top[8]; /* the name with the most time on idle, per category */
 };
+
+struct isc_profile;
 
 struct isc_analysis {
 	struct isc_thresholds th;
@@ -164,9 +174,10 @@ struct isc_analysis {
 	struct isc_verdict verdict;
 	struct isc_suggestion *sugg;
 	size_t n_sugg;
+	struct isc_causal *causal; /* dependency graph, critical path, what-ifs (causal/graph.h) */
+	struct isc_extras *extras; /* data quality, steps, ranks (extras.h) */
+	struct isc_profile *prof;  /* CPU samples by function (profile.h), NULL without */
 };
-
-void isc_analysis_destroy(struct isc_analysis *a);
 
 const char *isc_category_name(enum isc_category c);
 const char *isc_bound_name(enum isc_bound b);
@@ -177,5 +188,17 @@ extern const enum isc_category isc_category_order[ISC_CAT__COUNT];
 /* The k names with the most time (by_name[id], n ids) into out, largest first; ties go to
  * the smaller id. */
 void isc_top_names(const int64_t *by_name, size_t n, struct isc_named_ns *out, int k);
+
+/* Window membership (window.c: every stage asks the same question): host events by their start, GPU work in a trimmed window
+ * by the start of the call that launched it. */
+bool isc_in_window(const struct isc_trace *t, const struct isc_analysis *a, const struct isc_ev *e);
+/* Where an event's time is clipped: the window's end for GPU work, host_end otherwise. */
+int64_t isc_window_end_of(const struct isc_analysis *a, const struct isc_ev *e);
+/* Sets host_end and runs a trimmed window on to the end of the GPU work it launched. */
+void isc_window_extend(const struct isc_trace *t, struct isc_analysis *a);
+
+/* Appends an evidence line to the verdict (dropped past ISC_MAX_EVIDENCE). */
+void isc_verdict_evidence(struct isc_verdict *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 #endif /* ISC_RESULT_H */

@@ -103,6 +103,10 @@ static const struct isc_thr_def defs[ISC_THR__COUNT] = {
 				 "for this share of the window" },
 	[ISC_THR_DROPPED_FRACTION] = { "confidence.dropped_fraction", 0.10, 0, 1,
 				       "dropped events at this fraction halve the confidence" },
+	[ISC_THR_QUEUE_FULL_DEPTH] = { "launch.queue_full_depth", 64, 1, 1e9,
+				       "a slow launch that starts with at least this many "
+				       "operations in flight (and at least 90 % of the deepest "
+				       "queue seen) waits for a free slot of a full launch queue" },
 };
 
 const struct isc_thr_def *isc_thr_defs(void)

@@ -40,6 +40,7 @@ enum isc_thr {
 	ISC_THR_MALLOC_RATE,	       /* host.alloc-churn: host allocations per second */
 	ISC_THR_WAIT_SHARE,	       /* host.io-wait / host.lock-contention: share that fires */
 	ISC_THR_DROPPED_FRACTION,      /* data.dropped-events: fraction that halves confidence */
+	ISC_THR_QUEUE_FULL_DEPTH,      /* graph: launches in flight that make a full queue */
 	ISC_THR__COUNT
 };
 

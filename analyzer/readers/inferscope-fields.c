@@ -1,68 +1,76 @@
 /* SPDX-License-Identifier: MIT */
 #include "analyzer/readers/inferscope-fields.h"
+#include "format/vocab.h"
+
+#include "analyzer/model/model-extra.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "analyzer/model/stacks.h"
+
 const struct isc_keydef isc_isf_keys[K__COUNT] = {
-	{ "id", K_ID },
-	{ "type", K_TYPE },
-	{ "name", K_NAME },
-	{ "timestamp_start_us", K_TS_START },
+	{ ISC_KEY_ID, K_ID },
+	{ ISC_KEY_TYPE, K_TYPE },
+	{ ISC_KEY_NAME, K_NAME },
+	{ ISC_KEY_TIMESTAMP_START_US, K_TS_START },
 	{ "timestamp_us", K_TS },
-	{ "duration_us", K_DUR },
+	{ ISC_KEY_DURATION_US, K_DUR },
 	{ "timestamp_end_us", K_TS_END },
-	{ "metadata", K_METADATA },
-	{ "thread_id", K_THREAD_ID },
-	{ "cpu_id", K_CPU_ID },
-	{ "call_depth", K_CALL_DEPTH },
-	{ "scope_id", K_SCOPE_ID },
-	{ "parent_scope", K_PARENT_SCOPE },
-	{ "parent_scope_id", K_PARENT_SCOPE_ID },
-	{ "allocations_bytes", K_ALLOC_BYTES },
-	{ "source", K_SOURCE },
+	{ ISC_KEY_METADATA, K_METADATA },
+	{ ISC_KEY_THREAD_ID, K_THREAD_ID },
+	{ ISC_KEY_CPU_ID, K_CPU_ID },
+	{ ISC_KEY_CALL_DEPTH, K_CALL_DEPTH },
+	{ ISC_KEY_SCOPE_ID, K_SCOPE_ID },
+	{ ISC_KEY_PARENT_SCOPE, K_PARENT_SCOPE },
+	{ ISC_KEY_PARENT_SCOPE_ID, K_PARENT_SCOPE_ID },
+	{ ISC_KEY_ALLOCATIONS_BYTES, K_ALLOC_BYTES },
+	{ ISC_KEY_SOURCE, K_SOURCE },
 	{ "domain", K_DOMAIN },
-	{ "unterminated", K_UNTERMINATED },
-	{ "user_metadata", K_USER_METADATA },
-	{ "syscall_number", K_SYSCALL_NUMBER },
-	{ "fd", K_FD },
-	{ "target", K_TARGET },
-	{ "bytes", K_BYTES },
-	{ "return_value", K_RETURN_VALUE },
-	{ "errno", K_ERRNO },
-	{ "category", K_CATEGORY },
-	{ "stack", K_STACK },
-	{ "operation", K_OPERATION },
-	{ "ptr", K_PTR },
-	{ "weight", K_WEIGHT },
-	{ "numa_node", K_NUMA_NODE },
-	{ "numa_pages_migrated", K_NUMA_PAGES },
-	{ "value", K_VALUE },
-	{ "unit", K_UNIT },
-	{ "correlation_id", K_CORRELATION_ID },
-	{ "device_id", K_DEVICE_ID },
-	{ "stream_id", K_STREAM_ID },
-	{ "return_code", K_RETURN_CODE },
-	{ "blocked", K_BLOCKED },
-	{ "direction", K_DIRECTION },
-	{ "host_memory", K_HOST_MEMORY },
+	{ ISC_KEY_UNTERMINATED, K_UNTERMINATED },
+	{ ISC_KEY_USER_METADATA, K_USER_METADATA },
+	{ ISC_KEY_SYSCALL_NUMBER, K_SYSCALL_NUMBER },
+	{ ISC_KEY_FD, K_FD },
+	{ ISC_KEY_TARGET, K_TARGET },
+	{ ISC_KEY_BYTES, K_BYTES },
+	{ ISC_KEY_RETURN_VALUE, K_RETURN_VALUE },
+	{ ISC_KEY_ERRNO, K_ERRNO },
+	{ ISC_KEY_CATEGORY, K_CATEGORY },
+	{ ISC_KEY_STACK, K_STACK },
+	{ ISC_KEY_OPERATION, K_OPERATION },
+	{ ISC_KEY_PTR, K_PTR },
+	{ ISC_KEY_WEIGHT, K_WEIGHT },
+	{ ISC_KEY_NUMA_NODE, K_NUMA_NODE },
+	{ ISC_KEY_NUMA_PAGES_MIGRATED, K_NUMA_PAGES },
+	{ ISC_KEY_VALUE, K_VALUE },
+	{ ISC_KEY_UNIT, K_UNIT },
+	{ ISC_KEY_CORRELATION_ID, K_CORRELATION_ID },
+	{ ISC_KEY_DEVICE_ID, K_DEVICE_ID },
+	{ ISC_KEY_STREAM_ID, K_STREAM_ID },
+	{ ISC_KEY_RETURN_CODE, K_RETURN_CODE },
+	{ ISC_KEY_BLOCKED, K_BLOCKED },
+	{ ISC_KEY_DIRECTION, K_DIRECTION },
+	{ ISC_KEY_HOST_MEMORY, K_HOST_MEMORY },
 	{ "kernel", K_KERNEL },
 	{ "grid_dim", K_GRID_DIM },
 	{ "block_dim", K_BLOCK_DIM },
-	{ "shared_memory_bytes", K_SHMEM },
-	{ "context_id", K_CONTEXT_ID },
-	{ "static_shared_memory_bytes", K_STATIC_SHMEM },
-	{ "dynamic_shared_memory_bytes", K_DYN_SHMEM },
-	{ "registers_per_thread", K_REGS },
-	{ "occupancy", K_OCCUPANCY },
-	{ "graph_id", K_GRAPH_ID },
-	{ "graph_node_id", K_GRAPH_NODE_ID },
-	{ "kind", K_KIND },
-	{ "throughput_gbps", K_THROUGHPUT },
-	{ "peer", K_PEER },
-	{ "src_device_id", K_SRC_DEV },
-	{ "dst_device_id", K_DST_DEV },
-	{ "sync_type", K_SYNC_TYPE },
+	{ ISC_KEY_SHARED_MEMORY_BYTES, K_SHMEM },
+	{ ISC_KEY_CONTEXT_ID, K_CONTEXT_ID },
+	{ ISC_KEY_STATIC_SHARED_MEMORY_BYTES, K_STATIC_SHMEM },
+	{ ISC_KEY_DYNAMIC_SHARED_MEMORY_BYTES, K_DYN_SHMEM },
+	{ ISC_KEY_REGISTERS_PER_THREAD, K_REGS },
+	{ ISC_KEY_OCCUPANCY, K_OCCUPANCY },
+	{ ISC_KEY_GRAPH_ID, K_GRAPH_ID },
+	{ ISC_KEY_GRAPH_NODE_ID, K_GRAPH_NODE_ID },
+	{ ISC_KEY_KIND, K_KIND },
+	{ ISC_KEY_THROUGHPUT_GBPS, K_THROUGHPUT },
+	{ ISC_KEY_PEER, K_PEER },
+	{ ISC_KEY_SRC_DEVICE_ID, K_SRC_DEV },
+	{ ISC_KEY_DST_DEVICE_ID, K_DST_DEV },
+	{ ISC_KEY_SYNC_TYPE, K_SYNC_TYPE },
+	{ "stack_id", K_STACK_ID },
+	{ "weight_us", K_WEIGHT_US },
+	{ "pid", K_PID },
 };
 
 static const unsigned char kinds[K__COUNT] = {
@@ -124,6 +132,9 @@ static const unsigned char kinds[K__COUNT] = {
 	[K_SRC_DEV] = VK_INT,
 	[K_DST_DEV] = VK_INT,
 	[K_SYNC_TYPE] = VK_STR,
+	[K_STACK_ID] = VK_UINT,
+	[K_WEIGHT_US] = VK_NUM_NONNEG,
+	[K_PID] = VK_INT,
 };
 
 enum isc_isf_vkind isc_isf_kind(int key)
@@ -173,13 +184,13 @@ static const struct {
 	const char *name;
 	int type;
 } type_names[] = {
-	{ "cpu_call", ISC_T_SCOPE },	{ "cpu_syscall", ISC_T_SYSCALL },
-	{ "gpu_kernel", ISC_T_KERNEL }, { "h2d_copy", ISC_T_H2D },
-	{ "d2h_copy", ISC_T_D2H },	{ "d2d_copy", ISC_T_D2D },
-	{ "h2h_copy", ISC_T_H2H },	{ "memory_event", ISC_T_MEMORY },
-	{ "instant", ISC_T_INSTANT },	{ "counter", ISC_T_COUNTER },
-	{ "cuda_api", ISC_T_CUDA_API }, { "gpu_memset", ISC_T_MEMSET },
-	{ "gpu_sync", ISC_T_GPU_SYNC },
+	{ ISC_TYPE_CPU_CALL, ISC_T_SCOPE },    { ISC_TYPE_CPU_SYSCALL, ISC_T_SYSCALL },
+	{ ISC_TYPE_GPU_KERNEL, ISC_T_KERNEL }, { ISC_TYPE_H2D_COPY, ISC_T_H2D },
+	{ ISC_TYPE_D2H_COPY, ISC_T_D2H },      { ISC_TYPE_D2D_COPY, ISC_T_D2D },
+	{ ISC_TYPE_H2H_COPY, ISC_T_H2H },      { ISC_TYPE_MEMORY_EVENT, ISC_T_MEMORY },
+	{ ISC_TYPE_INSTANT, ISC_T_INSTANT },   { ISC_TYPE_COUNTER, ISC_T_COUNTER },
+	{ ISC_TYPE_CUDA_API, ISC_T_CUDA_API }, { ISC_TYPE_GPU_MEMSET, ISC_T_MEMSET },
+	{ ISC_TYPE_GPU_SYNC, ISC_T_GPU_SYNC }, { "cpu_sample", ISC_T_CPU_SAMPLE },
 };
 
 int isc_isf_type_of(const char *type)
@@ -187,12 +198,12 @@ int isc_isf_type_of(const char *type)
 	/* Per event: the common types first, without walking the table. */
 	switch (type[0]) {
 	case 'c':
-		if (strcmp(type, "cuda_api") == 0) {
+		if (strcmp(type, ISC_TYPE_CUDA_API) == 0) {
 			return ISC_T_CUDA_API;
 		}
 		break;
 	case 'g':
-		if (strcmp(type, "gpu_kernel") == 0) {
+		if (strcmp(type, ISC_TYPE_GPU_KERNEL) == 0) {
 			return ISC_T_KERNEL;
 		}
 		break;
@@ -289,17 +300,23 @@ const char *isc_isf_check(const struct isc_isf_event *e, int type, bool strict, 
 	if (!strict) {
 		return NULL;
 	}
+	/* A cpu_sample is flat and small: no id, name or metadata object. */
 	static const int required[] = { K_ID, K_TYPE, K_NAME, K_METADATA, K_THREAD_ID };
-	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-		if (!SEEN(e, required[i])) {
-			snprintf(buf, n, "%s is missing", isc_isf_key_path(required[i]));
+	static const int required_sample[] = { K_TYPE, K_THREAD_ID, K_STACK_ID, K_WEIGHT_US };
+	bool sample = type == ISC_T_CPU_SAMPLE;
+	const int *req = sample ? required_sample : required;
+	size_t nreq = sample ? 4 : sizeof(required) / sizeof(required[0]);
+	for (size_t i = 0; i < nreq; i++) {
+		if (!SEEN(e, req[i])) {
+			snprintf(buf, n, "%s is missing",
+				 sample ? isc_isf_keys[req[i]].key : isc_isf_key_path(req[i]));
 			return buf;
 		}
 	}
 	if (!SEEN(e, K_TS_START) && !SEEN(e, K_TS)) {
 		return "timestamp_start_us (or timestamp_us) is missing";
 	}
-	bool timed = type != ISC_T_INSTANT && type != ISC_T_COUNTER;
+	bool timed = type != ISC_T_INSTANT && type != ISC_T_COUNTER && !sample;
 	if (timed && type >= 0 && !SEEN(e, K_DUR) && !SEEN(e, K_TS_END)) {
 		return "duration_us (or timestamp_end_us) is missing";
 	}
@@ -444,7 +461,43 @@ void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 	case ISC_T_GPU_SYNC:
 		gpu_fields(e, out);
 		break;
+	case ISC_T_CPU_SAMPLE:
+		out->v.bytes = SEEN(e, K_WEIGHT_US) ? (uint64_t)e->iv[K_WEIGHT_US] : 0;
+		break;
 	default:
 		break;
 	}
+	/* Kernels keep their occupancy there: their stack is the launch's. */
+	if (type != ISC_T_KERNEL && SEEN(e, K_STACK_ID) && e->iv[K_STACK_ID] > 0 &&
+	    e->iv[K_STACK_ID] < (int64_t)ISC_STACK_ID_LIMIT) {
+		out->stack = (uint32_t)e->iv[K_STACK_ID];
+		out->flags |= ISC_F_STACK;
+	}
+}
+
+int isc_isf_geom(struct isc_trace *t, const struct isc_isf_event *e, const struct isc_ev *k)
+{
+	bool smem = SEEN(e, K_SHMEM) || SEEN(e, K_STATIC_SHMEM) || SEEN(e, K_DYN_SHMEM);
+	if (e->ndims[0] != 3 && e->ndims[1] != 3 && !SEEN(e, K_REGS) && !smem) {
+		return 0;
+	}
+	struct isc_kernel_geom g = {
+		.ts = k->ts,
+		.corr = k->corr,
+		.stream = k->stream,
+		.input = k->input,
+		.regs = SEEN(e, K_REGS) ? (int32_t)e->iv[K_REGS] : -1,
+		.smem = -1,
+	};
+	if (SEEN(e, K_SHMEM)) {
+		g.smem = (int32_t)e->iv[K_SHMEM];
+	} else if (smem) {
+		g.smem = (int32_t)((SEEN(e, K_STATIC_SHMEM) ? e->iv[K_STATIC_SHMEM] : 0) +
+				   (SEEN(e, K_DYN_SHMEM) ? e->iv[K_DYN_SHMEM] : 0));
+	}
+	for (int i = 0; i < 3; i++) {
+		g.grid[i] = e->ndims[0] == 3 ? (int32_t)e->dims[0][i] : 0;
+		g.block[i] = e->ndims[1] == 3 ? (int32_t)e->dims[1][i] : 0;
+	}
+	return isc_trace_add_geom(t, &g);
 }

@@ -76,6 +76,9 @@ enum isc_isf_key {
 	K_SRC_DEV,
 	K_DST_DEV,
 	K_SYNC_TYPE,
+	K_STACK_ID,  /* sampled stacks: also at the event level (cpu_sample) */
+	K_WEIGHT_US, /* cpu_sample */
+	K_PID,	     /* cpu_sample */
 	K__COUNT
 };
 
@@ -132,7 +135,12 @@ struct isc_isf_event {
 
 extern const struct isc_keydef isc_isf_keys[K__COUNT];
 enum isc_isf_vkind isc_isf_kind(int key);
-int isc_isf_enum_slot(int key);	       /* -1 when the key is not enum-valued */
+int isc_isf_enum_slot(int key); /* -1 when the key is not enum-valued */
+/* Metadata keys also read at the event level (the flat cpu_sample events). */
+static inline bool isc_isf_either_level(int key)
+{
+	return key == K_THREAD_ID || key == K_STACK_ID || key == K_WEIGHT_US || key == K_PID;
+}
 const char *isc_isf_key_path(int key); /* "metadata.thread_id" / "timestamp_start_us" */
 
 /* The model type of a type name; -1 unknown (skipped). */
@@ -147,5 +155,7 @@ const char *isc_isf_check(const struct isc_isf_event *e, int type, bool strict, 
 /* Fills a model event from a checked one. */
 void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 		      struct isc_ev *out);
+/* A kernel's geometry into the trace's export table (model-extra.h). 0 or -ENOMEM. */
+int isc_isf_geom(struct isc_trace *t, const struct isc_isf_event *e, const struct isc_ev *k);
 
 #endif /* ISC_INFERSCOPE_FIELDS_H */

@@ -104,6 +104,18 @@ static const struct mspec thread_fields[] = {
 static const struct mspec thread_elem[] = { { "", M_OBJ, thread_fields, NULL }, END };
 static const struct mspec aggregates_fields[] = { { "threads", M_ARR_OF, thread_elem, NULL }, END };
 
+/* An image of the process that exec'd before the traced one (a wrapper, a shim). */
+static const struct mspec chain_fields[] = { { "segment", M_UINT, NULL, NULL },
+					     { "pid", M_INT, NULL, NULL },
+					     { "command_line", M_ARR_OF, str_elem, NULL },
+					     { "executable", M_STR, NULL, NULL },
+					     { "start_us", M_NUM, NULL, NULL },
+					     { "end_us", M_NUM, NULL, NULL },
+					     { "end_reason", M_ENUM, NULL, end_reasons },
+					     { "dropped_events", M_OBJ, dropped_fields, NULL },
+					     END };
+static const struct mspec chain_elem[] = { { "", M_OBJ, chain_fields, NULL }, END };
+
 static const struct mspec meta_fields[] = {
 	{ "timestamp_created", M_STR, NULL, NULL },
 	{ "duration_ms", M_NUM_NONNEG, NULL, NULL },
@@ -113,6 +125,7 @@ static const struct mspec meta_fields[] = {
 	{ "ppid", M_INT, NULL, NULL },
 	{ "root_pid", M_INT, NULL, NULL },
 	{ "exec_seq", M_UINT, NULL, NULL },
+	{ "exec_chain", M_ARR_OF, chain_elem, NULL },
 	{ "command_line", M_ARR_OF, str_elem, NULL },
 	{ "executable", M_STR, NULL, NULL },
 	{ "hostname", M_STR, NULL, NULL },
@@ -395,6 +408,10 @@ int isc_meta_apply(struct isc_read_ctx *rc, const struct isc_jdom *d, char *err,
 	in->cupti_dropped = (uint64_t)get_int(d, cupti, "dropped_records", 0);
 	apply_device(rc, d, isc_jdom_get(d, 0, "cuda"));
 	apply_aggregates(rc, d, isc_jdom_get(d, 0, "aggregates"));
+	uint32_t sampling = isc_jdom_get(d, 0, "sampling");
+	isc_jdom_num(d, isc_jdom_get(d, sampling, "cpu_hz"), &in->sample_hz);
+	in->samples_lost = (uint64_t)get_int(d, sampling, "lost", 0);
+	in->sampling_python = intern_str(rc, d, isc_jdom_get(d, sampling, "python"));
 	return 0;
 }
 

@@ -17,8 +17,14 @@ static int push(struct isc_isr *r, int fr)
 	return 1;
 }
 
+int isc_isr_push(struct isc_isr *r, int fr)
+{
+	return push(r, fr);
+}
+
 static void begin_event(struct isc_isr *r)
 {
+	r->n_legacy = 0;
 	struct isc_isf_event *e = &r->ev;
 	e->seen = 0;
 	e->ndims[0] = e->ndims[1] = 0;
@@ -61,6 +67,15 @@ static int top_open(struct isc_isr *r, bool is_map)
 		r->dom_key = r->key;
 		isc_jdom_open(&r->dom, ISC_J_OBJECT);
 		return push(r, FR_DOM);
+	case TK_STACKS:
+		if (r->bare) {
+			return push(r, FR_SKIP);
+		}
+		if (!is_map) {
+			return isc_isr_fail_at(r, "stacks: expected an object, got an array");
+		}
+		r->seen_top[TK_STACKS] = true;
+		return push(r, FR_STK);
 	case TK_VERSION:
 		if (!r->bare) {
 			return isc_isr_fail_at(r, "format_version: expected a string, got %s",
@@ -75,8 +90,9 @@ static int top_open(struct isc_isr *r, bool is_map)
 static int field_open(struct isc_isr *r, int fr, bool is_map)
 {
 	int k = r->key;
-	bool meta_key = k >= K_FIRST_META;
-	if (k < 0 || (fr == FR_EVENT && meta_key && !r->bare) || (fr == FR_META && !meta_key)) {
+	bool meta_key = k >= K_FIRST_META && !isc_isf_either_level(k);
+	if (k < 0 || (fr == FR_EVENT && meta_key && !r->bare) ||
+	    (fr == FR_META && k < K_FIRST_META)) {
 		return push(r, FR_SKIP);
 	}
 	enum isc_isf_vkind vk = isc_isf_kind(k);
@@ -187,6 +203,13 @@ int isc_isr_open(struct isc_isr *r, bool is_map)
 				       "or strings, got %s",
 				       (unsigned long long)r->n_scopes - 1,
 				       is_map ? "an object" : "an array");
+	case FR_STK:
+	case FR_STK_FRAMES:
+	case FR_STK_FRAME:
+	case FR_STK_STACKS:
+	case FR_STK_STACK:
+	case FR_STK_IDS:
+		return isc_isr_stk_open(r, is_map);
 	default:
 		return push(r, FR_SKIP);
 	}
@@ -235,6 +258,35 @@ static int bare_pending(struct isc_isr *r, int64_t tid, uint32_t ev_index, bool 
 
 #define SEEN(k) ((r->ev.seen >> (k)) & 1u)
 
+/* A stack_id is checked against the "stacks" section when it has been read (it comes
+ * after the events); a "stack" string array is interned at once. */
+static int attach_stack(struct isc_isr *r, struct isc_ev *ev)
+{
+	if (!SEEN(K_STACK_ID) && r->n_legacy == 0) {
+		return 1;
+	}
+	struct isc_stacks *s = isc_stacks_of(r->rc->t, r->rc->input);
+	if (s == NULL) {
+		return isc_isr_fail_ev(r, "out of memory");
+	}
+	if (SEEN(K_STACK_ID)) {
+		if (r->ev.iv[K_STACK_ID] >= (int64_t)ISC_STACK_ID_LIMIT && !r->bare) {
+			return isc_isr_fail_ev(r, "metadata.stack_id: %lld is too large",
+					       (long long)r->ev.iv[K_STACK_ID]);
+		}
+		uint32_t id = (ev->flags & ISC_F_STACK) ? ev->stack : 0;
+		s->max_ref = id > s->max_ref ? id : s->max_ref;
+		return 1;
+	}
+	uint32_t id = isc_stacks_intern_strings(r->rc->t, s, r->legacy, r->n_legacy);
+	if (id == 0) {
+		return isc_isr_fail_ev(r, "out of memory");
+	}
+	ev->stack = id;
+	ev->flags |= ISC_F_STACK;
+	return 1;
+}
+
 static int end_event(struct isc_isr *r)
 {
 	struct isc_isf_event *e = &r->ev;
@@ -266,7 +318,13 @@ static int end_event(struct isc_isr *r)
 	ev->input = r->rc->input;
 	ev->thread = !SEEN(K_THREAD_ID) && isc_type_is_gpu((unsigned)type) ? UINT32_MAX : thread;
 	isc_isf_to_model(e, type, isc_trace_str(r->rc->t, e->name), ev);
+	if (type == ISC_T_KERNEL && isc_isf_geom(r->rc->t, e, ev) < 0) {
+		return isc_isr_fail_ev(r, "out of memory");
+	}
 	in->events++;
+	if (type != ISC_T_KERNEL && attach_stack(r, ev) == 0) {
+		return 0;
+	}
 	if (r->bare && type == ISC_T_SCOPE && !SEEN(K_DUR) && SEEN(K_TS_END) && ev->dur == 0) {
 		ev->flags |= ISC_F_PLACEHOLDER_END;
 		return bare_pending(r, tid, (uint32_t)(ev - r->rc->t->ev), false, ts);
@@ -323,7 +381,7 @@ int isc_isr_close(struct isc_isr *r)
 	case FR_SCOPE:
 		return end_scope(r);
 	default:
-		return 1;
+		return isc_isr_in_stk(fr) ? isc_isr_stk_close(r, fr) : 1;
 	}
 }
 
@@ -383,7 +441,7 @@ int isc_isr_finish(struct isc_isr *r)
 		return -EINVAL;
 	}
 	snprintf(in->format_version, sizeof(in->format_version), "%s", v);
-	return 0;
+	return isc_isr_stk_finish(r);
 }
 
 void isc_isr_free(struct isc_isr *r)

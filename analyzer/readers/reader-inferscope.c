@@ -14,22 +14,23 @@
 #include <string.h>
 
 #include "analyzer/base/json-number.h"
+#include "format/vocab.h"
 #include "analyzer/readers/reader-inferscope.h"
 
-const struct isc_keydef isc_isr_top_defs[5] = {
-	{ "format_version", TK_VERSION }, { "trace_metadata", TK_META },
-	{ "system_info", TK_SYSINFO },	  { "events", TK_EVENTS },
-	{ "relationships", TK_REL },
+const struct isc_keydef isc_isr_top_defs[TK__COUNT] = {
+	{ ISC_KEY_FORMAT_VERSION, TK_VERSION }, { ISC_KEY_TRACE_METADATA, TK_META },
+	{ ISC_KEY_SYSTEM_INFO, TK_SYSINFO },	{ ISC_KEY_EVENTS, TK_EVENTS },
+	{ ISC_KEY_RELATIONSHIPS, TK_REL },	{ "stacks", TK_STACKS },
 };
 
 const struct isc_keydef isc_isr_scope_defs[7] = {
-	{ "id", SK_ID },
-	{ "name", SK_NAME },
-	{ "parent_id", SK_PARENT },
-	{ "child_ids", SK_CHILDREN },
-	{ "event_index", SK_EVENT_INDEX },
-	{ "thread_id", SK_THREAD },
-	{ "scopes", SK_SCOPES },
+	{ ISC_KEY_ID, SK_ID },
+	{ ISC_KEY_NAME, SK_NAME },
+	{ ISC_KEY_PARENT_ID, SK_PARENT },
+	{ ISC_KEY_CHILD_IDS, SK_CHILDREN },
+	{ ISC_KEY_EVENT_INDEX, SK_EVENT_INDEX },
+	{ ISC_KEY_THREAD_ID, SK_THREAD },
+	{ ISC_KEY_SCOPES, SK_SCOPES },
 };
 
 int isc_isr_fail_at(struct isc_isr *r, const char *fmt, ...)
@@ -145,7 +146,7 @@ static int store_time(struct isc_isr *r, int k, const char *s, size_t n)
 static int store(struct isc_isr *r, int k, int jt, const char *s, size_t n, bool b)
 {
 	struct isc_isf_event *e = &r->ev;
-	if (k == K_TS_START || k == K_TS || k == K_TS_END || k == K_DUR) {
+	if (k == K_TS_START || k == K_TS || k == K_TS_END || k == K_DUR || k == K_WEIGHT_US) {
 		return store_time(r, k, s, n);
 	}
 	if (k == K_TYPE) {
@@ -184,8 +185,8 @@ static int field_value(struct isc_isr *r, int fr, int jt, const char *s, size_t 
 	if (k < 0) {
 		return 1;
 	}
-	bool meta_key = k >= K_FIRST_META;
-	if ((fr == FR_EVENT && meta_key && !r->bare) || (fr == FR_META && !meta_key)) {
+	bool meta_key = k >= K_FIRST_META && !isc_isf_either_level(k);
+	if ((fr == FR_EVENT && meta_key && !r->bare) || (fr == FR_META && k < K_FIRST_META)) {
 		return 1; /* a key of the other level: unknown here, skipped */
 	}
 	if (!isc_isr_type_ok(isc_isf_kind(k), jt, s, n)) {
@@ -208,7 +209,9 @@ static int top_value(struct isc_isr *r, int jt, const char *s, size_t n)
 	if (r->key == TK_EVENTS && !r->bare) {
 		return isc_isr_fail_at(r, "events: expected an array, got %s", isc_jtype_name(jt));
 	}
-	if ((r->key == TK_META || r->key == TK_SYSINFO || r->key == TK_REL) && !r->bare) {
+	if ((r->key == TK_META || r->key == TK_SYSINFO || r->key == TK_REL ||
+	     r->key == TK_STACKS) &&
+	    !r->bare) {
 		return isc_isr_fail_at(r, "%s: expected an object, got %s",
 				       isc_isr_top_defs[r->key].key, isc_jtype_name(jt));
 	}
@@ -259,6 +262,12 @@ static int on_value(struct isc_isr *r, int jt, const char *s, size_t n, bool b)
 		r->ev.ndims[r->dim]++;
 		return 1;
 	case FR_STRARR:
+		if (jt == ISC_J_STRING && r->n_legacy < sizeof(r->legacy) / sizeof(r->legacy[0])) {
+			r->legacy[r->n_legacy] = isc_trace_intern(r->rc->t, s, n);
+			if (r->legacy[r->n_legacy++] == UINT32_MAX) {
+				return isc_isr_fail_ev(r, "out of memory");
+			}
+		}
 		return jt == ISC_J_STRING || r->bare ? 1 : bad_type(r, K_STACK, jt);
 	case FR_DOM:
 		if (!isc_jdom_scalar(&r->dom, jt, jt == ISC_J_BOOL ? b : 0,
@@ -282,6 +291,13 @@ static int on_value(struct isc_isr *r, int jt, const char *s, size_t n, bool b)
 				       (unsigned long long)r->n_scopes++, isc_jtype_name(jt));
 	case FR_SCOPE:
 		return scope_value(r, jt);
+	case FR_STK:
+	case FR_STK_FRAMES:
+	case FR_STK_FRAME:
+	case FR_STK_STACKS:
+	case FR_STK_STACK:
+	case FR_STK_IDS:
+		return isc_isr_stk_value(r, jt, s, n);
 	case FR_IDARR:
 		if (jt != ISC_J_INT && jt != ISC_J_STRING) {
 			return isc_isr_fail_at(r,
@@ -312,6 +328,10 @@ static int on_key(struct isc_isr *r, const char *k, size_t n)
 	case FR_SCOPE:
 		r->key = isc_keymap_get(&r->scope_keys, k, n);
 		break;
+	case FR_STK:
+	case FR_STK_FRAME:
+	case FR_STK_STACK:
+		return isc_isr_stk_key(r, k, n);
 	case FR_DOM:
 		if (!isc_jdom_key(&r->dom, k, n)) {
 			return isc_isr_fail_at(r, "%s: %s", isc_isr_top_defs[r->dom_key].key,
@@ -336,7 +356,8 @@ static int read_common(struct isc_read_ctx *rc, bool bare)
 	r->rc = rc;
 	r->bare = bare;
 	r->key = -1;
-	isc_keymap_build(&r->top_keys, isc_isr_top_defs, 5);
+	isc_keymap_build(&r->top_keys, isc_isr_top_defs, TK__COUNT);
+	isc_isr_stk_init(r);
 	isc_keymap_build(&r->ev_keys, isc_isf_keys, K__COUNT);
 	isc_keymap_build(&r->scope_keys, isc_isr_scope_defs, 7);
 	int ret = isc_jsax_init(&r->js, &callbacks, r, rc->label, rc->diag);

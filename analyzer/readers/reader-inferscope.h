@@ -11,6 +11,7 @@
 #include "analyzer/readers/json-sax.h"
 #include "analyzer/base/key-map.h"
 #include "analyzer/readers/reader.h"
+#include "analyzer/model/stacks.h"
 
 enum frame {
 	FR_TOP,
@@ -24,10 +25,17 @@ enum frame {
 	FR_SCOPES,
 	FR_SCOPE,
 	FR_IDARR,
-	FR_SKIP
+	FR_SKIP,
+	/* the "stacks" section (reader-inferscope-stacks.c) */
+	FR_STK,
+	FR_STK_FRAMES,
+	FR_STK_FRAME,
+	FR_STK_STACKS,
+	FR_STK_STACK,
+	FR_STK_IDS,
 };
 
-enum top_key { TK_VERSION, TK_META, TK_SYSINFO, TK_EVENTS, TK_REL };
+enum top_key { TK_VERSION, TK_META, TK_SYSINFO, TK_EVENTS, TK_REL, TK_STACKS, TK__COUNT };
 enum scope_key { SK_ID, SK_NAME, SK_PARENT, SK_CHILDREN, SK_EVENT_INDEX, SK_THREAD, SK_SCOPES };
 
 struct pending {
@@ -53,15 +61,23 @@ struct isc_isr {
 	struct isc_jdom dom;
 	int dom_key;
 	bool dom_live;
-	bool seen_top[5];
+	bool seen_top[TK__COUNT];
 	char version[16];
 	uint64_t n_events, n_scopes;
 	uint32_t scope_seen;
 	struct bare_thread *bt;
 	size_t n_bt, cap_bt;
+	/* sampled stacks */
+	uint32_t legacy[256]; /* the event's "stack" strings, interned */
+	size_t n_legacy;
+	struct isc_keymap stk_keys;
+	struct isc_stacks *stk;	 /* this input's, once the section opens */
+	struct isc_frame fr_cur; /* the frame being read */
+	uint32_t stk_seen, stk_id;
+	uint64_t n_stk; /* objects read in the current array */
 };
 
-extern const struct isc_keydef isc_isr_top_defs[5];
+extern const struct isc_keydef isc_isr_top_defs[TK__COUNT];
 extern const struct isc_keydef isc_isr_scope_defs[7];
 
 int isc_isr_fail_at(struct isc_isr *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -72,6 +88,18 @@ int isc_isr_close(struct isc_isr *r);
 int isc_isr_finish(struct isc_isr *r);
 void isc_isr_free(struct isc_isr *r);
 const char *isc_isr_expect_text(enum isc_isf_vkind vk);
+/* The "stacks" section: containers, keys and values inside it. */
+void isc_isr_stk_init(struct isc_isr *r);
+int isc_isr_stk_open(struct isc_isr *r, bool is_map);
+int isc_isr_stk_close(struct isc_isr *r, int fr);
+int isc_isr_stk_key(struct isc_isr *r, const char *k, size_t n);
+int isc_isr_stk_value(struct isc_isr *r, int jt, const char *s, size_t n);
+int isc_isr_stk_finish(struct isc_isr *r);
+int isc_isr_push(struct isc_isr *r, int fr);
+static inline bool isc_isr_in_stk(int fr)
+{
+	return fr >= FR_STK && fr <= FR_STK_IDS;
+}
 bool isc_isr_type_ok(enum isc_isf_vkind vk, int jt, const char *s, size_t n);
 
 static inline int isc_isr_cur(const struct isc_isr *r)

@@ -19,8 +19,9 @@
 #include "analyzer/base/json-number.h"
 #include "analyzer/base/key-map.h"
 #include "analyzer/readers/reader.h"
+#include "analyzer/readers/reader-kineto-extra.h"
 
-enum kframe { KF_TOP, KF_EVENTS, KF_EVENT, KF_ARGS, KF_BLOCK, KF_DEVS, KF_DEV, KF_SKIP };
+enum kframe { KF_TOP, KF_EVENTS, KF_EVENT, KF_ARGS, KF_BLOCK, KF_GRID, KF_DEVS, KF_DEV, KF_SKIP };
 
 enum kkey {
 	KK_TRACE_EVENTS,
@@ -45,6 +46,10 @@ enum kkey {
 	KK_REGS_PER_SM,
 	KK_SHMEM_PER_SM,
 	KK_WARP, /* device */
+	KK_DIST, /* top level */
+	KK_GRID,
+	KK_REGS,
+	KK_SMEM, /* kernel geometry */
 };
 
 static const struct isc_keydef kdefs[] = {
@@ -69,6 +74,10 @@ static const struct isc_keydef kdefs[] = {
 	{ "regsPerMultiprocessor", KK_REGS_PER_SM },
 	{ "sharedMemPerMultiprocessor", KK_SHMEM_PER_SM },
 	{ "warpSize", KK_WARP },
+	{ "distributedInfo", KK_DIST },
+	{ "grid", KK_GRID },
+	{ "registers per thread", KK_REGS },
+	{ "shared memory", KK_SMEM },
 };
 
 struct kev {
@@ -78,9 +87,9 @@ struct kev {
 	uint32_t name, arg_name;
 	int64_t pid, tid, ts, dur, corr, stream, device, bytes;
 	double occ;
-	int64_t block[3];
-	int nblock;
-	bool has_ts, has_dur, has_corr, has_stream, has_occ, pid_is_num;
+	int64_t block[3], grid[3], regs, smem;
+	int nblock, ngrid;
+	bool has_ts, has_dur, has_corr, has_stream, has_occ, pid_is_num, has_dev;
 };
 
 struct krd {
@@ -92,6 +101,8 @@ struct krd {
 	struct kev ev;
 	uint64_t n_events, n_devs;
 	bool seen_events;
+	struct isc_jcap cap; /* distributedInfo or deviceProperties, verbatim */
+	int cap_what;	     /* KK_DIST, KK_DEVICE_PROPS or -1 */
 };
 
 static int fail(struct krd *r, const char *what)
@@ -118,6 +129,7 @@ static void begin_event(struct krd *r)
 {
 	memset(&r->ev, 0, sizeof(r->ev));
 	r->ev.index = r->n_events++;
+	r->ev.regs = r->ev.smem = -1;
 	r->ev.offset = isc_jsax_offset(&r->js);
 }
 
@@ -177,6 +189,13 @@ static void args_value(struct krd *r, int jt, const char *s, size_t n)
 		break;
 	case KK_DEVICE:
 		e->device = i;
+		e->has_dev = is_int;
+		break;
+	case KK_REGS:
+		e->regs = is_int ? i : -1;
+		break;
+	case KK_SMEM:
+		e->smem = is_int ? i : -1;
 		break;
 	case KK_BYTES:
 		e->bytes = i;
@@ -235,6 +254,9 @@ static void device_value(struct krd *r, int jt, const char *s, size_t n)
 static int on_value(struct krd *r, int jt, const char *s, size_t n, bool b)
 {
 	isc_jsax_tick(&r->js);
+	if (r->cap_what >= 0) {
+		isc_jcap_scalar(&r->cap, jt == ISC_J_STRING, s, n);
+	}
 	switch (cur(r)) {
 	case -1:
 		return fail(r, "expected an object or an array at the top level");
@@ -259,6 +281,12 @@ static int on_value(struct krd *r, int jt, const char *s, size_t n, bool b)
 		}
 		r->ev.nblock++;
 		return 1;
+	case KF_GRID:
+		if (r->ev.ngrid < 3 && jt == ISC_J_INT) {
+			isc_num_int(s, n, &r->ev.grid[r->ev.ngrid]);
+		}
+		r->ev.ngrid++;
+		return 1;
 	case KF_DEV:
 		device_value(r, jt, s, n);
 		return 1;
@@ -272,44 +300,8 @@ static bool has(const char *hay, const char *needle)
 	return strstr(hay, needle) != NULL;
 }
 
-static int memcpy_type(const char *name)
-{
-	if (has(name, "HtoD")) {
-		return ISC_T_H2D;
-	}
-	if (has(name, "DtoH")) {
-		return ISC_T_D2H;
-	}
-	if (has(name, "HtoH")) {
-		return ISC_T_H2H;
-	}
-	return ISC_T_D2D;
-}
-
-/* Model type of a complete event by category, -1 for categories not modelled. */
-static int type_of(const struct kev *e, const char *name)
-{
-	static const struct {
-		const char *cat;
-		int type;
-	} cats[] = {
-		{ "kernel", ISC_T_KERNEL },	    { "gpu_memset", ISC_T_MEMSET },
-		{ "cuda_sync", ISC_T_GPU_SYNC },    { "cuda_runtime", ISC_T_CUDA_API },
-		{ "cuda_driver", ISC_T_CUDA_API },  { "cpu_op", ISC_T_CPU_OP },
-		{ "user_annotation", ISC_T_SCOPE },
-	};
-	if (strcmp(e->cat, "gpu_memcpy") == 0) {
-		return memcpy_type(name);
-	}
-	for (size_t i = 0; i < sizeof(cats) / sizeof(cats[0]); i++) {
-		if (strcmp(cats[i].cat, e->cat) == 0) {
-			return cats[i].type;
-		}
-	}
-	return -1;
-}
-
-static void gpu_event(const struct kev *e, const char *name, struct isc_ev *ev)
+static int gpu_event(struct isc_read_ctx *rc, const struct kev *e, const char *name,
+		     struct isc_ev *ev)
 {
 	ev->corr = e->has_corr ? (uint64_t)e->corr : 0;
 	ev->stream = e->has_stream ? (int32_t)e->stream : 0;
@@ -325,6 +317,23 @@ static void gpu_event(const struct kev *e, const char *name, struct isc_ev *ev)
 		int64_t th = e->block[0] * e->block[1] * e->block[2];
 		ev->aux = th < UINT32_MAX ? (uint32_t)th : 0;
 	}
+	/* A stream of -1 is no stream: HTA leaves such records out of its GPU numbers. */
+	ev->flags |= !e->has_stream || e->stream < 0 ? ISC_F_NO_STREAM : 0;
+	if (ev->type != ISC_T_KERNEL ||
+	    (e->ngrid == 0 && e->nblock == 0 && e->regs < 0 && e->smem < 0)) {
+		return 0;
+	}
+	struct isc_kernel_geom g = { .ts = ev->ts,
+				     .corr = ev->corr,
+				     .stream = ev->stream,
+				     .input = ev->input,
+				     .regs = e->regs,
+				     .smem = e->smem };
+	for (int k = 0; k < 3; k++) {
+		g.grid[k] = k < e->ngrid ? (int32_t)e->grid[k] : 0;
+		g.block[k] = k < e->nblock ? (int32_t)e->block[k] : 0;
+	}
+	return isc_trace_add_geom(rc->t, &g);
 }
 
 static bool api_blocks(const char *name)
@@ -359,7 +368,15 @@ static int end_event(struct krd *r)
 	}
 	bool complete = strcmp(e->ph, "X") == 0;
 	bool instant = strcmp(e->ph, "i") == 0 || strcmp(e->ph, "I") == 0;
-	int type = complete ? type_of(e, name) : instant ? ISC_T_INSTANT : -1;
+	int type = complete ? isc_kineto_type_of(e->cat, name) : instant ? ISC_T_INSTANT : -1;
+	if (type < 0 && complete && e->has_ts) {
+		struct isc_kineto_other o = { e->cat,	  e->name,    e->ts,   e->dur,
+					      e->stream,  e->device,  e->corr, e->has_stream,
+					      e->has_dev, e->has_corr };
+		if (isc_kineto_other_event(rc, &o) < 0) {
+			return fail(r, "out of memory");
+		}
+	}
 	if (type < 0 || !e->has_ts || !e->pid_is_num) {
 		/* Flows, counters, spans and categories the analysis has no use for. */
 		in->ignored += e->ph[0] != '\0';
@@ -376,7 +393,9 @@ static int end_event(struct krd *r)
 	ev->dur = e->has_dur && e->dur > 0 ? e->dur : 0;
 	ev->input = rc->input;
 	if (isc_type_is_gpu((unsigned)type)) {
-		gpu_event(e, name, ev);
+		if (gpu_event(rc, e, name, ev) < 0) {
+			return fail(r, "out of memory");
+		}
 	} else {
 		ev->thread = isc_trace_thread(rc->t, rc->input, e->tid);
 		if (ev->thread == UINT32_MAX) {
@@ -400,6 +419,12 @@ static int end_event(struct krd *r)
 static int on_open(struct krd *r, bool is_map)
 {
 	isc_jsax_tick(&r->js);
+	if (cur(r) == KF_TOP && (r->key == KK_DIST || r->key == KK_DEVICE_PROPS)) {
+		r->cap_what = r->key;
+	}
+	if (r->cap_what >= 0) {
+		isc_jcap_open(&r->cap, is_map);
+	}
 	switch (cur(r)) {
 	case -1:
 		if (!is_map) {
@@ -427,9 +452,8 @@ static int on_open(struct krd *r, bool is_map)
 	case KF_EVENT:
 		return push(r, r->key == KK_ARGS && is_map ? KF_ARGS : KF_SKIP);
 	case KF_ARGS:
-		if (r->key == KK_BLOCK && !is_map) {
-			r->ev.nblock = 0;
-			return push(r, KF_BLOCK);
+		if ((r->key == KK_BLOCK || r->key == KK_GRID) && !is_map) {
+			return push(r, r->key == KK_BLOCK ? KF_BLOCK : KF_GRID);
 		}
 		return push(r, KF_SKIP);
 	case KF_DEVS:
@@ -443,6 +467,10 @@ static int on_open(struct krd *r, bool is_map)
 static int on_close(struct krd *r)
 {
 	isc_jsax_tick(&r->js);
+	if (r->cap_what >= 0 && isc_jcap_close(&r->cap)) {
+		isc_kineto_meta_value(r->rc, r->cap_what == KK_DIST, isc_jcap_take(&r->cap));
+		r->cap_what = -1;
+	}
 	int fr = isc_jframes_pop(&r->fr);
 	if (fr < 0) {
 		return 1;
@@ -455,6 +483,9 @@ static int on_key(struct krd *r, const char *s, size_t n)
 {
 	isc_jsax_tick(&r->js);
 	r->key = isc_keymap_get(&r->keys, s, n);
+	if (r->cap_what >= 0) {
+		isc_jcap_key(&r->cap, s, n);
+	}
 	if (cur(r) == KF_ARGS && r->key == KK_NAME) {
 		r->key = KK_ARG_NAME;
 	}
@@ -472,6 +503,7 @@ static int read_kineto(struct isc_read_ctx *rc)
 	}
 	r->rc = rc;
 	r->key = -1;
+	r->cap_what = -1;
 	isc_keymap_build(&r->keys, kdefs, sizeof(kdefs) / sizeof(kdefs[0]));
 	snprintf(rc->t->inputs[rc->input].format_version,
 		 sizeof(rc->t->inputs[rc->input].format_version), "chrome");
@@ -484,6 +516,7 @@ static int read_kineto(struct isc_read_ctx *rc)
 		ret = -EINVAL;
 	}
 	isc_jsax_finish(&r->js);
+	free(isc_jcap_take(&r->cap));
 	free(r);
 	return ret;
 }

@@ -3,13 +3,18 @@
  * Chrome trace JSON in the shape the PyTorch profiler (Kineto) writes, so that Perfetto
  * opens it and Kineto-trace tools (HTA) read it: complete events with Kineto's categories,
  * GPU work on pid = device and tid = stream, args.correlation on both sides, and ac2g flow
- * events from each launching call to its GPU work.
+ * events from each launching call to the first GPU operation it caused (one per call: the
+ * nodes of a CUDA graph share their launch's id). What HTA reads beside the events is kept
+ * from a Kineto input: kernel geometry (grid, block, registers, shared memory), GPU-side
+ * annotations (gpu_user_annotation), "distributedInfo" and "deviceProperties".
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyzer/report/report.h"
 #include "format/json-writer.h"
+#include "analyzer/model/model-extra.h"
 
 static const char *category(unsigned type)
 {
@@ -69,18 +74,55 @@ static int64_t pid_of(const struct isc_trace *t, uint16_t input)
 	return pid != 0 ? pid : (int64_t)input + 1;
 }
 
+/* A stream id as the input wrote it: Kineto's unsigned 4294967295 (read into the model's
+ * int32 as -1) stays a stream for HTA, only a record on no stream is -1. */
+static int64_t stream_id(const struct isc_ev *e)
+{
+	return e->stream < 0 && !(e->flags & ISC_F_NO_STREAM) ? (int64_t)(uint32_t)e->stream
+							      : e->stream;
+}
+
 static void where(struct isc_json *j, const struct isc_trace *t, const struct isc_ev *e)
 {
 	if (isc_type_is_gpu(e->type)) {
 		isc_json_kv_int(j, "pid", e->device >= 0 ? e->device : 0);
-		isc_json_kv_int(j, "tid", e->stream);
+		isc_json_kv_int(j, "tid", stream_id(e));
 	} else {
 		isc_json_kv_int(j, "pid", pid_of(t, e->input));
 		isc_json_kv_int(j, "tid", e->thread < t->n_threads ? t->threads[e->thread].tid : 0);
 	}
 }
 
-static void args(struct isc_json *j, const struct isc_ev *e)
+static void dims(struct isc_json *j, const char *key, const int32_t *v)
+{
+	if (v[0] <= 0) {
+		return;
+	}
+	isc_json_key(j, key);
+	isc_json_begin_array(j);
+	for (int k = 0; k < 3; k++) {
+		isc_json_int(j, v[k]);
+	}
+	isc_json_end_array(j);
+}
+
+static void geometry(struct isc_json *j, const struct isc_trace *t, const struct isc_ev *e)
+{
+	const struct isc_kernel_geom *g = isc_trace_geom_of(t, e);
+	if (g == NULL) {
+		return;
+	}
+	dims(j, "grid", g->grid);
+	dims(j, "block", g->block);
+	if (g->regs >= 0) {
+		isc_json_kv_int(j, "registers per thread", g->regs);
+	}
+	if (g->smem >= 0) {
+		isc_json_kv_int(j, "shared memory", g->smem);
+	}
+}
+
+static void args(struct isc_json *j, const struct isc_trace *t, const struct isc_ev *e)
 {
 	isc_json_key(j, "args");
 	isc_json_begin_object(j);
@@ -90,13 +132,16 @@ static void args(struct isc_json *j, const struct isc_ev *e)
 	}
 	if (isc_type_is_gpu(e->type)) {
 		isc_json_kv_int(j, "device", e->device);
-		isc_json_kv_int(j, "stream", e->stream);
+		isc_json_kv_int(j, "stream", stream_id(e));
 	}
 	if (e->type != ISC_T_COUNTER && e->v.bytes != 0 && e->type != ISC_T_KERNEL) {
 		isc_json_kv_uint(j, "bytes", e->v.bytes);
 	}
 	if (e->type == ISC_T_KERNEL && e->occupancy >= 0) {
 		isc_json_kv_double(j, "est. achieved occupancy %", e->occupancy * 100.0, 2);
+	}
+	if (e->type == ISC_T_KERNEL) {
+		geometry(j, t, e);
 	}
 	isc_json_end_object(j);
 }
@@ -132,8 +177,54 @@ static void event(struct isc_json *j, const struct isc_trace *t, const struct is
 		isc_json_key(j, "dur");
 		isc_json_ns_as_us(j, e->dur);
 	}
-	args(j, e);
+	args(j, t, e);
 	isc_json_end_object(j);
+}
+
+static void annotations(struct isc_json *j, const struct isc_trace *t)
+{
+	for (size_t i = 0; t->extra != NULL && i < t->extra->n_annot && j->err == 0; i++) {
+		const struct isc_gpu_annot *an = &t->extra->annot[i];
+		isc_json_begin_object(j);
+		isc_json_kv_string(j, "ph", "X");
+		isc_json_kv_string(j, "cat", "gpu_user_annotation");
+		isc_json_kv_string(j, "name", isc_trace_str(t, an->name));
+		isc_json_kv_int(j, "pid", an->device >= 0 ? an->device : 0);
+		isc_json_kv_int(j, "tid", an->stream);
+		isc_json_key(j, "ts");
+		isc_json_ns_as_us(j, an->ts);
+		isc_json_key(j, "dur");
+		isc_json_ns_as_us(j, an->dur);
+		isc_json_key(j, "args");
+		isc_json_begin_object(j);
+		isc_json_kv_int(j, "device", an->device);
+		isc_json_kv_int(j, "stream", an->stream);
+		if (an->corr != 0) {
+			isc_json_kv_uint(j, "correlation", an->corr);
+		}
+		isc_json_end_object(j);
+		isc_json_end_object(j);
+	}
+}
+
+/* The first input's verbatim metadata: one export file is one rank for HTA. */
+static void top_metadata(struct isc_json *j, const struct isc_trace *t)
+{
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		const struct isc_input *in = &t->inputs[i];
+		if (in->distributed_info != NULL || in->device_properties != NULL) {
+			if (in->distributed_info != NULL) {
+				isc_json_key(j, "distributedInfo");
+				isc_json_raw(j, in->distributed_info, strlen(in->distributed_info));
+			}
+			if (in->device_properties != NULL) {
+				isc_json_key(j, "deviceProperties");
+				isc_json_raw(j, in->device_properties,
+					     strlen(in->device_properties));
+			}
+			return;
+		}
+	}
 }
 
 /* The ac2g pair Perfetto draws as an arrow from the call to the GPU work. */
@@ -198,19 +289,30 @@ int isc_export_chrome(FILE *f, const struct isc_trace *t, const struct isc_analy
 	isc_json_init(&j, buf, sizeof(buf), isc_json_sink_file, f);
 	isc_json_begin_object(&j);
 	isc_json_kv_string(&j, "schemaVersion", "1");
+	top_metadata(&j, t);
 	isc_json_key(&j, "traceEvents");
 	isc_json_begin_array(&j);
 	names(&j, t);
+	uint8_t *flowed = calloc(t->n / 8 + 1, 1); /* launch calls that have their flow */
+	if (flowed == NULL) {
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < t->n && j.err == 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		if (e->type == ISC_T_MEMORY) {
 			continue; /* sampled allocations have no place on a Chrome timeline */
 		}
 		event(&j, t, e);
-		if (isc_type_is_gpu(e->type) && e->corr != 0) {
+		const struct isc_ev *api =
+			isc_type_is_gpu(e->type) ? isc_trace_launch_of(t, e) : NULL;
+		size_t k = api != NULL ? (size_t)(api - t->ev) : 0;
+		if (api != NULL && !(flowed[k >> 3] & (1u << (k & 7)))) {
+			flowed[k >> 3] |= (uint8_t)(1u << (k & 7));
 			flow(&j, t, e);
 		}
 	}
+	free(flowed);
+	annotations(&j, t);
 	isc_json_end_array(&j);
 	isc_json_kv_string(&j, "displayTimeUnit", "ms");
 	isc_json_key(&j, "otherData");

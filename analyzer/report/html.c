@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyzer/analysis/extras.h"
 #include "analyzer/base/fmt.h"
 #include "analyzer/report/report.h"
 #include "analyzer/report/svg.h"
+#include "analyzer/report/causal.h"
 
 static const char style[] =
 	"body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
@@ -48,6 +50,11 @@ static void suggestions(FILE *f, const struct isc_analysis *a)
 		fprintf(f, "<li><b>%s</b> (%s, est. %.1f %%): ", s->rule_id, s->priority,
 			s->improvement_pct);
 		isc_html_text(f, s->action);
+		if (s->where[0] != '\0') {
+			fprintf(f, "<br>Where: <code>");
+			isc_html_text(f, s->where);
+			fprintf(f, "</code>");
+		}
 		fprintf(f, "<br><i>");
 		isc_html_text(f, s->rationale);
 		fprintf(f, "</i><ul>");
@@ -138,7 +145,12 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	if (isc_svg_timeline(f, t, a) < 0) {
 		return -ENOMEM;
 	}
+	isc_html_causal(f, t, a);
 	suggestions(f, a);
+	isc_extras_html(f, t, a);
+	if (isc_html_flame(f, t, a) < 0) {
+		return -ENOMEM;
+	}
 	fprintf(f, "<h2>Statistics</h2>\n");
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		stats(f, t, &a->stats[g], titles[g], o->top);

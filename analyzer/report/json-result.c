@@ -7,8 +7,10 @@
  */
 #include <errno.h>
 
+#include "analyzer/analysis/extras.h"
 #include "analyzer/report/report.h"
 #include "format/json-writer.h"
+#include "analyzer/report/causal.h"
 
 static void us(struct isc_json *j, const char *key, double ns)
 {
@@ -116,6 +118,9 @@ static void bottleneck(struct isc_json *j, const struct isc_analysis *a)
 		isc_json_kv_string(j, "action", s->action);
 		isc_json_kv_string(j, "rationale", s->rationale);
 		isc_json_kv_double(j, "estimated_improvement_percent", s->improvement_pct, 1);
+		if (s->where[0] != '\0') {
+			isc_json_kv_string(j, "where", s->where);
+		}
 		strings(j, "evidence", s->evidence, s->n_evidence);
 		isc_json_end_object(j);
 	}
@@ -236,7 +241,7 @@ static void statistics(struct isc_json *j, const struct isc_trace *t, const stru
 	isc_json_end_array(j);
 }
 
-static void quality(struct isc_json *j, const struct isc_analysis *a)
+static void quality(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a)
 {
 	isc_json_key(j, "data_quality");
 	isc_json_begin_object(j);
@@ -247,6 +252,7 @@ static void quality(struct isc_json *j, const struct isc_analysis *a)
 	isc_json_kv_bool(j, "gpu_timeline", a->gpu_timeline);
 	isc_json_kv_bool(j, "cupti_degraded", a->cupti_degraded);
 	isc_json_kv_uint(j, "cpu_sampled_threads", a->sampled_threads);
+	isc_extras_json_quality(j, t, a);
 	isc_json_end_object(j);
 	isc_json_key(j, "thresholds");
 	isc_json_begin_object(j);
@@ -275,9 +281,12 @@ int isc_report_json(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	summary(&j, a);
 	breakdown(&j, t, a);
 	bottleneck(&j, a);
+	isc_json_causal(&j, t, a);
 	hta(&j, a);
 	statistics(&j, t, a);
-	quality(&j, a);
+	isc_extras_json(&j, t, a);
+	isc_json_profile(&j, t, a, o->top);
+	quality(&j, t, a);
 	if (o->gate != NULL) {
 		isc_json_gate(&j, o->gate);
 	}

@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "analyzer/analysis/extras.h"
 #include "analyzer/base/fmt.h"
 #include "analyzer/report/report.h"
+#include "analyzer/report/causal.h"
 
 static void header(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		   const struct isc_report_opts *o)
@@ -69,7 +71,11 @@ static void suggestions(FILE *f, const struct isc_analysis *a)
 		if (s->improvement_pct > 0) {
 			fprintf(f, ", est. %.1f %%", s->improvement_pct);
 		}
-		fprintf(f, "): %s\n   - Why: %s\n", s->action, s->rationale);
+		fprintf(f, "): %s\n", s->action);
+		if (s->where[0] != '\0') {
+			fprintf(f, "   - Where: %s\n", s->where);
+		}
+		fprintf(f, "   - Why: %s\n", s->rationale);
 		for (int k = 0; k < s->n_evidence; k++) {
 			fprintf(f, "   - Evidence: %s\n", s->evidence[k]);
 		}
@@ -160,6 +166,7 @@ static void quality(FILE *f, const struct isc_trace *t, const struct isc_analysi
 		fprintf(f, "%llu threads", (unsigned long long)a->sampled_threads);
 	}
 	fputc('\n', f);
+	isc_extras_md_quality(f, t, a);
 }
 
 int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
@@ -174,9 +181,12 @@ int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis 
 		isc_md_gate(f, o->gate, o->top, false);
 	}
 	verdict(f, a);
+	isc_md_causal(f, t, a);
 	breakdown(f, t, a);
 	suggestions(f, a);
+	isc_md_profile(f, t, a, o->top);
 	gpu(f, a);
+	isc_extras_md(f, t, a);
 	fprintf(f, "## Statistics (top %d by total time)\n\n", o->top);
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		stat_table(f, t, &a->stats[g], titles[g], o->top);

@@ -13,6 +13,7 @@
 #include "analyzer/report/markup.h"
 
 struct isc_gate_result;
+struct isc_json;
 
 struct isc_report_opts {
 	int top;			    /* rows per statistics table */
@@ -39,6 +40,11 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 		    const struct isc_report_opts *o);
 int isc_export_chrome(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		      const struct isc_report_opts *o);
+/* CPU samples as folded stacks (flamegraph.pl, speedscope) and as pprof's profile.proto. */
+int isc_export_folded(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
+		      const struct isc_report_opts *o);
+int isc_export_pprof(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
+		     const struct isc_report_opts *o);
 /* The gate alone (they need o->gate): markdown for a pull-request comment, JUnit XML. */
 int isc_report_gate_md(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		       const struct isc_report_opts *o);
@@ -50,8 +56,15 @@ bool isc_writer_needs_gate(const struct isc_writer *w);
 /* The gate as a markdown section: "## Gate" in the report, a whole comment when
  * standalone. */
 void isc_md_gate(FILE *f, const struct isc_gate_result *g, int top, bool standalone);
-struct isc_json;
 /* The "gate" member of the JSON result. */
 void isc_json_gate(struct isc_json *j, const struct isc_gate_result *g);
+
+/* The "Where the time goes" section (nothing without CPU samples). */
+void isc_md_profile(FILE *f, const struct isc_trace *t, const struct isc_analysis *a, int top);
+/* The HTML report's flame graph of the CPU samples (nothing without them). */
+int isc_html_flame(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);
+/* The "cpu_profile" member of the JSON result (nothing without CPU samples). */
+void isc_json_profile(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a,
+		      int top);
 
 #endif /* ISC_REPORT_H */

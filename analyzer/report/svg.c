@@ -13,6 +13,7 @@
 
 #include "analyzer/base/fmt.h"
 #include "analyzer/report/report.h"
+#include "analyzer/report/causal.h"
 
 static const char *const cat_color[ISC_CAT__COUNT] = {
 	[ISC_CAT_CPU] = "#4e79a7", [ISC_CAT_H2D] = "#e15759",  [ISC_CAT_GPU] = "#59a14f",
@@ -180,15 +181,33 @@ static void labels(struct timeline *tl)
 		if (l->gpu) {
 			fprintf(tl->f, "GPU %d stream %d", l->device, l->stream);
 		} else if (l->thread < tl->t->n_threads) {
+			/* pid and name: nine workers are all called python3 */
 			const struct isc_thread_info *th = &tl->t->threads[l->thread];
+			fprintf(tl->f, "pid %lld ", (long long)tl->t->inputs[th->input].pid);
 			if (th->name != 0) {
 				isc_html_text(tl->f, isc_trace_str(tl->t, th->name));
-			} else {
-				fprintf(tl->f, "thread %lld", (long long)th->tid);
+				fputc(' ', tl->f);
 			}
+			fprintf(tl->f, "tid %lld", (long long)th->tid);
 		}
 		fprintf(tl->f, "</text>\n");
 	}
+}
+
+/* A time axis over the lanes: ten ticks, in time from the window's start. */
+static void axis(struct timeline *tl)
+{
+	int64_t span = tl->a->window.end - tl->a->window.start;
+	char b[ISC_FMT_LEN];
+	fprintf(tl->f, "<g class=\"axis\">\n");
+	for (int k = 0; k < 10 && span > 0; k++) {
+		int x = k * ISC_SVG_WIDTH / 10;
+		fprintf(tl->f,
+			"<line x1=\"%d\" y1=\"14\" x2=\"%d\" y2=\"%zu\" stroke=\"#ddd\"/>"
+			"<text class=\"tick\" x=\"%d\" y=\"11\" font-size=\"9\">%s</text>\n",
+			x, x, 40 + tl->n * 24, x + 1, isc_fmt_dur(b, (double)span * k / 10));
+	}
+	fprintf(tl->f, "</g>\n");
 }
 
 int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analysis *a)
@@ -209,8 +228,10 @@ int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analys
 	}
 	fprintf(f,
 		"<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%zu\">\n<g class=\"events\">\n",
+		"height=\"%zu\">\n",
 		ISC_SVG_WIDTH, 40 + tl.n * 24);
+	axis(&tl);
+	fprintf(f, "<g class=\"events\">\n");
 	for (size_t i = 0; i < t->n && span > 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		if (e->ts + e->dur >= a->window.start && e->ts <= a->window.end) {
@@ -223,6 +244,7 @@ int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analys
 		}
 	}
 	fprintf(f, "</g>\n");
+	isc_svg_causal(f, a, tl.scale);
 	labels(&tl);
 	fprintf(f, "</svg>\n<p class=\"note\">%zu lanes, %llu marks%s</p>\n", tl.n,
 		(unsigned long long)tl.rects,

@@ -12,6 +12,15 @@ static const struct isc_writer chrome = { "chrome",
 					  "and HTA",
 					  isc_export_chrome };
 
+static const struct isc_writer folded = { "folded",
+					  "CPU samples as folded stacks (flamegraph.pl, "
+					  "speedscope), CPU microseconds",
+					  isc_export_folded };
+static const struct isc_writer pprof = { "pprof",
+					 "CPU time and GPU kernel time by stack as a gzipped "
+					 "pprof profile.proto (go tool pprof, Pyroscope, Parca)",
+					 isc_export_pprof };
+
 static const struct isc_writer gate_md = { "gate-md",
 					   "the gate alone in markdown, for a "
 					   "pull-request comment (with --check/--baseline)",
@@ -21,7 +30,8 @@ static const struct isc_writer junit = { "junit",
 					 "--baseline)",
 					 isc_report_junit };
 
-static const struct isc_writer *const writers[] = { &md, &json, &html, &chrome, &gate_md, &junit };
+static const struct isc_writer *const writers[] = { &md,     &json,  &html,    &chrome,
+						    &folded, &pprof, &gate_md, &junit };
 
 const struct isc_writer *isc_writer_find(const char *name)
 {

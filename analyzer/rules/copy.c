@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyzer/base/fmt.h"
+#include "analyzer/causal/graph.h"
 #include "analyzer/rules/rules.h"
 
 struct copy_sums {
@@ -29,13 +30,6 @@ static double gbps(const struct copy_sums *s)
 	return s->ns > 0 ? (double)s->bytes / (double)s->ns : 0; /* bytes/ns = GB/s */
 }
 
-/* Share of copy time that is not hidden behind kernels. */
-static double exposed_fraction(const struct isc_analysis *a)
-{
-	return a->copy_union_ns > 0 ? 1.0 - (double)a->copy_overlap_ns / (double)a->copy_union_ns
-				    : 1.0;
-}
-
 static bool pageable(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {
 	struct copy_sums pg, pin;
@@ -48,7 +42,6 @@ static bool pageable(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	double bw = gbps(&pg);
 	double ref = pin.n > 0 && gbps(&pin) > bw ? gbps(&pin)
 						  : bw * isc_thr(&c->a->th, ISC_THR_PINNED_SPEEDUP);
-	double saving = (double)pg.ns * exposed_fraction(c->a) * (1.0 - bw / ref);
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN];
 	isc_sugg_text(s->action, sizeof(s->action),
 		      "Use pinned (page-locked) host memory for "
@@ -71,7 +64,12 @@ static bool pageable(struct isc_rule_ctx *c, struct isc_suggestion *s)
 				  "(copy.pinned_speedup)",
 				  isc_thr(&c->a->th, ISC_THR_PINNED_SPEEDUP));
 	}
-	s->improvement_pct = isc_rules_pct(c, saving);
+	struct isc_change ch = {
+		.op = ISC_WI_SCALE, .sel = ISC_SEL_PAGEABLE, .factor = bw / ref, .after = INT64_MIN
+	};
+	char what[ISC_LINE];
+	isc_sugg_text(what, sizeof(what), "pageable copies at %.2f GB/s (pinned)", ref);
+	s->improvement_pct = isc_sugg_simulate(c, &ch, s, what);
 	return true;
 }
 
@@ -120,7 +118,12 @@ static bool synchronous(struct isc_rule_ctx *c, struct isc_suggestion *s)
 			  "work that could run beside them: %s (host computing with the GPU idle, "
 			  "and kernels that could overlap the copies alone on the GPU)",
 			  isc_fmt_dur(b1, other));
-	s->improvement_pct = isc_rules_pct(c, fmin((double)ns, other));
+	struct isc_change ch = {
+		.op = ISC_WI_ASYNC, .sel = ISC_SEL_COPY_WAIT, .factor = 1, .after = INT64_MIN
+	};
+	s->improvement_pct = isc_sugg_simulate(
+		c, &ch, s, "synchronous copies return at once, the host does not wait");
+	(void)other;
 	return true;
 }
 
@@ -147,7 +150,13 @@ static bool no_overlap(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	isc_sugg_evidence(s, "copies take %s of which only %s overlaps with kernels",
 			  isc_fmt_dur(b1, copy), isc_fmt_pct(b2, overlap));
 	isc_sugg_evidence(s, "kernels take %s of the window alone", isc_fmt_dur(b1, kern));
-	s->improvement_pct = isc_rules_pct(c, fmin(exposed, kern));
+	struct isc_change ch = {
+		.op = ISC_WI_SCALE, .sel = ISC_SEL_COPIES, .factor = 0, .after = INT64_MIN
+	};
+	/* Overlap hides at most the copies themselves: the simulation of copies that cost
+	 * nothing bounds the share-based estimate. */
+	double sim = isc_sugg_simulate(c, &ch, s, "copies hidden behind kernels entirely");
+	s->improvement_pct = fmin(isc_rules_pct(c, fmin(exposed, kern)), sim);
 	return true;
 }
 

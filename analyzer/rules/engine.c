@@ -109,8 +109,9 @@ static int gather(struct isc_rule_ctx *c)
 	int r = 0;
 	for (size_t i = 0; i < c->t->n && r == 0; i++) {
 		const struct isc_ev *e = &c->t->ev[i];
-		bool in = e->ts >= a->window.start && e->ts <= a->window.end;
-		if (isc_type_is_gpu(e->type) && e->type != ISC_T_GPU_SYNC) {
+		bool in = isc_in_window(c->t, a, e);
+		if (isc_type_is_gpu(e->type) && e->type != ISC_T_GPU_SYNC &&
+		    (in || !a->window.trimmed)) {
 			r = isc_ivec_add(&c->gpu_ops, e->ts, e->ts + e->dur, a->window.start,
 					 a->window.end);
 		}

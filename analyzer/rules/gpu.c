@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "analyzer/base/fmt.h"
+#include "analyzer/causal/graph.h"
 #include "analyzer/rules/rules.h"
 
 static bool gaps(struct isc_rule_ctx *c, struct isc_suggestion *s)
@@ -33,7 +34,11 @@ static bool gaps(struct isc_rule_ctx *c, struct isc_suggestion *s)
 			  isc_fmt_pct(b2, c->window_ns > 0 ? other / c->window_ns : 0));
 	isc_sugg_evidence(s, "stream %d alone: %s over %llu gaps", worst->stream,
 			  isc_fmt_dur(b1, (double)worst->other), (unsigned long long)worst->gaps);
-	s->improvement_pct = isc_rules_pct(c, other);
+	struct isc_change ch = {
+		.op = ISC_WI_NO_GPU_GAPS, .sel = ISC_SEL_ALL_GPU, .factor = 1, .after = INT64_MIN
+	};
+	s->improvement_pct = isc_sugg_simulate(
+		c, &ch, s, "streams start each operation as soon as the previous one ends");
 	return true;
 }
 
@@ -56,6 +61,19 @@ static bool library_kernel(const char *n)
 		}
 	}
 	return false;
+}
+
+/* Time assumed to shrink in proportion up to the target occupancy. */
+static double occupancy_scale(const struct isc_trace *t, const struct isc_ev *e, const void *arg)
+{
+	const struct isc_analysis *a = arg;
+	double low = isc_thr(&a->th, ISC_THR_LOW_OCCUPANCY);
+	double target = isc_thr(&a->th, ISC_THR_OCCUPANCY_TARGET);
+	if (e->type != ISC_T_KERNEL || e->occupancy < 0 || e->occupancy >= low ||
+	    library_kernel(isc_trace_str(t, e->name))) {
+		return -1;
+	}
+	return (double)e->occupancy / target;
 }
 
 static bool low_occupancy(struct isc_rule_ctx *c, struct isc_suggestion *s)
@@ -85,8 +103,7 @@ static bool low_occupancy(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	if (kern == 0 || (double)low_ns < isc_thr(&a->th, ISC_THR_LOW_OCC_SHARE) * (double)kern) {
 		return false;
 	}
-	/* Only the kernel time that is alone on the critical path counts. */
-	saving *= (double)a->cat_ns[ISC_CAT_GPU] / (double)kern;
+	(void)saving;
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
 	isc_sugg_text(s->action, sizeof(s->action),
 		      "Raise the occupancy of kernels such as "
@@ -103,7 +120,16 @@ static bool low_occupancy(struct isc_rule_ctx *c, struct isc_suggestion *s)
 			  isc_fmt_pct(b2, (double)low_ns / (double)kern));
 	isc_sugg_evidence(s, "the longest of them runs at %.0f %% occupancy for %s",
 			  top_occ * 100.0, isc_fmt_dur(b1, (double)top_ns));
-	s->improvement_pct = isc_rules_pct(c, saving);
+	struct isc_change ch = { .op = ISC_WI_SCALE,
+				 .sel = ISC_SEL_CALLBACK,
+				 .scale_of = occupancy_scale,
+				 .arg = a,
+				 .after = INT64_MIN };
+	char what[ISC_LINE];
+	isc_sugg_text(what, sizeof(what),
+		      "kernels below %.0f %% occupancy faster in proportion up to %.0f %%",
+		      low * 100.0, target * 100.0);
+	s->improvement_pct = isc_sugg_simulate(c, &ch, s, what);
 	return true;
 }
 
@@ -122,8 +148,6 @@ static bool dominant_kernels(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	const struct isc_stat *top = &k->rows[0];
 	/* What this trace shows the kernel can do: every call as fast as its 5th
 	 * percentile, counted on the part of kernel time alone on the critical path. */
-	double spread = (double)top->total - top->pct[0] * (double)top->count;
-	double saving = spread > 0 ? spread * (double)a->cat_ns[ISC_CAT_GPU] / (double)all : 0;
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
 	isc_sugg_text(s->action, sizeof(s->action),
 		      "Optimise the dominant kernels, %s first: "
@@ -140,7 +164,18 @@ static bool dominant_kernels(struct isc_rule_ctx *c, struct isc_suggestion *s)
 			  isc_fmt_dur(b1, (double)top->total),
 			  isc_fmt_pct(b2, (double)top->total / (double)all),
 			  isc_fmt_dur(b1, top->mean), isc_fmt_dur(b2, top->pct[0]));
-	s->improvement_pct = isc_rules_pct(c, saving);
+	/* What this trace shows the kernel can do: every call as fast as its 5th
+	 * percentile. */
+	double f = top->mean > 0 ? top->pct[0] / top->mean : 1;
+	struct isc_change ch = { .op = ISC_WI_SCALE,
+				 .sel = ISC_SEL_KERNEL,
+				 .pattern = isc_trace_str(c->t, top->name),
+				 .factor = f < 1 ? f : 1,
+				 .after = INT64_MIN };
+	char what[ISC_LINE];
+	isc_sugg_text(what, sizeof(what), "%s %.2f x faster (its p5 for every call)",
+		      isc_trace_str(c->t, top->name), f > 0 ? 1.0 / f : 1.0);
+	s->improvement_pct = isc_sugg_simulate(c, &ch, s, what);
 	return true;
 }
 

@@ -53,6 +53,8 @@ extern const struct isc_rule isc_rules_pipeline[];
 
 /* The last stage of the analysis (isc_analyze): fills a->sugg. Returns 0 or -ENOMEM. */
 int isc_rules_run(const struct isc_trace *t, struct isc_analysis *a);
+/* Names the code each suggestion means, from the stacks of its events (rules/where.c). */
+int isc_rules_where(const struct isc_trace *t, struct isc_analysis *a);
 
 /* Calls fn for every rule in table order. */
 void isc_rules_each(void (*fn)(const struct isc_rule *r, void *ctx), void *ctx);
@@ -70,5 +72,10 @@ static inline const struct isc_ev *isc_rules_ev(const struct isc_rule_ctx *c, en
 	return &c->t->ev[c->list[l][i]];
 }
 double isc_rules_pct(const struct isc_rule_ctx *c, double ns);
+struct isc_change;
+/* Re-times the graph with the change (rules/simulate.c): adds an evidence line saying
+ * what was simulated and returns the gain in percent of the window, >= 0. */
+double isc_sugg_simulate(const struct isc_rule_ctx *c, const struct isc_change *ch,
+			 struct isc_suggestion *s, const char *what);
 
 #endif /* ISC_RULES_H */

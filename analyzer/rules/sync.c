@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "analyzer/base/fmt.h"
+#include "analyzer/causal/graph.h"
 #include "analyzer/rules/rules.h"
 
 static bool blocking_sync(const struct isc_rule_ctx *c, const struct isc_ev *e)
@@ -107,7 +108,10 @@ static bool excessive(struct isc_rule_ctx *c, struct isc_suggestion *s)
 			  "operation, with the GPU idle: %s (%s of the window)",
 			  isc_fmt_dur(b1, (double)bubbles),
 			  isc_fmt_pct(b2, c->window_ns > 0 ? (double)bubbles / c->window_ns : 0));
-	s->improvement_pct = isc_rules_pct(c, (double)bubbles);
+	struct isc_change ch = {
+		.op = ISC_WI_NO_WAIT, .sel = ISC_SEL_SYNC, .factor = 0, .after = INT64_MIN
+	};
+	s->improvement_pct = isc_sugg_simulate(c, &ch, s, "no synchronisation in the loop");
 	return true;
 }
 

@@ -2,17 +2,62 @@
 /*
  * Writes a synthetic InferScope trace of N events (default 5,000,000) for the analyzer
  * benchmark: an inference loop on two threads with scopes, CUDA calls, kernels, copies,
- * syscalls and CPU-time samples, in the shape and key order the preload writes.
- * Usage: gen-trace [N] > trace.json
+ * syscalls and CPU-time samples, in the shape and key order the preload writes. With
+ * "stacks", also sampled stacks as the sampler writes them: two cpu_sample events per
+ * iteration, a stack_id on every fourth launch, and a "stacks" section of 64 stacks.
+ * Usage: gen-trace [N [stacks]] > trace.json
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct gen {
 	uint64_t id, corr, n, limit;
 	int64_t t; /* ns */
+	int stacks;
 };
+
+#define STACKS 64
+#define DEPTH 12
+
+static void ts(const char *key, int64_t ns);
+
+static void sample(struct gen *g, int64_t at, unsigned k)
+{
+	printf(",\n{\"type\":\"cpu_sample\",");
+	ts("timestamp_us", at);
+	printf(",\"thread_id\":%d,\"pid\":4242,\"weight_us\":10000,\"stack_id\":%u}",
+	       k % 2 ? 4242 : 4243, 1 + k % STACKS);
+	g->n++;
+}
+
+/* 64 stacks of 12 frames over 3 + 64 frames: Python frames spliced between native ones. */
+static void stacks_section(void)
+{
+	printf(",\"stacks\":{\"frames\":[");
+	printf("{\"id\":1,\"kind\":\"python\",\"function\":\"<module>\","
+	       "\"module\":\"serve.py\",\"file\":\"serve.py\",\"line\":120},\n");
+	printf("{\"id\":2,\"kind\":\"python\",\"function\":\"handle\","
+	       "\"module\":\"serve.py\",\"file\":\"serve.py\",\"line\":88},\n");
+	printf("{\"id\":3,\"kind\":\"native\",\"function\":\"_PyEval_EvalFrameDefault\","
+	       "\"module\":\"libpython3.11.so.1.0\",\"address\":\"0x1d2e30\"}");
+	for (unsigned f = 0; f < STACKS; f++) {
+		printf(",\n{\"id\":%u,\"kind\":\"%s\",\"function\":\"fn_%u\","
+		       "\"module\":\"%s\",\"address\":\"0x%x\"}",
+		       4 + f, f % 2 ? "python" : "native", f,
+		       f % 2 ? "model.py" : "libtorch_cpu.so", 0x1000 + f * 16);
+	}
+	printf("],\"stacks\":[");
+	for (unsigned s = 0; s < STACKS; s++) {
+		printf("%s{\"id\":%u,\"frames\":[", s ? ",\n" : "", s + 1);
+		for (unsigned d = 0; d < DEPTH - 3; d++) {
+			printf("%u,", 4 + (s + d * 7) % STACKS);
+		}
+		printf("3,2,1]}");
+	}
+	printf("]}");
+}
 
 static void ts(const char *key, int64_t ns)
 {
@@ -48,8 +93,12 @@ static void iteration(struct gen *g, unsigned k)
 		head(g, "cuda_api", "cudaLaunchKernel", t, 4500);
 		printf("\"thread_id\":4242,\"correlation_id\":%" PRIu64 ",\"stream_id\":7,"
 		       "\"return_code\":0,\"blocked\":false,\"kernel\":\"gemm_%u\","
-		       "\"source\":\"interposer\"}}",
+		       "\"source\":\"interposer\"",
 		       g->corr, i);
+		if (g->stacks && i == 0 && k % 4 == 0) {
+			printf(",\"stack_id\":%u", 1 + (k / 4) % STACKS);
+		}
+		printf("}}");
 		head(g, "gpu_kernel", i % 2 ? "gemm_128x64" : "elementwise_add", t + 6000,
 		     i % 2 ? 60000 : 8000);
 		printf("\"thread_id\":4242,\"correlation_id\":%" PRIu64 ",\"device_id\":0,"
@@ -69,13 +118,17 @@ static void iteration(struct gen *g, unsigned k)
 		printf("\"thread_id\":4242,\"value\":%" PRIu64 ".0,\"unit\":\"us\"}}",
 		       (uint64_t)k * 190);
 	}
+	for (unsigned i = 0; g->stacks && i < 2 && g->n < g->limit; i++) {
+		sample(g, t + 1000 * i, 2 * k + i);
+	}
 	g->t = t + 300000;
 }
 
 int main(int argc, char **argv)
 {
 	struct gen g = { .limit = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000,
-			 .t = 1000000000 };
+			 .t = 1000000000,
+			 .stacks = argc > 2 && strcmp(argv[2], "stacks") == 0 };
 	static char buf[1 << 20];
 	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
 	printf("{\"format_version\":\"1.0\",\"trace_metadata\":{\"pid\":4242,"
@@ -85,6 +138,10 @@ int main(int argc, char **argv)
 	for (unsigned k = 0; g.n < g.limit; k++) {
 		iteration(&g, k);
 	}
-	printf("],\"relationships\":{\"scopes\":[]}}\n");
+	printf("],\"relationships\":{\"scopes\":[]}");
+	if (g.stacks) {
+		stacks_section();
+	}
+	printf("}\n");
 	return ferror(stdout) ? 1 : 0;
 }

@@ -290,6 +290,10 @@ int isc_collector_spill(bool final)
 	if (s == NULL) {
 		return -EIO;
 	}
+	if (isc_spill_acquire(s) < 0) {
+		/* no descriptor to be had now: the chunks stay queued for the next tick */
+		return -EMFILE;
+	}
 	/* 1. full chunks, in the order they filled (the list is newest first) */
 	struct isc_chunk *full = isc_full_take();
 	struct isc_chunk *rev = NULL;
@@ -347,5 +351,6 @@ int isc_collector_spill(bool final)
 	if (r == 0) {
 		r = spill_strings(s);
 	}
+	isc_spill_release(s); /* no descriptor of ours in the program's table between ticks */
 	return r;
 }

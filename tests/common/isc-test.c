@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <poll.h>
 #include <spawn.h>
@@ -295,4 +296,22 @@ const char *isc_test_env(const char *name)
 	const char *v = getenv(name);
 	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
 	return v;
+}
+
+const char *isc_test_nth_path(const char *list, size_t i)
+{
+	static char buf[8][PATH_MAX];
+	static unsigned next;
+	const char *p = list;
+	for (; i > 0 && p; i--) {
+		p = strchr(p, ':');
+		p = p ? p + 1 : NULL;
+	}
+	if (p == NULL || *p == '\0') {
+		return NULL;
+	}
+	size_t n = strcspn(p, ":");
+	char *out = buf[next++ % 8];
+	snprintf(out, PATH_MAX, "%.*s", (int)n, p);
+	return out;
 }

@@ -56,6 +56,10 @@ size_t isc_trace_count(yajl_val trace, const char *type, const char *name);
 /* The i-th event matching type/name, or NULL. */
 yajl_val isc_trace_find(yajl_val trace, const char *type, const char *name, size_t i);
 
+/* The i-th path of a colon-separated list (ISC_PYTHONS: every CPython found at
+ * configure time), in one of 8 rotating buffers; NULL past the end. */
+const char *isc_test_nth_path(const char *list, size_t i);
+
 /* Paths of build products, set by meson. */
 const char *isc_test_preload(void);
 const char *isc_test_workload(const char *name); /* static buffer */

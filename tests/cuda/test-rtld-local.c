@@ -5,6 +5,7 @@
  * their caller. A call that reached no runtime would return 3 without any GPU work.
  */
 #include <criterion/criterion.h>
+#include <unistd.h>
 
 #include "tests/cuda/cuda-check.h"
 
@@ -37,12 +38,26 @@ Test(rtld_local, c_program_dlopens_a_module)
 	isc_run_free(&r);
 }
 
+static void python_ctypes(const char *python);
+
+/* On every CPython found (Debian's, pyenv's 3.8-3.13). */
 Test(rtld_local, python_ctypes_loads_a_module)
+{
+	const char *py;
+	for (size_t i = 0; (py = isc_test_nth_path(CW_PYTHONS, i)) != NULL; i++) {
+		cr_log_info("python %s", py);
+		python_ctypes(py);
+		unlink(cw_path("trace.json"));
+		unlink(cw_path("truth.json"));
+	}
+}
+
+static void python_ctypes(const char *python)
 {
 	struct isc_run r;
 	char truth[4300];
 	snprintf(truth, sizeof(truth), "SIMGPU_TRUTH=%s", cw_path("truth.json"));
-	const char *argv[] = { CW_PYTHON3, "-c",
+	const char *argv[] = { python, "-c",
 			       "import ctypes, sys\n"
 			       "m = ctypes.CDLL(sys.argv[1])  # RTLD_LOCAL, as extension modules\n"
 			       "print('calls=%d' % m.cw_ext_run())\n",

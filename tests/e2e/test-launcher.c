@@ -218,6 +218,32 @@ Test(launcher, children_traces_are_merged)
 	isc_run_free(&r);
 }
 
+/* A wrapper that execs the program (sh -c 'exec ...', env): the launcher and the
+ * analyzer see one trace, whose identity is the program and whose report is about it. */
+Test(launcher, a_wrapper_that_execs_is_part_of_the_program)
+{
+	struct isc_run r;
+	LAUNCH(&r, "run", "-f", "json", "-r", "report.json", "--", "/bin/sh", "-c",
+	       "exec /usr/bin/env \"$0\" work 120", "PROG");
+	cr_assert_eq(exit_status(&r), 0, "%s", r.err);
+	yajl_val rep = isc_test_load_json(isc_test_in_dir("report.json"));
+	cr_assert_not_null(rep);
+	yajl_val in = isc_trace_get(rep, "inputs");
+	cr_assert(YAJL_IS_ARRAY(in) && in->u.array.len == 1, "one trace for the chain");
+	yajl_tree_free(rep);
+	yajl_val t = isc_test_load_json(isc_test_in_dir("trace.json"));
+	cr_assert_not_null(t);
+	yajl_val cmd = isc_trace_get(t, "trace_metadata/command_line");
+	cr_assert(YAJL_IS_ARRAY(cmd) && cmd->u.array.len == 3);
+	cr_assert_str_eq(YAJL_GET_STRING(cmd->u.array.values[0]), isc_test_env("ISC_E2E_PROG"),
+			 "the program is the trace's identity");
+	yajl_val chain = isc_trace_get(t, "trace_metadata/exec_chain");
+	cr_assert(YAJL_IS_ARRAY(chain) && chain->u.array.len == 2, "sh and env before it");
+	cr_assert_geq(isc_trace_count(t, "cpu_call", "e2e_work"), 1);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
 Test(launcher, environment_of_the_command)
 {
 	struct isc_run r;

@@ -66,11 +66,23 @@ Test(host_transparency, cpp_exceptions)
 	same_as_plain(argv, NULL, 0);
 }
 
+static void python_file_and_socket_io(const char *python);
+
+/* On every CPython found (Debian's, pyenv's 3.8-3.13). */
 Test(host_transparency, python_file_and_socket_io)
+{
+	const char *py;
+	for (size_t i = 0; (py = isc_test_nth_path(ISC_PYTHONS, i)) != NULL; i++) {
+		cr_log_info("python %s", py);
+		python_file_and_socket_io(py);
+	}
+}
+
+static void python_file_and_socket_io(const char *python)
 {
 	char script[4200];
 	snprintf(script, sizeof(script), "%s/pyio.py", ISC_WORKLOAD_DIR);
-	const char *argv[] = { ISC_PYTHON3, script, host_dir, NULL };
+	const char *argv[] = { python, script, host_dir, NULL };
 	same_as_plain(argv, NULL, 0);
 
 	struct isc_run r;

@@ -128,27 +128,7 @@ Test(lifecycle, busy_fork_child_without_annotations_writes_its_file)
 	isc_run_free(&r);
 }
 
-Test(lifecycle, exec_flushes_and_the_new_image_writes_beside)
-{
-	struct isc_run r;
-	const char *argv[] = { isc_test_workload("wl-exec"), NULL };
-	run_in_dir(argv, NULL, &r);
-	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "stderr: %s", r.err);
-	int pid = 0;
-	cr_assert_eq(sscanf(r.out, "phase1 pid %d", &pid), 1, "stdout: %s", r.out);
-	yajl_val before = load("trace.json");
-	char name[64];
-	snprintf(name, sizeof(name), "trace.%d.1.json", pid);
-	yajl_val after = load(name);
-	cr_assert_eq(isc_trace_count(before, "cpu_call", "before_exec"), 1);
-	cr_assert_str_eq(isc_trace_str(before, "trace_metadata/end_reason"), "exec");
-	cr_assert_eq(isc_trace_count(after, "cpu_call", "after_exec"), 1);
-	cr_assert_eq(isc_trace_count(after, "cpu_call", "before_exec"), 0);
-	cr_assert_eq(isc_trace_int(after, "trace_metadata/exec_seq", -1), 1);
-	yajl_tree_free(before);
-	yajl_tree_free(after);
-	isc_run_free(&r);
-}
+/* An exec into an image that records: tests/preload/test-exec-chain.c. */
 
 Test(lifecycle, failed_exec_keeps_errno_and_recording)
 {

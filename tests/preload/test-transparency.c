@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include "tests/common/isc-test.h"
@@ -77,12 +78,24 @@ Test(transparency, bad_variable_is_reported_once_and_ignored)
 	isc_run_free(&r);
 }
 
+static void python_scopes_nest(const char *python);
+
+/* On every CPython found (Debian's, pyenv's 3.8-3.13). */
 Test(transparency, python_scopes_nest)
+{
+	const char *py;
+	for (size_t i = 0; (py = isc_test_nth_path(ISC_PYTHONS, i)) != NULL; i++) {
+		cr_log_info("python %s", py);
+		python_scopes_nest(py);
+	}
+}
+
+static void python_scopes_nest(const char *python)
 {
 	struct isc_run r;
 	char pp[4200];
 	snprintf(pp, sizeof(pp), "PYTHONPATH=%s", ISC_PYTHON_DIR);
-	const char *argv[] = { ISC_PYTHON3, ISC_WORKLOAD_DIR "/scopes.py", NULL };
+	const char *argv[] = { python, ISC_WORKLOAD_DIR "/scopes.py", NULL };
 	const char *env[] = { pp, NULL };
 	cr_assert_eq(isc_test_run(argv, env, true, isc_test_dir(), &r), 0);
 	cr_assert(strstr(r.out, "python active=True total=499500"), "out %s err %s", r.out, r.err);
@@ -102,6 +115,7 @@ Test(transparency, python_scopes_nest)
 	cr_assert(isc_trace_str(t, "trace_metadata/python_version") != NULL);
 	yajl_tree_free(t);
 	isc_run_free(&r);
+	unlink(path); /* the next interpreter writes its own */
 }
 
 Test(transparency, python_helper_is_a_noop_without_the_preload)

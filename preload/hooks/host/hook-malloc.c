@@ -35,7 +35,6 @@
 #include "preload/core/export.h"
 #include "common/log.h"
 #include "preload/hooks/host/sampling.h"
-#include "preload/session.h"
 
 /* Declared by <malloc.h>, which also declares things we do not want here. */
 void *memalign(size_t align, size_t n);

@@ -28,7 +28,6 @@
 #include "preload/core/intern.h"
 #include "preload/core/export.h"
 #include "common/log.h"
-#include "preload/session.h"
 
 #define D(n, nr, cat)                   \
 	{                               \

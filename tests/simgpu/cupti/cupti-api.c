@@ -123,6 +123,28 @@ bool isc_cupti_enabled(CUpti_ActivityKind kind)
 /* ---- the hooks the runtime calls (see sim-tool.h) ---- */
 
 /*
+ * The callback's clock at mono_ns. The pair (our clock, the callback's) is read with our
+ * clock on both sides and the tightest of a few tries kept: a preemption between two
+ * reads would otherwise shift the result by its whole length (milliseconds on a loaded
+ * machine), as a calibration of two clocks would be.
+ */
+static uint64_t tool_time_at(CUpti_TimestampCallbackFunc cb, uint64_t mono_ns)
+{
+	uint64_t best_gap = UINT64_MAX, tool = 0, at = 0;
+	for (int i = 0; i < 16 && best_gap > 2000; i++) {
+		uint64_t a = isc_cupti_now_mono();
+		uint64_t t = cb();
+		uint64_t b = isc_cupti_now_mono();
+		if (b - a < best_gap) {
+			best_gap = b - a;
+			tool = t;
+			at = a + (b - a) / 2;
+		}
+	}
+	return tool - (at - mono_ns);
+}
+
+/*
  * Host-side timestamps come from the callback when one is registered. The call
  * began a little earlier (the first one of a process includes initialisation),
  * so the reading is moved back by the time elapsed since.
@@ -131,8 +153,7 @@ static void hook_api_enter(struct simgpu_api *call)
 {
 	CUpti_TimestampCallbackFunc cb = isc_cupti.ts_cb;
 
-	call->tool_start =
-		cb ? cb() - (isc_cupti_now_mono() - call->start_ns) : isc_cupti_ts(call->start_ns);
+	call->tool_start = cb ? tool_time_at(cb, call->start_ns) : isc_cupti_ts(call->start_ns);
 	isc_cupti_callback(call, CUPTI_API_ENTER);
 }
 

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The critical path of the window: from the node that ends last, walk back through what
+ * released each node - the predecessor that ended last (HTA's critical path is the
+ * longest path of the same graph; on recorded times the two coincide). A blocking call
+ * hands the path to the GPU operation it waited for, so time blocked inside a call is
+ * never host computing: it is the GPU work (or the launch delay) it waited on.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/causal/graph.h"
+
+struct walk {
+	const struct isc_trace *t;
+	struct isc_causal *c;
+	int64_t ws;
+	int64_t *by_name; /* ISC_CPK__COUNT rows of n_strings */
+	size_t ns;
+	size_t cap;
+	bool *comm;
+};
+
+static int host_cat(const struct isc_ev *e)
+{
+	switch (e->type) {
+	case ISC_T_CUDA_API:
+		return ISC_CP_RUNTIME;
+	case ISC_T_SYSCALL:
+		switch (e->sub) {
+		case ISC_SYS_IO:
+		case ISC_SYS_NET:
+		case ISC_SYS_FS:
+			return ISC_CP_IO;
+		case ISC_SYS_WAIT:
+		case ISC_SYS_SLEEP:
+			return ISC_CP_HOST_WAIT;
+		case ISC_SYS_DRIVER:
+			return ISC_CP_RUNTIME;
+		default:
+			return ISC_CP_HOST;
+		}
+	default:
+		return ISC_CP_HOST;
+	}
+}
+
+static int gpu_cat(const struct walk *w, const struct isc_ev *e)
+{
+	switch (e->type) {
+	case ISC_T_KERNEL:
+		return w->comm[e->name] ? ISC_CP_COMM : ISC_CP_KERNEL;
+	case ISC_T_H2D:
+		return ISC_CP_H2D;
+	case ISC_T_D2H:
+		return ISC_CP_D2H;
+	default:
+		return ISC_CP_GPU_OTHER;
+	}
+}
+
+static int add_piece(struct walk *w, int64_t s, int64_t e, int cat, uint32_t ev, bool gpu)
+{
+	struct isc_causal *c = w->c;
+	s = s > w->ws ? s : w->ws;
+	if (e <= s) {
+		return 0;
+	}
+	c->cat[cat] += e - s;
+	c->path_ns += e - s;
+	if (ev != ISC_GN_NONE) {
+		const struct isc_ev *x = &w->t->ev[ev];
+		int kind = x->type == ISC_T_CUDA_API || x->type == ISC_T_SYSCALL ? ISC_CPK_CALL
+			   : x->type == ISC_T_KERNEL				 ? ISC_CPK_KERNEL
+			   : gpu						 ? ISC_CPK_COPY
+										 : ISC_CPK_SCOPE;
+		w->by_name[(size_t)kind * w->ns + x->name] += e - s;
+	}
+	/* The walk goes backwards: a piece that ends where the last one started and has
+	 * its category joins it. */
+	if (c->n_pieces > 0) {
+		struct isc_cp_piece *p = &c->pieces[c->n_pieces - 1];
+		if (p->cat == cat && p->s == e) {
+			p->s = s;
+			p->ev = ev != ISC_GN_NONE ? ev : p->ev;
+			return 0;
+		}
+	}
+	if (c->n_pieces == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 256;
+		struct isc_cp_piece *v = realloc(c->pieces, cap * sizeof(*v));
+		if (v == NULL) {
+			return -ENOMEM;
+		}
+		c->pieces = v;
+		w->cap = cap;
+	}
+	c->pieces[c->n_pieces++] = (struct isc_cp_piece){ s, e, ev, (uint8_t)cat, gpu };
+	return 0;
+}
+
+/* The predecessor that released node v: the one that ended last. */
+static uint32_t release(const struct isc_causal *c, const struct isc_gnode *v)
+{
+	uint32_t r = v->seq;
+	if ((v->flags & ISC_GN_GPU) && v->dep != ISC_GN_NONE &&
+	    (r == ISC_GN_NONE || c->node[v->dep].t1 > c->node[r].t1)) {
+		r = v->dep;
+	}
+	return r;
+}
+
+static int step(struct walk *w, uint32_t *at, int64_t *cur)
+{
+	struct isc_causal *c = w->c;
+	const struct isc_gnode *v = &c->node[*at];
+	bool gpu = (v->flags & ISC_GN_GPU) != 0;
+	const struct isc_ev *e = &w->t->ev[v->ev];
+	int r;
+	if ((v->flags & ISC_GN_WAIT) && c->node[v->dep].t1 > v->t0) {
+		/* Blocked: the path goes to what the call waited for. */
+		int64_t rel = c->node[v->dep].t1 < *cur ? c->node[v->dep].t1 : *cur;
+		r = add_piece(w, rel, *cur, ISC_CP_SYNC, v->ev, false);
+		*cur = rel;
+		*at = v->dep;
+		return r;
+	}
+	int cat = gpu ? gpu_cat(w, e) : (v->flags & ISC_GN_BLOCKING) ? ISC_CP_BLOCKED : host_cat(e);
+	int64_t s = v->t0 < *cur ? v->t0 : *cur;
+	r = add_piece(w, s, *cur, cat, v->ev, gpu);
+	c->path_nodes++;
+	*cur = s;
+	uint32_t p = release(c, v);
+	if (p == ISC_GN_NONE || r != 0) {
+		*at = ISC_GN_NONE;
+		return r;
+	}
+	int64_t pend = c->node[p].t1 < *cur ? c->node[p].t1 : *cur;
+	int gap = !gpu ? ISC_CP_HOST : p == v->dep ? ISC_CP_LAUNCH : ISC_CP_GPU_GAP;
+	r = add_piece(w, pend, *cur, gap, ISC_GN_NONE, gpu);
+	*cur = pend;
+	*at = p;
+	return r;
+}
+
+static void top_names(struct walk *w)
+{
+	struct isc_causal *c = w->c;
+	memset(c->top, 0, sizeof(c->top));
+	for (size_t k = 0; k < ISC_CPK__COUNT; k++) {
+		for (size_t i = 1; i < w->ns; i++) {
+			int64_t ns = w->by_name[k * w->ns + i];
+			if (ns <= 0) {
+				continue;
+			}
+			for (int j = 0; j < ISC_CP_TOP; j++) {
+				if (ns > c->top[j].ns) {
+					memmove(&c->top[j + 1], &c->top[j],
+						sizeof(c->top[0]) * (size_t)(ISC_CP_TOP - j - 1));
+					c->top[j] =
+						(struct isc_cp_name){ (uint32_t)i, (uint8_t)k, ns };
+					break;
+				}
+			}
+		}
+	}
+}
+
+/* The busiest thread's work: what a pipeline's host side is, blocked calls left out. */
+static int host_work(struct isc_causal *c)
+{
+	int64_t *sum = calloc((size_t)c->n_lanes + 1, sizeof(*sum));
+	if (sum == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		const struct isc_gnode *n = &c->node[i];
+		if (!(n->flags & (ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_IDLE))) {
+			sum[n->lane] += n->t1 - n->t0;
+			c->host_work = sum[n->lane] > c->host_work ? sum[n->lane] : c->host_work;
+		}
+	}
+	free(sum);
+	return 0;
+}
+
+int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a, struct isc_causal *c)
+{
+	if (c->n == 0 || host_work(c) < 0) {
+		return c->n == 0 ? 0 : -ENOMEM;
+	}
+	struct walk w = { .t = t, .c = c, .ws = a->window.start, .ns = isc_trace_n_strings(t) };
+	w.by_name = calloc(w.ns * ISC_CPK__COUNT + 1, sizeof(*w.by_name));
+	w.comm = calloc(w.ns + 1, sizeof(*w.comm));
+	if (w.by_name == NULL || w.comm == NULL) {
+		free(w.by_name);
+		free(w.comm);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < w.ns; i++) {
+		const char *n = isc_trace_str(t, (uint32_t)i);
+		w.comm[i] = strstr(n, "nccl") != NULL || strstr(n, "gloo") != NULL;
+	}
+	/* The work that ends last (the order puts a host segment after a GPU operation that
+	 * ends with it); a thread sleeping or waiting until exit is not where the run ends. */
+	size_t last = c->n;
+	while (last > 1 && (c->node[c->order[last - 1]].flags & ISC_GN_IDLE)) {
+		last--;
+	}
+	uint32_t at = c->order[last - 1];
+	int64_t cur = c->node[at].t1 < a->window.end ? c->node[at].t1 : a->window.end;
+	int r = 0;
+	uint64_t guard = 2 * (uint64_t)c->n + 2;
+	while (r == 0 && at != ISC_GN_NONE && cur > w.ws && guard-- > 0) {
+		r = step(&w, &at, &cur);
+	}
+	/* Pieces were found backwards. */
+	for (size_t i = 0, j = c->n_pieces; i + 1 < j; i++, j--) {
+		struct isc_cp_piece x = c->pieces[i];
+		c->pieces[i] = c->pieces[j - 1];
+		c->pieces[j - 1] = x;
+	}
+	top_names(&w);
+	free(w.by_name);
+	free(w.comm);
+	return r;
+}
+
+const char *isc_cp_cat_name(enum isc_cp_cat c)
+{
+	static const char *const names[ISC_CP__COUNT] = {
+		[ISC_CP_KERNEL] = "kernel",	    [ISC_CP_COMM] = "communication",
+		[ISC_CP_H2D] = "h2d_copy",	    [ISC_CP_D2H] = "d2h_copy",
+		[ISC_CP_GPU_OTHER] = "gpu_other",   [ISC_CP_GPU_GAP] = "gpu_gap",
+		[ISC_CP_LAUNCH] = "launch_latency", [ISC_CP_HOST] = "host_compute",
+		[ISC_CP_RUNTIME] = "cuda_runtime",  [ISC_CP_SYNC] = "sync_return",
+		[ISC_CP_BLOCKED] = "blocked",	    [ISC_CP_IO] = "io_wait",
+		[ISC_CP_HOST_WAIT] = "host_wait",
+	};
+	return c < ISC_CP__COUNT ? names[c] : "unknown";
+}
+
+const char *isc_cp_kind_name(enum isc_cp_kind k)
+{
+	static const char *const names[ISC_CPK__COUNT] = { "kernel", "scope", "call",
+							   "copy/memset" };
+	return k < ISC_CPK__COUNT ? names[k] : "unknown";
+}
+
+int64_t isc_cp_gpu(const struct isc_causal *c)
+{
+	return c->cat[ISC_CP_KERNEL] + c->cat[ISC_CP_COMM] + c->cat[ISC_CP_GPU_OTHER];
+}
+
+int64_t isc_cp_copies(const struct isc_causal *c)
+{
+	return c->cat[ISC_CP_H2D] + c->cat[ISC_CP_D2H];
+}
+
+int64_t isc_cp_host(const struct isc_causal *c)
+{
+	return c->path_ns - isc_cp_gpu(c) - isc_cp_copies(c);
+}

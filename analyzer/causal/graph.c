@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: MIT */
+/* Builds the run's dependency graph (graph.h) from the model, once per analysis. */
+#include "analyzer/causal/graph.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/base/sort.h"
+
+struct build {
+	const struct isc_trace *t;
+	struct isc_analysis *a;
+	struct isc_causal *c;
+	size_t cap;
+	uint32_t *last_seg; /* per event: the segment that ends it, ISC_GN_NONE */
+};
+
+bool isc_graph_in_window(const struct isc_analysis *a, const struct isc_ev *e)
+{
+	return e->ts >= a->window.start && e->ts <= a->window.end;
+}
+
+static bool is_gpu_op(const struct isc_ev *e)
+{
+	return isc_type_is_gpu(e->type) && e->type != ISC_T_GPU_SYNC;
+}
+
+static struct isc_gnode *push(struct build *b)
+{
+	struct isc_causal *c = b->c;
+	if (c->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		if (cap >= ISC_GN_NONE) {
+			return NULL;
+		}
+		struct isc_gnode *v = realloc(c->node, cap * sizeof(*v));
+		if (v == NULL) {
+			return NULL;
+		}
+		c->node = v;
+		b->cap = cap;
+	}
+	struct isc_gnode *n = &c->node[c->n++];
+	memset(n, 0, sizeof(*n));
+	n->seq = n->dep = ISC_GN_NONE;
+	return n;
+}
+
+struct open_ev {
+	uint32_t ev;
+	int64_t end;
+	size_t nodes_at_push;
+};
+
+static int emit(struct build *b, uint32_t owner, int64_t s, int64_t e, uint32_t *prev,
+		uint16_t lane)
+{
+	struct isc_gnode *n = push(b);
+	if (n == NULL) {
+		return -ENOMEM;
+	}
+	n->t0 = s;
+	n->t1 = e;
+	n->ev = owner;
+	n->seq = *prev;
+	n->lane = lane;
+	const struct isc_ev *o = &b->t->ev[owner];
+	n->flags = o->type == ISC_T_SYSCALL && (o->sub == ISC_SYS_WAIT || o->sub == ISC_SYS_SLEEP)
+			   ? ISC_GN_IDLE
+			   : 0;
+	*prev = (uint32_t)(b->c->n - 1);
+	b->c->host_nodes++;
+	return 0;
+}
+
+/* Closes the innermost open event at time `at` (its end). */
+static int pop(struct build *b, struct open_ev *st, size_t *depth, int64_t *cur, uint32_t *prev,
+	       uint16_t lane)
+{
+	struct open_ev *o = &st[--*depth];
+	const struct isc_ev *e = &b->t->ev[o->ev];
+	int r = 0;
+	bool none = b->c->n == o->nodes_at_push;
+	if (o->end > *cur || (none && e->type == ISC_T_CUDA_API)) {
+		r = emit(b, o->ev, *cur, o->end > *cur ? o->end : *cur, prev, lane);
+	}
+	if (r == 0 && *prev != ISC_GN_NONE && b->c->n > o->nodes_at_push) {
+		b->last_seg[o->ev] = *prev;
+		b->c->node[*prev].flags |= ISC_GN_LAST;
+	}
+	*cur = o->end > *cur ? o->end : *cur;
+	return r;
+}
+
+/* One thread: cut at every event boundary, each piece owned by the innermost event. */
+static int thread_segments(struct build *b, const uint32_t *idx, size_t n, uint16_t lane,
+			   struct open_ev **stack, size_t *cap)
+{
+	size_t depth = 0;
+	int64_t cur = INT64_MIN;
+	uint32_t prev = ISC_GN_NONE;
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		if (idx[i] == ISC_GN_NONE) {
+			continue; /* a syscall inside a CUDA call */
+		}
+		const struct isc_ev *e = &b->t->ev[idx[i]];
+		while (r == 0 && depth > 0 && (*stack)[depth - 1].end <= e->ts) {
+			r = pop(b, *stack, &depth, &cur, &prev, lane);
+		}
+		if (e->type == ISC_T_CPU_SAMPLE && depth > 0) {
+			continue; /* inside a recorded event: that event owns the time */
+		}
+		if (r == 0 && depth > 0 && e->ts > cur) {
+			r = emit(b, (*stack)[depth - 1].ev, cur, e->ts, &prev, lane);
+		}
+		if (depth == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			struct open_ev *v = realloc(*stack, nc * sizeof(*v));
+			if (v == NULL) {
+				return -ENOMEM;
+			}
+			*stack = v;
+			*cap = nc;
+		}
+		int64_t end = e->ts + isc_graph_host_dur(e);
+		/* A child that outlives its parent is cut at the parent's end. */
+		end = depth > 0 && end > (*stack)[depth - 1].end ? (*stack)[depth - 1].end : end;
+		cur = e->ts > cur ? e->ts : cur;
+		(*stack)[depth++] = (struct open_ev){ idx[i], end, b->c->n };
+	}
+	while (r == 0 && depth > 0) {
+		r = pop(b, *stack, &depth, &cur, &prev, lane);
+	}
+	return r;
+}
+
+static int host_nodes(struct build *b)
+{
+	const struct isc_trace *t = b->t;
+	size_t *off = NULL;
+	uint32_t *idx = isc_graph_host_events(t, b->a, &off);
+	if (idx == NULL) {
+		return -ENOMEM;
+	}
+	struct open_ev *stack = NULL;
+	size_t cap = 0;
+	int r = 0;
+	for (size_t k = 0; k < t->n_threads && r == 0; k++) {
+		if (off[k + 1] > off[k]) {
+			uint16_t lane =
+				b->c->n_lanes < UINT16_MAX ? (uint16_t)b->c->n_lanes : UINT16_MAX;
+			b->c->n_lanes++;
+			r = thread_segments(b, idx + off[k], off[k + 1] - off[k], lane, &stack,
+					    &cap);
+		}
+	}
+	free(stack);
+	free(idx);
+	free(off);
+	return r;
+}
+
+struct stream_lane {
+	int16_t device;
+	int32_t stream;
+	uint32_t last;
+	uint16_t lane;
+};
+
+static int gpu_nodes(struct build *b)
+{
+	const struct isc_trace *t = b->t;
+	struct stream_lane *lanes = NULL;
+	size_t n_lanes = 0, hit = 0;
+	int r = 0;
+	for (size_t i = 0; i < t->n && r == 0; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		if (!is_gpu_op(e) || !isc_graph_in_window(b->a, e)) {
+			continue;
+		}
+		if (hit >= n_lanes || lanes[hit].device != e->device ||
+		    lanes[hit].stream != e->stream) {
+			for (hit = 0; hit < n_lanes; hit++) {
+				if (lanes[hit].device == e->device &&
+				    lanes[hit].stream == e->stream) {
+					break;
+				}
+			}
+		}
+		if (hit == n_lanes) {
+			struct stream_lane *v = realloc(lanes, (n_lanes + 1) * sizeof(*v));
+			if (v == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			lanes = v;
+			uint32_t ln = b->c->n_lanes++;
+			lanes[n_lanes++] =
+				(struct stream_lane){ e->device, e->stream, ISC_GN_NONE,
+						      ln < UINT16_MAX ? (uint16_t)ln : UINT16_MAX };
+		}
+		struct isc_gnode *n = push(b);
+		if (n == NULL) {
+			r = -ENOMEM;
+			break;
+		}
+		n->t0 = e->ts;
+		n->t1 = e->ts + e->dur;
+		n->ev = (uint32_t)i;
+		n->flags = ISC_GN_GPU;
+		n->lane = lanes[hit].lane;
+		n->seq = lanes[hit].last;
+		lanes[hit].last = (uint32_t)(b->c->n - 1);
+		b->c->gpu_nodes++;
+		b->c->stream_edges += n->seq != ISC_GN_NONE;
+		b->c->unknown_device_ops += e->device < 0;
+		const struct isc_ev *api = isc_trace_launch_of(t, e);
+		if (api != NULL) {
+			uint32_t s = b->last_seg[api - t->ev];
+			/* Started before its call returned (a synchronous copy, a launch onto an
+			 * idle GPU): it depends on the call's start, the segment before it. */
+			while (s != ISC_GN_NONE && e->ts < api->ts + api->dur &&
+			       b->c->node[s].t0 >= api->ts) {
+				s = b->c->node[s].seq;
+			}
+			n->dep = s;
+			b->c->launch_edges += s != ISC_GN_NONE;
+		}
+	}
+	free(lanes);
+	return r;
+}
+
+/* Which blocking call a host segment ends, if any: 1 sync, 2 copy, 3 maybe queue-full. */
+static int blocking_kind(const struct isc_trace *t, const struct isc_analysis *a,
+			 const struct isc_ev *e)
+{
+	if (e->type != ISC_T_CUDA_API) {
+		return 0;
+	}
+	const char *name = isc_trace_str(t, e->name);
+	switch (e->sub) {
+	case ISC_AC_SYNC:
+		return strstr(name, "WaitEvent") == NULL ? 1 : 0;
+	case ISC_AC_MEMCPY:
+	case ISC_AC_MEMSET:
+		return (e->flags & ISC_F_BLOCKED) || strstr(name, "Async") == NULL ? 2 : 0;
+	case ISC_AC_LAUNCH:
+		return e->dur > (int64_t)(isc_thr(&a->th, ISC_THR_LAUNCH_RUNTIME_US) * 1000.0) ? 3
+											       : 0;
+	default:
+		return (e->flags & ISC_F_BLOCKED) ? 1 : 0;
+	}
+}
+
+/* Last index in by_end (sorted by node end) whose end is <= t, or -1. */
+static ptrdiff_t last_ending_by(const struct isc_causal *c, const uint32_t *by_end, size_t n,
+				int64_t t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->node[by_end[mid]].t1 <= t) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
+static size_t count_le(const int64_t *v, const uint32_t *order, size_t n, int64_t t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[order[mid]] <= t) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
+/* Launches in flight (launched, not finished) at each slow launch's start: a launch that
+ * starts with the queue at its deepest and returns only when an operation ends waited
+ * for a free slot. */
+static int queue_depths(struct build *b, const uint32_t *by_end, size_t n_gpu, int64_t **depth,
+			size_t *n_slow)
+{
+	struct isc_causal *c = b->c;
+	int64_t *lend = malloc((n_gpu + 1) * sizeof(*lend));
+	uint32_t *ord = malloc((n_gpu + 1) * sizeof(*ord));
+	size_t m = 0;
+	for (size_t k = 0; lend != NULL && ord != NULL && k < n_gpu; k++) {
+		const struct isc_gnode *g = &c->node[by_end[k]];
+		if (g->dep != ISC_GN_NONE) {
+			lend[m] = c->node[g->dep].t1;
+			ord[m] = (uint32_t)m;
+			m++;
+		}
+	}
+	if (lend == NULL || ord == NULL || isc_sort_by_key(lend, sizeof(*lend), ord, m) < 0) {
+		free(lend);
+		free(ord);
+		return -ENOMEM;
+	}
+	size_t cnt = 0;
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		cnt += (c->node[i].flags & ISC_GN_QFULL) != 0;
+	}
+	*depth = malloc((cnt + 1) * sizeof(**depth));
+	if (*depth == NULL) {
+		free(lend);
+		free(ord);
+		return -ENOMEM;
+	}
+	size_t j = 0;
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		if (c->node[i].flags & ISC_GN_QFULL) {
+			const struct isc_ev *e = &b->t->ev[c->node[i].ev];
+			int64_t d = (int64_t)count_le(lend, ord, m, e->ts) -
+				    (int64_t)(last_ending_by(c, by_end, n_gpu, e->ts) + 1);
+			(*depth)[j++] = d;
+			c->max_queue_depth = d > c->max_queue_depth ? d : c->max_queue_depth;
+		}
+	}
+	*n_slow = cnt;
+	free(lend);
+	free(ord);
+	return 0;
+}
+
+/* The GPU operation whose end released a blocking call: the last one to end inside it. */
+static void wait_edges(struct build *b, const uint32_t *by_end, size_t n_gpu, const int64_t *depth)
+{
+	struct isc_causal *c = b->c;
+	const struct isc_analysis *a = b->a;
+	double min_depth = isc_thr(&a->th, ISC_THR_QUEUE_FULL_DEPTH);
+	double full = (double)c->max_queue_depth * 0.9;
+	full = full > min_depth ? full : min_depth;
+	size_t j = 0;
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		struct isc_gnode *n = &c->node[i];
+		if (!(n->flags & (ISC_GN_SYNC | ISC_GN_COPY | ISC_GN_QFULL))) {
+			continue;
+		}
+		const struct isc_ev *e = &b->t->ev[n->ev];
+		if ((n->flags & ISC_GN_QFULL) && (double)depth[j++] < full) {
+			n->flags &= (uint8_t)~ISC_GN_QFULL;
+			continue;
+		}
+		ptrdiff_t k = last_ending_by(c, by_end, n_gpu, n->t1);
+		if (k < 0 || c->node[by_end[k]].t1 < e->ts) {
+			n->flags |= (n->flags & (ISC_GN_SYNC | ISC_GN_COPY)) ? ISC_GN_BLOCKING : 0;
+			n->flags &= (uint8_t) ~(ISC_GN_SYNC | ISC_GN_COPY | ISC_GN_QFULL);
+			continue; /* nothing ended while it ran: no recorded GPU work to wait for */
+		}
+		n->dep = by_end[k];
+		n->flags |= ISC_GN_WAIT;
+		c->wait_edges++;
+		c->sync_waits += (n->flags & ISC_GN_SYNC) != 0;
+		c->copy_waits += (n->flags & ISC_GN_COPY) != 0;
+		c->queue_full += (n->flags & ISC_GN_QFULL) != 0;
+	}
+}
+
+static int waits(struct build *b)
+{
+	struct isc_causal *c = b->c;
+	size_t n_gpu = c->gpu_nodes, n_slow = 0;
+	bool slow = false;
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		struct isc_gnode *n = &c->node[i];
+		const struct isc_ev *e = &b->t->ev[n->ev];
+		if (!(n->flags & ISC_GN_LAST) || e->ts + e->dur != n->t1) {
+			continue;
+		}
+		int k = blocking_kind(b->t, b->a, e);
+		n->flags |= k == 1 ? ISC_GN_SYNC : k == 2 ? ISC_GN_COPY : k == 3 ? ISC_GN_QFULL : 0;
+		slow |= k == 3;
+	}
+	if (n_gpu == 0) {
+		for (size_t i = 0; i < c->host_nodes; i++) {
+			struct isc_gnode *n = &c->node[i];
+			n->flags |= (n->flags & (ISC_GN_SYNC | ISC_GN_COPY)) ? ISC_GN_BLOCKING : 0;
+			n->flags &= (uint8_t) ~(ISC_GN_SYNC | ISC_GN_COPY | ISC_GN_QFULL);
+		}
+		return 0;
+	}
+	uint32_t *by_end = malloc(n_gpu * sizeof(*by_end));
+	if (by_end == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < n_gpu; k++) {
+		by_end[k] = (uint32_t)(c->host_nodes + k);
+	}
+	int64_t *depth = NULL;
+	int r = isc_sort_by_key(&c->node[0].t1, sizeof(struct isc_gnode), by_end, n_gpu);
+	if (r == 0 && slow) {
+		r = queue_depths(b, by_end, n_gpu, &depth, &n_slow);
+	}
+	if (r == 0) {
+		wait_edges(b, by_end, n_gpu, depth);
+	}
+	free(depth);
+	free(by_end);
+	return r;
+}
+
+/*
+ * The order the what-if engine re-times nodes in: by end, a GPU operation before the host
+ * segment that ends at the same instant (a sync returning as its kernel ends). Every edge
+ * goes from an earlier end to a later one; an edge that does not (a corrupt trace) is
+ * left out, so the order is topological.
+ */
+static int order(struct isc_causal *c)
+{
+	c->order = malloc((c->n + 1) * sizeof(*c->order));
+	c->scratch = malloc((c->n + 1) * sizeof(*c->scratch));
+	if (c->order == NULL || c->scratch == NULL) {
+		return -ENOMEM;
+	}
+	const int64_t lim = INT64_C(1) << 61;
+	for (size_t i = 0; i < c->n; i++) {
+		int64_t t1 = c->node[i].t1 < -lim  ? -lim
+			     : c->node[i].t1 > lim ? lim
+						   : c->node[i].t1;
+		c->scratch[i] = 2 * t1 + ((c->node[i].flags & ISC_GN_GPU) ? 0 : 1);
+		c->order[i] = (uint32_t)i;
+	}
+	if (isc_sort_by_key(c->scratch, sizeof(*c->scratch), c->order, c->n) < 0) {
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < c->n; k++) {
+		c->scratch[c->order[k]] = (int64_t)k; /* position */
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		struct isc_gnode *n = &c->node[i];
+		if (n->seq != ISC_GN_NONE && c->scratch[n->seq] >= c->scratch[i]) {
+			n->seq = ISC_GN_NONE;
+			c->cycle_edges++;
+		}
+		if (n->dep != ISC_GN_NONE && c->scratch[n->dep] >= c->scratch[i]) {
+			n->dep = ISC_GN_NONE;
+			n->flags &=
+				(uint8_t) ~(ISC_GN_WAIT | ISC_GN_SYNC | ISC_GN_COPY | ISC_GN_QFULL);
+			c->cycle_edges++;
+		}
+	}
+	return 0;
+}
+
+int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
+{
+	struct isc_causal *c = calloc(1, sizeof(*c));
+	if ((a->causal = c) == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		c->kineto |=
+			t->inputs[i].format != NULL && strcmp(t->inputs[i].format, "kineto") == 0;
+	}
+	struct build b = { .t = t, .a = a, .c = c };
+	b.last_seg = malloc((t->n + 1) * sizeof(*b.last_seg));
+	if (b.last_seg == NULL) {
+		return -ENOMEM;
+	}
+	memset(b.last_seg, 0xff, (t->n + 1) * sizeof(*b.last_seg));
+	int r = host_nodes(&b);
+	r = r == 0 ? gpu_nodes(&b) : r;
+	free(b.last_seg);
+	r = r == 0 ? waits(&b) : r;
+	r = r == 0 ? order(c) : r;
+	c->end = a->window.start;
+	for (size_t i = 0; i < c->n; i++) {
+		if (!(c->node[i].flags & ISC_GN_IDLE)) {
+			c->end = c->node[i].t1 > c->end ? c->node[i].t1 : c->end;
+		}
+	}
+	return r == 0 ? isc_critical_path(t, a, c) : r;
+}
+
+void isc_causal_destroy(struct isc_causal *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	free(c->node);
+	free(c->order);
+	free(c->scratch);
+	free(c->pieces);
+	free(c->whatif);
+	free(c);
+}

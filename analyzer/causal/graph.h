@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run's dependency graph, its critical path and the what-if engine that re-times it
+ * (docs/rules.md, "Causes: the dependency graph").
+ *
+ * Nodes are host segments and GPU operations, in flat arrays (no allocation per node):
+ *  - a host thread's timeline is cut at every event boundary into segments, each owned by
+ *    the innermost event covering it (scope, framework operator, CUDA call, syscall); the
+ *    untraced time between two events is the gap before the next segment;
+ *  - every kernel, copy and memset in the window is one node.
+ * Edges, at most two per node, as in Holistic Trace Analysis's critical-path graph:
+ *  - seq: the previous segment of the same thread, or the previous operation of the same
+ *    (device, stream) - stream order;
+ *  - dep: for a GPU operation, the segment that ends its launching call (by correlation id;
+ *    the nodes of a CUDA graph all depend on the one cudaGraphLaunch); for a host segment
+ *    that ends a blocking call (stream/device/event synchronize, a synchronous copy, a
+ *    launch that returned only when a slot of a full queue freed), the GPU operation whose
+ *    end released it.
+ * Every edge goes from an earlier end to a later one, so the graph is acyclic; the builder
+ * still orders it with Kahn's algorithm and leaves out the edges of a corrupt trace that
+ * would close a cycle.
+ */
+#ifndef ISC_GRAPH_H
+#define ISC_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyzer/model/result.h"
+
+#define ISC_GN_NONE UINT32_MAX
+
+enum isc_gnode_flag {
+	ISC_GN_GPU = 1u << 0,	   /* a GPU operation, else a host segment */
+	ISC_GN_WAIT = 1u << 1,	   /* host: blocked until dep (a GPU operation) ended */
+	ISC_GN_QFULL = 1u << 2,	   /* the wait is a launch on a full launch queue */
+	ISC_GN_SYNC = 1u << 3,	   /* the wait is a synchronize call */
+	ISC_GN_COPY = 1u << 4,	   /* the wait is a synchronous copy */
+	ISC_GN_LAST = 1u << 5,	   /* the segment ends its owner event */
+	ISC_GN_BLOCKING = 1u << 6, /* host: a blocking call, no recorded GPU work ending in it */
+	ISC_GN_IDLE = 1u << 7	   /* host: a lock, condition or sleep wait: not the run's work */
+};
+
+struct isc_gnode {
+	int64_t t0, t1; /* the recorded start and end, ns */
+	uint32_t ev;	/* owner event (index into the trace) */
+	uint32_t seq;	/* previous node on the thread or stream, ISC_GN_NONE */
+	uint32_t dep;	/* launch (GPU) or the GPU operation waited for (host) */
+	uint16_t lane;	/* host thread or GPU stream, saturating at 65535 */
+	uint8_t flags;	/* ISC_GN_* */
+	uint8_t pad;
+};
+
+_Static_assert(sizeof(struct isc_gnode) == 32, "graph nodes are 32 bytes");
+
+/* Critical-path categories: what the path runs through. */
+enum isc_cp_cat {
+	ISC_CP_KERNEL,	  /* kernels (compute) */
+	ISC_CP_COMM,	  /* communication kernels (NCCL, gloo) */
+	ISC_CP_H2D,	  /* host-to-device copies */
+	ISC_CP_D2H,	  /* device-to-host copies */
+	ISC_CP_GPU_OTHER, /* memsets, device-to-device copies */
+	ISC_CP_GPU_GAP,	  /* a stream idle between two of its operations, no launch late */
+	ISC_CP_LAUNCH,	  /* launch latency: the GPU waits for a launch call to reach it */
+	ISC_CP_HOST,	  /* host computing: scopes, operators, untraced host code */
+	ISC_CP_RUNTIME,	  /* host inside CUDA calls, not blocked (launch overhead...) */
+	ISC_CP_SYNC,	  /* host returning from a sync or blocking copy after the GPU */
+	ISC_CP_BLOCKED,	  /* host blocked in a call with no GPU work recorded to explain it */
+	ISC_CP_IO,	  /* host I/O syscalls */
+	ISC_CP_HOST_WAIT, /* host lock, condition, sleep waits */
+	ISC_CP__COUNT
+};
+
+/* The kind of name on the path. */
+enum isc_cp_kind { ISC_CPK_KERNEL, ISC_CPK_SCOPE, ISC_CPK_CALL, ISC_CPK_COPY, ISC_CPK__COUNT };
+
+#define ISC_CP_TOP 8
+
+struct isc_cp_name {
+	uint32_t name;
+	uint8_t kind; /* enum isc_cp_kind */
+	int64_t ns;
+};
+
+/* A piece of the path: consecutive time of one category, for the HTML timeline. */
+struct isc_cp_piece {
+	int64_t s, e;
+	uint32_t ev; /* first owner event of the piece, ISC_GN_NONE for gaps */
+	uint8_t cat;
+	uint8_t gpu;
+};
+
+struct isc_whatif_result {
+	char spec[128]; /* what the user asked, or the rule's change */
+	char what[ISC_LINE];
+	int64_t before, after; /* window end, re-timed */
+	double gain_pct;       /* of the window */
+	bool ok;
+	char error[128];
+};
+
+struct isc_causal {
+	struct isc_gnode *node;
+	size_t n;
+	uint32_t *order;  /* topological order */
+	int64_t *scratch; /* re-timed ends, one per node (the what-if engine's) */
+	uint32_t n_lanes;
+	/* What the builder found. */
+	uint64_t host_nodes, gpu_nodes, launch_edges, stream_edges, wait_edges;
+	uint64_t sync_waits, copy_waits, queue_full, cycle_edges;
+	int64_t max_queue_depth;
+	int64_t host_work; /* the busiest thread's time not blocked in calls nor waiting */
+	int64_t end;	   /* the latest end of work in the window (what the what-ifs shorten): a
+		      * background thread sleeping until exit is not the run's work */
+	/* The critical path. */
+	int64_t path_ns;
+	int64_t cat[ISC_CP__COUNT];
+	struct isc_cp_name top[ISC_CP_TOP];
+	struct isc_cp_piece *pieces;
+	size_t n_pieces;
+	uint64_t path_nodes;
+	bool kineto; /* an input has no wait records (Kineto) */
+	uint64_t unknown_device_ops;
+	/* Answers to --what-if. */
+	struct isc_whatif_result *whatif;
+	size_t n_whatif;
+};
+
+/* Builds the graph of the window and its critical path into a->causal. 0 or -ENOMEM. */
+/* graph.c and graph-host.c: whether an event starts in the analysis window; how long a
+ * host event holds its thread (a CPU sample: the CPU time it stands for); the window's
+ * host events grouped by thread (off[k]..off[k + 1] for thread k), each group in start
+ * order with a parent before its children, syscalls made inside a CUDA call marked
+ * ISC_GN_NONE. NULL when memory runs out; the caller frees both arrays. */
+bool isc_graph_in_window(const struct isc_analysis *a, const struct isc_ev *e);
+int64_t isc_graph_host_dur(const struct isc_ev *e);
+uint32_t *isc_graph_host_events(const struct isc_trace *t, const struct isc_analysis *a,
+				size_t **off);
+
+int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a);
+void isc_causal_destroy(struct isc_causal *c);
+/* The critical path (critical-path.c), on a built graph. 0 or -ENOMEM. */
+int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a,
+		      struct isc_causal *c);
+
+const char *isc_cp_cat_name(enum isc_cp_cat c);
+const char *isc_cp_kind_name(enum isc_cp_kind k);
+/* The path categories that are GPU work, copies, or host time. */
+int64_t isc_cp_gpu(const struct isc_causal *c);
+int64_t isc_cp_copies(const struct isc_causal *c);
+int64_t isc_cp_host(const struct isc_causal *c);
+
+/* ---- What-ifs (what-if.c) ---- */
+
+enum isc_change_op {
+	ISC_WI_SCALE,	    /* nodes the selector picks: duration x factor */
+	ISC_WI_OFFLOAD,	    /* picked host segments run on a worker, ahead of the thread */
+	ISC_WI_NO_WAIT,	    /* picked blocking calls do not wait for the GPU, cost nothing */
+	ISC_WI_ASYNC,	    /* picked blocking calls do not wait: they return as launches do */
+	ISC_WI_NO_GPU_GAPS, /* streams start operations as soon as the previous one ends */
+};
+
+enum isc_selector {
+	ISC_SEL_SCOPE,	   /* host segments inside a scope or operator named pattern */
+	ISC_SEL_KERNEL,	   /* kernels named pattern */
+	ISC_SEL_CALL,	   /* host segments of calls (CUDA API, syscalls) named pattern */
+	ISC_SEL_HOST_CODE, /* host segments owned by scopes, operators, or untraced */
+	ISC_SEL_SYNC,	   /* synchronize calls that wait */
+	ISC_SEL_COPY_WAIT, /* synchronous copies that wait */
+	ISC_SEL_LAUNCH,	   /* launch calls */
+	ISC_SEL_PAGEABLE,  /* GPU copies from or to pageable memory */
+	ISC_SEL_COPIES,	   /* every host-device copy on the GPU */
+	ISC_SEL_SYSCALL,   /* syscalls of category sub (enum isc_syscall_cat), bitmask */
+	ISC_SEL_API_CLASS, /* CUDA calls of class sub (enum isc_api_class), bitmask */
+	ISC_SEL_ALL_GPU,   /* every GPU operation */
+	ISC_SEL_CALLBACK,  /* per node: scale_of() */
+};
+
+struct isc_change {
+	enum isc_change_op op;
+	enum isc_selector sel;
+	const char *pattern; /* names; "prefix*" allowed */
+	double factor;	     /* ISC_WI_SCALE */
+	uint32_t sub;	     /* bitmask for ISC_SEL_SYSCALL / ISC_SEL_API_CLASS */
+	int64_t after;	     /* only nodes starting at or after this time */
+	/* ISC_SEL_CALLBACK: a factor per GPU or host node, < 0 when not picked. */
+	double (*scale_of)(const struct isc_trace *t, const struct isc_ev *e, const void *arg);
+	const void *arg;
+	const struct isc_change *also; /* a second change applied together, or NULL */
+};
+
+/*
+ * Re-times the graph with the change: *before is the recorded end of the window's work,
+ * *after the re-timed one, *gain_pct what the change saves in percent of the window (at
+ * most 100; negative when it slows the run). Returns 0 or -ENOMEM.
+ */
+int isc_whatif_run(const struct isc_trace *t, const struct isc_analysis *a,
+		   const struct isc_change *ch, int64_t *before, int64_t *after, double *gain_pct);
+/* Parses a --what-if question ("scope:tokenize*0.5", docs/rules.md) into ch; its pattern
+ * is copied into pat (np bytes). Returns 0 or -EINVAL with a message in err. */
+int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t np, char *err,
+		     size_t n);
+/* Answers the questions into a->causal->whatif. 0 or -ENOMEM. */
+int isc_whatif_answer(const struct isc_trace *t, struct isc_analysis *a, const char *const *specs,
+		      size_t n);
+
+#endif /* ISC_GRAPH_H */

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The what-if engine: re-times the dependency graph with a change and reports how much
+ * earlier the window's work ends. One pass in topological order; a node starts when its
+ * latest predecessor ends plus the gap it had after it in the recording (launch latency,
+ * untraced host code), so an unchanged graph re-times to the recorded times exactly.
+ * A blocking call ends when the GPU operation it waited for ends, plus the return time
+ * it had; a launch on a full queue the same, so a faster GPU frees slots earlier and a
+ * slower host no longer blocks.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/causal/graph.h"
+
+struct iv_thread {
+	uint32_t thread;
+	int64_t s, e;
+};
+
+struct run {
+	const struct isc_trace *t;
+	const struct isc_analysis *a;
+	const struct isc_causal *c;
+	const struct isc_change *ch[2];
+	bool *match[2];		 /* per string id */
+	struct iv_thread *iv[2]; /* ISC_SEL_SCOPE: matching scopes, by thread then start */
+	size_t n_iv[2];
+	int64_t *worker; /* ISC_WI_OFFLOAD: per lane */
+};
+
+static bool name_matches(const char *name, const char *pattern)
+{
+	size_t n = strlen(pattern);
+	if (n > 0 && pattern[n - 1] == '*') {
+		return strncmp(name, pattern, n - 1) == 0;
+	}
+	return strcmp(name, pattern) == 0;
+}
+
+static int cmp_iv(const void *x, const void *y)
+{
+	const struct iv_thread *a = x, *b = y;
+	if (a->thread != b->thread) {
+		return a->thread < b->thread ? -1 : 1;
+	}
+	return a->s < b->s ? -1 : a->s > b->s ? 1 : 0;
+}
+
+/* Matching scopes and operators of the window, merged per thread. */
+static int scope_intervals(struct run *r, int k)
+{
+	const struct isc_trace *t = r->t;
+	size_t n = 0, cap = 0;
+	struct iv_thread *v = NULL;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		if ((e->type != ISC_T_SCOPE && e->type != ISC_T_CPU_OP) || !r->match[k][e->name]) {
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct iv_thread *nv = realloc(v, cap * sizeof(*nv));
+			if (nv == NULL) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n++] = (struct iv_thread){ e->thread, e->ts, e->ts + e->dur };
+	}
+	if (n > 1) {
+		qsort(v, n, sizeof(*v), cmp_iv);
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m > 0 && v[m - 1].thread == v[i].thread && v[i].s <= v[m - 1].e) {
+			v[m - 1].e = v[i].e > v[m - 1].e ? v[i].e : v[m - 1].e;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	r->iv[k] = v;
+	r->n_iv[k] = m;
+	return 0;
+}
+
+static bool inside_scope(const struct run *r, int k, uint32_t thread, int64_t s, int64_t e)
+{
+	const struct iv_thread *v = r->iv[k];
+	size_t lo = 0, hi = r->n_iv[k];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].thread < thread || (v[mid].thread == thread && v[mid].s <= s)) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo > 0 && v[lo - 1].thread == thread && v[lo - 1].s <= s && e <= v[lo - 1].e;
+}
+
+/* Whether change k picks node n; its factor in *f. */
+static bool picks(const struct run *r, int k, const struct isc_gnode *n, double *f)
+{
+	const struct isc_change *ch = r->ch[k];
+	const struct isc_ev *e = &r->t->ev[n->ev];
+	bool gpu = (n->flags & ISC_GN_GPU) != 0;
+	bool call = !gpu && (e->type == ISC_T_CUDA_API || e->type == ISC_T_SYSCALL);
+	*f = ch->factor;
+	if (n->t0 < ch->after) {
+		return false;
+	}
+	switch (ch->sel) {
+	case ISC_SEL_SCOPE:
+		return !gpu && inside_scope(r, k, e->thread, n->t0, n->t1);
+	case ISC_SEL_KERNEL:
+		return gpu && e->type == ISC_T_KERNEL && r->match[k][e->name];
+	case ISC_SEL_CALL:
+		return call && r->match[k][e->name];
+	case ISC_SEL_HOST_CODE:
+		return !gpu && !call;
+	case ISC_SEL_SYNC:
+		return !gpu && (n->flags & (ISC_GN_SYNC | ISC_GN_BLOCKING)) &&
+		       e->sub == ISC_AC_SYNC;
+	case ISC_SEL_COPY_WAIT:
+		return !gpu && (n->flags & (ISC_GN_COPY | ISC_GN_BLOCKING)) &&
+		       e->sub == ISC_AC_MEMCPY;
+	case ISC_SEL_LAUNCH:
+		return !gpu && e->type == ISC_T_CUDA_API && e->sub == ISC_AC_LAUNCH;
+	case ISC_SEL_PAGEABLE:
+		return gpu && (e->type == ISC_T_H2D || e->type == ISC_T_D2H) &&
+		       (e->flags & ISC_F_PAGEABLE);
+	case ISC_SEL_COPIES:
+		return gpu && (e->type == ISC_T_H2D || e->type == ISC_T_D2H);
+	case ISC_SEL_SYSCALL:
+		return !gpu && e->type == ISC_T_SYSCALL && ((ch->sub >> e->sub) & 1u);
+	case ISC_SEL_API_CLASS:
+		return !gpu && e->type == ISC_T_CUDA_API && ((ch->sub >> e->sub) & 1u);
+	case ISC_SEL_ALL_GPU:
+		return gpu;
+	case ISC_SEL_CALLBACK:
+		*f = ch->scale_of(r->t, e, ch->arg);
+		return *f >= 0;
+	}
+	return false;
+}
+
+/* New end of node i, the ends of its predecessors known. */
+static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
+{
+	const struct isc_causal *c = r->c;
+	const struct isc_gnode *n = &c->node[i];
+	int64_t po = INT64_MIN, pn = INT64_MIN;
+	bool gpu = (n->flags & ISC_GN_GPU) != 0;
+	if (n->seq != ISC_GN_NONE) {
+		po = c->node[n->seq].t1;
+		pn = ne[n->seq];
+	}
+	if (gpu && n->dep != ISC_GN_NONE) {
+		po = c->node[n->dep].t1 > po ? c->node[n->dep].t1 : po;
+		pn = ne[n->dep] > pn ? ne[n->dep] : pn;
+	}
+	int64_t gap = n->t0 - po;
+	int k = -1;
+	double f = 1.0;
+	for (int j = 0; j < 2 && k < 0; j++) {
+		k = r->ch[j] != NULL && picks(r, j, n, &f) ? j : -1;
+	}
+	enum isc_change_op op = k >= 0 ? r->ch[k]->op : ISC_WI_SCALE;
+	if (gpu && op == ISC_WI_NO_GPU_GAPS && k >= 0 && n->seq != ISC_GN_NONE &&
+	    po == c->node[n->seq].t1) {
+		gap = gap > 0 ? 0 : gap; /* released by the stream: start at once */
+	}
+	int64_t t0 = po == INT64_MIN ? n->t0 : pn + gap;
+	int64_t dur = n->t1 - n->t0;
+	bool waits = (n->flags & ISC_GN_WAIT) && n->dep != ISC_GN_NONE;
+	if (k >= 0 && (op == ISC_WI_NO_WAIT || op == ISC_WI_ASYNC)) {
+		/* No wait: the call costs nothing, or what a launch costs. */
+		int64_t cost = op == ISC_WI_NO_WAIT ? 0 : (int64_t)r->a->launch.median_launch_ns;
+		return t0 + (cost < dur ? cost : dur);
+	}
+	if (waits) {
+		int64_t ret = n->t1 - c->node[n->dep].t1;
+		int64_t own = k >= 0 && op == ISC_WI_SCALE ? (int64_t)((double)ret * f) : ret;
+		int64_t rel = ne[n->dep] + own;
+		return rel > t0 + own ? rel : t0 + own;
+	}
+	if (k < 0) {
+		return t0 + dur;
+	}
+	if (op == ISC_WI_OFFLOAD && !gpu) {
+		int64_t *w = &r->worker[n->lane];
+		int64_t start = *w == INT64_MIN ? t0 : *w;
+		*w = start + dur;
+		return *w > t0 ? *w : t0;
+	}
+	return t0 + (int64_t)llround((double)dur * (op == ISC_WI_SCALE ? f : 1.0));
+}
+
+static int prepare(struct run *r, int k)
+{
+	const struct isc_change *ch = r->ch[k];
+	size_t ns = isc_trace_n_strings(r->t);
+	r->match[k] = calloc(ns + 1, sizeof(bool));
+	if (r->match[k] == NULL) {
+		return -ENOMEM;
+	}
+	if (ch->pattern != NULL) {
+		/* An empty name picks every one: "kernel:*0.5". */
+		const char *p = *ch->pattern != '\0' ? ch->pattern : "*";
+		for (size_t i = 0; i < ns; i++) {
+			r->match[k][i] = name_matches(isc_trace_str(r->t, (uint32_t)i), p);
+		}
+	}
+	return ch->sel == ISC_SEL_SCOPE ? scope_intervals(r, k) : 0;
+}
+
+static void finish(struct run *r)
+{
+	for (int k = 0; k < 2; k++) {
+		free(r->match[k]);
+		free(r->iv[k]);
+	}
+	free(r->worker);
+}
+
+int isc_whatif_run(const struct isc_trace *t, const struct isc_analysis *a,
+		   const struct isc_change *ch, int64_t *before, int64_t *after, double *gain_pct)
+{
+	const struct isc_causal *c = a->causal;
+	*before = *after = c != NULL ? c->end : 0;
+	*gain_pct = 0;
+	if (c == NULL || c->n == 0 || ch == NULL) {
+		return 0;
+	}
+	struct run r = { .t = t, .a = a, .c = c, .ch = { ch, ch->also } };
+	int err = 0;
+	for (int k = 0; k < 2 && err == 0; k++) {
+		err = r.ch[k] != NULL ? prepare(&r, k) : 0;
+	}
+	r.worker = malloc((c->n_lanes + 1) * sizeof(*r.worker));
+	if (err != 0 || r.worker == NULL) {
+		finish(&r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i <= c->n_lanes; i++) {
+		r.worker[i] = INT64_MIN;
+	}
+	int64_t *ne = c->scratch, end = a->window.start;
+	for (size_t k = 0; k < c->n; k++) {
+		uint32_t i = c->order[k];
+		ne[i] = retime(&r, i, ne);
+		if (!(c->node[i].flags & ISC_GN_IDLE)) {
+			end = ne[i] > end ? ne[i] : end;
+		}
+	}
+	finish(&r);
+	*after = end;
+	double w = (double)(a->window.end - a->window.start);
+	double gain = w > 0 ? 100.0 * (double)(c->end - end) / w : 0;
+	*gain_pct = gain > 100.0 ? 100.0 : gain;
+	return 0;
+}
+
+/* "NAME*FACTOR": the factor after the last '*'. */
+static int split_factor(const char *s, char *pat, size_t n, double *f)
+{
+	const char *star = strrchr(s, '*');
+	char *end = NULL;
+	if (star == NULL) {
+		return -EINVAL;
+	}
+	*f = strtod(star + 1, &end);
+	if (end == star + 1 || *end != '\0' || !(*f >= 0) || *f > 1e6) {
+		return -EINVAL;
+	}
+	size_t len = (size_t)(star - s);
+	if (len >= n) {
+		return -EINVAL;
+	}
+	memcpy(pat, s, len);
+	pat[len] = '\0';
+	return 0;
+}
+
+int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t np, char *err,
+		     size_t n)
+{
+	static const struct {
+		const char *prefix;
+		enum isc_selector sel;
+	} scaled[] = {
+		{ "scope:", ISC_SEL_SCOPE },
+		{ "kernel:", ISC_SEL_KERNEL },
+		{ "call:", ISC_SEL_CALL },
+	};
+	memset(ch, 0, sizeof(*ch));
+	ch->after = INT64_MIN;
+	ch->factor = 1.0;
+	for (size_t i = 0; i < sizeof(scaled) / sizeof(scaled[0]); i++) {
+		size_t l = strlen(scaled[i].prefix);
+		if (strncmp(spec, scaled[i].prefix, l) == 0) {
+			ch->op = ISC_WI_SCALE;
+			ch->sel = scaled[i].sel;
+			ch->pattern = pat;
+			if (split_factor(spec + l, pat, np, &ch->factor) < 0) {
+				snprintf(err, n, "--what-if '%s': expected %sNAME*FACTOR", spec,
+					 scaled[i].prefix);
+				return -EINVAL;
+			}
+			return 0;
+		}
+	}
+	if (strncmp(spec, "overlap:", 8) == 0 && spec[8] != '\0' && strlen(spec + 8) < np) {
+		snprintf(pat, np, "%s", spec + 8);
+		*ch = (struct isc_change){ .op = ISC_WI_OFFLOAD,
+					   .sel = ISC_SEL_SCOPE,
+					   .pattern = pat,
+					   .factor = 1,
+					   .after = INT64_MIN };
+		return 0;
+	}
+	if (strcmp(spec, "no-sync") == 0) {
+		ch->op = ISC_WI_NO_WAIT;
+		ch->sel = ISC_SEL_SYNC;
+		return 0;
+	}
+	if (strcmp(spec, "async-copies") == 0) {
+		ch->op = ISC_WI_ASYNC;
+		ch->sel = ISC_SEL_COPY_WAIT;
+		return 0;
+	}
+	if (strcmp(spec, "graph") == 0) {
+		ch->op = ISC_WI_SCALE;
+		ch->sel = ISC_SEL_LAUNCH;
+		ch->factor = 0;
+		return 0;
+	}
+	if (strncmp(spec, "gpu*", 4) == 0 && split_factor(spec, pat, np, &ch->factor) == 0) {
+		ch->op = ISC_WI_SCALE;
+		ch->sel = ISC_SEL_ALL_GPU;
+		return 0;
+	}
+	if (strncmp(spec, "copies*", 7) == 0 && split_factor(spec, pat, np, &ch->factor) == 0) {
+		ch->op = ISC_WI_SCALE;
+		ch->sel = ISC_SEL_COPIES;
+		return 0;
+	}
+	snprintf(err, n,
+		 "--what-if '%s': expected scope:NAME*F, kernel:NAME*F, call:NAME*F, "
+		 "overlap:NAME, gpu*F, copies*F, no-sync, async-copies or graph",
+		 spec);
+	return -EINVAL;
+}
+
+static void describe(const struct isc_change *ch, const char *spec, char *out, size_t n)
+{
+	switch (ch->op) {
+	case ISC_WI_OFFLOAD:
+		snprintf(out, n,
+			 "host time inside '%s' runs on a worker ahead of the thread, "
+			 "overlapped with the previous step",
+			 ch->pattern);
+		return;
+	case ISC_WI_NO_WAIT:
+		snprintf(out, n, "no blocking synchronisation: the host never waits for the GPU");
+		return;
+	case ISC_WI_ASYNC:
+		snprintf(out, n,
+			 "synchronous copies return as launches do, the host does not wait");
+		return;
+	default:
+		break;
+	}
+	static const char *const what[] = {
+		[ISC_SEL_SCOPE] = "host time inside scopes",
+		[ISC_SEL_KERNEL] = "kernels",
+		[ISC_SEL_CALL] = "calls",
+		[ISC_SEL_LAUNCH] = "launch calls",
+		[ISC_SEL_ALL_GPU] = "every GPU operation",
+		[ISC_SEL_COPIES] = "host-device copies",
+	};
+	const char *w =
+		ch->sel < sizeof(what) / sizeof(what[0]) && what[ch->sel] ? what[ch->sel] : spec;
+	bool named = ch->pattern != NULL && *ch->pattern != '\0';
+	snprintf(out, n, "%s%s%s%s take %g x their recorded time", w, named ? " named '" : "",
+		 named ? ch->pattern : "", named ? "'" : "", ch->factor);
+}
+
+int isc_whatif_answer(const struct isc_trace *t, struct isc_analysis *a, const char *const *specs,
+		      size_t n)
+{
+	struct isc_causal *c = a->causal;
+	if (c == NULL || n == 0) {
+		return 0;
+	}
+	c->whatif = calloc(n, sizeof(*c->whatif));
+	if (c->whatif == NULL) {
+		return -ENOMEM;
+	}
+	c->n_whatif = n;
+	for (size_t i = 0; i < n; i++) {
+		struct isc_whatif_result *w = &c->whatif[i];
+		struct isc_change ch;
+		char pat[128];
+		snprintf(w->spec, sizeof(w->spec), "%s", specs[i]);
+		if (isc_whatif_parse(specs[i], &ch, pat, sizeof(pat), w->error, sizeof(w->error)) <
+		    0) {
+			continue;
+		}
+		describe(&ch, specs[i], w->what, sizeof(w->what));
+		if (isc_whatif_run(t, a, &ch, &w->before, &w->after, &w->gain_pct) < 0) {
+			return -ENOMEM;
+		}
+		w->ok = true;
+	}
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where the time goes: the CPU samples of the window (cpu_sample events and their stacks)
+ * summed by function, library, process and thread, split by what the GPU was doing at
+ * the sample and by phase (start-up apart from the steady state). docs/rules.md, "Where
+ * the time goes", defines each split.
+ */
+#ifndef ISC_PROFILE_H
+#define ISC_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyzer/model/result.h"
+#include "analyzer/model/stacks.h"
+
+/* What the GPU and the thread were doing when a steady-state sample was taken. */
+enum isc_pcat {
+	ISC_PC_GPU_IDLE, /* cpu_preprocessing: the host computes, the GPU has nothing */
+	ISC_PC_CUDA,	 /* framework_overhead: inside a CUDA runtime call */
+	ISC_PC_BESIDE,	 /* gpu_compute: the host computes while the GPU is busy */
+	ISC_PC_STARTUP,	 /* start-up: imports, and everything before the first CUDA call */
+	ISC_PC__COUNT
+};
+
+#define ISC_PC_STEADY ISC_PC_STARTUP /* the categories before it are the steady state */
+
+struct isc_prof_fn {
+	uint32_t function, where; /* string ids: function, file (Python) or module */
+	uint32_t line;		  /* the line with the most self time */
+	uint8_t kind;		  /* enum isc_frame_kind */
+	int64_t self[ISC_PC__COUNT], total[ISC_PC__COUNT];
+	int64_t self_steady, total_steady;
+};
+
+struct isc_prof_mod {
+	uint32_t module; /* self time of native frames by module, of Python frames by file */
+	int64_t self;	 /* steady state */
+};
+
+struct isc_prof_thread {
+	uint32_t thread; /* index into isc_trace.threads */
+	int64_t steady, startup;
+	int32_t top_fn; /* index into fn: most steady self time, -1 none */
+	bool worker;	/* a data-loading worker (docs/rules.md) */
+};
+
+struct isc_profile {
+	uint64_t samples;
+	int64_t total, cat[ISC_PC__COUNT];
+	struct isc_prof_fn *fn; /* by steady self time, descending */
+	size_t n_fn;
+	struct isc_prof_mod *mod; /* by self time, descending */
+	size_t n_mod;
+	struct isc_prof_thread *thr; /* by thread index */
+	size_t n_thr;
+	uint32_t worker_threads, worker_processes;
+	char workers_how[96]; /* "2 processes in torch.utils.data worker loops" */
+	/* The code that computes with the GPU idle: its site (isc_stack_site) by weight. */
+	char idle_site[ISC_LINE];
+	double idle_site_share; /* of the steady GPU-idle sample time */
+};
+
+/* Builds a->prof (left NULL when the window has no CPU samples). 0 or -ENOMEM. */
+int isc_profile_build(const struct isc_trace *t, struct isc_analysis *a);
+void isc_profile_destroy(struct isc_profile *p);
+const char *isc_pcat_name(enum isc_pcat c);
+
+/* The category of a sample; *startup set apart. Exposed for the exports. */
+bool isc_sample_is_startup(const struct isc_trace *t, const struct isc_stack_ref *r);
+
+/* A frame as folded stacks and pprof name it: "tokenize (serve.py:41)". */
+void isc_folded_frame(const struct isc_trace *t, const struct isc_frame *f, char *buf, size_t n);
+
+/* A map from two 64-bit keys to an index, for the stages that sum by frame or site. */
+struct isc_wmap {
+	uint64_t *k1, *k2;
+	uint32_t *slot;
+	size_t n, mask;
+};
+/* Index of (a, b), added when new (*added set); SIZE_MAX on allocation failure. */
+size_t isc_wmap_get(struct isc_wmap *m, uint64_t a, uint64_t b, bool *added);
+void isc_wmap_free(struct isc_wmap *m);
+
+#endif /* ISC_PROFILE_H */

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* The critical path and the --what-if answers, for the writers (causal.c). */
+#ifndef ISC_REPORT_PATH_H
+#define ISC_REPORT_PATH_H
+
+#include <stdio.h>
+
+#include "analyzer/report/report.h"
+
+void isc_md_causal(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);
+void isc_json_causal(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a);
+void isc_html_causal(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);
+/* The path as a band above the timeline's lanes (x = (time - window start) * scale). */
+void isc_svg_causal(FILE *f, const struct isc_analysis *a, double scale);
+
+#endif /* ISC_REPORT_PATH_H */

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* The dependency graph, its critical path, verdicts from it and gains from what-ifs
+ * (issue 11) on the traces of data/causal/ (make-causal.py) and data/scenarios/. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/causal/graph.h"
+#include "helpers.h"
+
+static void no_estimate_above_100(const struct isc_analysis *a)
+{
+	for (size_t i = 0; i < a->n_sugg; i++) {
+		cr_assert_leq(a->sugg[i].improvement_pct, 100.0, "%s", a->sugg[i].rule_id);
+		cr_assert_geq(a->sugg[i].improvement_pct, 0.0, "%s", a->sugg[i].rule_id);
+	}
+}
+
+Test(causal, full_launch_queue_is_gpu_bound_and_host_advice_is_not_given)
+{
+	struct isc_trace *t = load("causal/queue-full.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_GPU, "%s", isc_bound_name(a->verdict.type));
+	cr_assert_gt(a->causal->queue_full, 1000, "launches blocked on the full queue found");
+	cr_assert_gt(isc_cp_gpu(a->causal), 9 * isc_cp_host(a->causal));
+	cr_assert_lt(a->verdict.confidence, 1.0, "Kineto records no waits");
+	for (size_t i = 0; i < a->n_sugg; i++) {
+		cr_assert(strncmp(a->sugg[i].rule_id, "host.", 5) != 0 &&
+				  strcmp(a->sugg[i].rule_id, "pipeline.overlapped") != 0 &&
+				  strcmp(a->sugg[i].rule_id, "launch.tiny-kernels") != 0,
+			  "%s speeds up host code", a->sugg[i].rule_id);
+	}
+	/* Faster host code gains nothing; faster kernels gain. */
+	struct isc_change host = {
+		.op = ISC_WI_SCALE, .sel = ISC_SEL_HOST_CODE, .factor = 0.5, .after = INT64_MIN
+	};
+	struct isc_change launches = host;
+	launches.sel = ISC_SEL_LAUNCH;
+	struct isc_change gpu = host;
+	gpu.sel = ISC_SEL_ALL_GPU;
+	int64_t b, e;
+	double g;
+	cr_assert_eq(isc_whatif_run(t, a, &host, &b, &e, &g), 0);
+	cr_assert_float_eq(g, 0.0, 0.01);
+	cr_assert_eq(isc_whatif_run(t, a, &launches, &b, &e, &g), 0);
+	cr_assert_float_eq(g, 0.0, 0.01);
+	cr_assert_eq(isc_whatif_run(t, a, &gpu, &b, &e, &g), 0);
+	cr_assert_gt(g, 45.0);
+	cr_assert_leq(g, 50.0);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(causal, estimates_stay_under_the_window_over_streams_and_threads)
+{
+	struct isc_trace *t = load("causal/streams-threads.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_gt(a->idle.other, 2 * (a->window.end - a->window.start),
+		     "idle summed over streams is several windows");
+	bool gaps = false;
+	for (size_t i = 0; i < a->n_sugg; i++) {
+		gaps |= strcmp(a->sugg[i].rule_id, "gpu.gaps") == 0;
+	}
+	cr_assert(gaps);
+	no_estimate_above_100(a);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(causal, host_waiting_on_a_communicating_gpu_is_not_framework_overhead)
+{
+	struct isc_trace *t = load("causal/comm-stall.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_str_neq(a->verdict.cause, "framework_overhead");
+	cr_assert_str_eq(a->verdict.cause, "communication");
+	cr_assert_gt(a->causal->sync_waits, 0);
+	cr_assert_gt(a->causal->copy_waits, 0);
+	cr_assert_eq(a->causal->cat[ISC_CP_HOST] < a->causal->cat[ISC_CP_COMM], true);
+	no_estimate_above_100(a);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(causal, unchanged_graph_retimes_to_the_recording)
+{
+	static const char *const names[] = { "scenarios/sync-heavy.json",
+					     "scenarios/pipelined.json", "causal/queue-full.json",
+					     "causal/comm-stall.json" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct isc_trace *t = load(names[i]);
+		struct isc_analysis *a = analyse(t, NULL);
+		struct isc_change same = {
+			.op = ISC_WI_SCALE, .sel = ISC_SEL_ALL_GPU, .factor = 1, .after = INT64_MIN
+		};
+		int64_t b, e;
+		double g;
+		cr_assert_eq(isc_whatif_run(t, a, &same, &b, &e, &g), 0);
+		cr_assert_eq(b, e, "%s", names[i]);
+		cr_assert_eq(a->causal->cycle_edges, 0, "%s", names[i]);
+		/* The path covers the window from its first to its last work. */
+		cr_assert_leq(a->causal->path_ns, a->window.end - a->window.start);
+		cr_assert_gt(a->causal->path_ns, (a->window.end - a->window.start) * 9 / 10);
+		isc_analysis_destroy(a);
+		isc_trace_destroy(t);
+	}
+}
+
+Test(causal, what_if_questions_are_answered_from_the_graph)
+{
+	struct isc_trace *t = load("scenarios/cpu-bound-tokenize.json");
+	static const char *const q[] = { "scope:tokenize*0.5", "kernel:*2", "nonsense" };
+	struct isc_analyze_opts o = { .what_if = q, .n_what_if = 3 };
+	struct isc_analysis *a = analyse(t, &o);
+	const struct isc_causal *c = a->causal;
+	cr_assert_eq(c->n_whatif, 3);
+	cr_assert(c->whatif[0].ok);
+	/* tokenize is 160 ms of host time on the path: half of it comes off the window. */
+	cr_assert_eq(c->whatif[0].before - c->whatif[0].after, 80000000);
+	cr_assert(c->whatif[1].ok);
+	cr_assert_lt(c->whatif[1].gain_pct, 0.0, "slower kernels lengthen the window");
+	cr_assert_not(c->whatif[2].ok);
+	no_estimate_above_100(a);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(causal, what_if_option_on_the_command_line)
+{
+	char *out = NULL, *err = NULL;
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "%s --what-if 'scope:tokenize*0.5' %s", getenv("ISC_ANALYZE"),
+		 data_path("scenarios/cpu-bound-tokenize.json"));
+	cr_assert_eq(run(cmd, &out, &err), 0);
+	cr_assert_not_null(strstr(out, "## Critical path"));
+	cr_assert_not_null(strstr(out, "## What-if"));
+	cr_assert_not_null(strstr(out, "-80.000 ms"));
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "%s --what-if 'scope:tokenize' %s", getenv("ISC_ANALYZE"),
+		 data_path("scenarios/cpu-bound-tokenize.json"));
+	cr_assert_eq(run(cmd, &out, &err), 2);
+	cr_assert_not_null(strstr(err, "--what-if"));
+	free(out);
+	free(err);
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * -f pprof decoded back with the protobuf-c code generated from our profile.proto: the
+ * totals are the CPU samples' weights and the kernel time of launches with stacks. Where
+ * go is installed, `go tool pprof -top` must read the file too.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "helpers.h"
+#include "profile.pb-c.h"
+#include "analyzer/report/report.h"
+#include "analyzer/model/stacks.h"
+
+static uint8_t *gunzip(const char *path, size_t *n)
+{
+	gzFile g = gzopen(path, "rb");
+	cr_assert_not_null(g);
+	size_t cap = 1 << 20;
+	uint8_t *buf = malloc(cap);
+	int r = gzread(g, buf, (unsigned)cap);
+	cr_assert_gt(r, 0);
+	gzclose(g);
+	*n = (size_t)r;
+	return buf;
+}
+
+Test(pprof, decodes_with_the_right_totals)
+{
+	struct isc_trace *t = load("stacks/stacks-gpu.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	char path[] = "/tmp/isc-pprof-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	struct isc_report_opts o = { .top = 10, .version = "test" };
+	cr_assert_eq(isc_writer_find("pprof")->write(f, t, a, &o), 0);
+	fclose(f);
+	size_t n;
+	uint8_t *buf = gunzip(path, &n);
+	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, n, buf);
+	cr_assert_not_null(p, "the profile does not decode");
+	cr_assert_eq(p->n_sample_type, 2);
+	cr_assert_str_eq(p->string_table[0], "");
+	cr_assert_str_eq(p->string_table[p->sample_type[0]->type], "cpu");
+	cr_assert_str_eq(p->string_table[p->sample_type[0]->unit], "nanoseconds");
+	cr_assert_str_eq(p->string_table[p->sample_type[1]->type], "gpu_kernel");
+	cr_assert_eq(p->period, 10000000); /* 100 Hz */
+	int64_t cpu = 0, gpu = 0, want_cpu = 0, want_gpu = 0;
+	for (size_t i = 0; i < p->n_sample; i++) {
+		cr_assert_eq(p->sample[i]->n_value, 2);
+		cpu += p->sample[i]->value[0];
+		gpu += p->sample[i]->value[1];
+		for (size_t k = 0; k < p->sample[i]->n_location_id; k++) {
+			uint64_t id = p->sample[i]->location_id[k];
+			cr_assert(id >= 1 && id <= p->n_location);
+			cr_assert_eq(p->location[id - 1]->id, id);
+		}
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		struct isc_stack_ref r;
+		want_cpu += e->type == ISC_T_CPU_SAMPLE ? (int64_t)e->v.bytes : 0;
+		const struct isc_ev *launch =
+			e->type == ISC_T_KERNEL ? isc_trace_launch_of(t, e) : NULL;
+		want_gpu += launch != NULL && isc_stack_of(t, launch, &r) ? e->dur : 0;
+	}
+	cr_assert_gt(want_gpu, 0);
+	cr_assert_eq(cpu, want_cpu);
+	cr_assert_eq(gpu, want_gpu);
+	/* The launching stack names forward() in model.py. */
+	bool forward = false;
+	for (size_t i = 0; i < p->n_function; i++) {
+		forward |= strcmp(p->string_table[p->function[i]->name], "forward") == 0 &&
+			   strcmp(p->string_table[p->function[i]->filename], "model.py") == 0;
+	}
+	cr_assert(forward);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	if (system("command -v go >/dev/null 2>&1") == 0) {
+		char cmd[256], *out = NULL, *err = NULL;
+		snprintf(cmd, sizeof(cmd), "go tool pprof -top %s", path);
+		cr_assert_eq(run(cmd, &out, &err), 0, "go tool pprof: %s", err);
+		cr_assert(strstr(out, "THPVariable_cpu") != NULL || strstr(out, "tokenize") != NULL,
+			  "%s", out);
+		free(out);
+		free(err);
+	} else {
+		cr_log_info("go is not installed: go tool pprof not tried");
+	}
+	unlink(path);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
