@@ -4,7 +4,8 @@
  *
  * Signal: a real-time signal the program leaves at SIG_DFL, from SIGRTMIN+4 up
  * (glibc keeps SIGRTMIN..+2 for itself, programs that use real-time signals start at
- * the bottom). SIGPROF and SIGALRM stay the program's. Should the program later put
+ * the bottom), chosen and installed by lifecycle.c, which registers every handler of
+ * the library. SIGPROF and SIGALRM stay the program's. Should the program later put
  * a handler on ours, the collector sees it at its next tick, deletes every timer and
  * counts it (trace_metadata.sampling.stepped_aside): our signals stop, its handler
  * stays.
@@ -40,10 +41,8 @@
 #include "preload/core/collector.h"
 #include "common/config.h"
 #include "preload/hooks/host/host.h"
-#include "preload/lifecycle.h"
 #include "common/log.h"
 #include "preload/samplers/cpu-sampler.h"
-#include "preload/session.h"
 #include "format/json-writer.h"
 
 #define TIMERS 4096
@@ -54,7 +53,8 @@ struct timer_slot {
 	int id;	      /* kernel timer id */
 };
 
-static int sig; /* 0: sampling off */
+static int sig;	    /* 0: sampling off */
+static bool wanted; /* configured on: lifecycle.c installs the handler */
 static uint64_t period_ns;
 static struct timer_slot timers[TIMERS]; /* the collector's (and fork child's) */
 static unsigned n_timers;
@@ -87,7 +87,7 @@ static void fill_words(struct isc_event *recs, uint32_t tid, const uint64_t *w, 
 	isc_stacks_fill(recs, tid, w, n);
 }
 
-static void on_sample(int s, siginfo_t *si, void *ucv)
+void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
 {
 	int saved = errno;
 	(void)s;
@@ -228,7 +228,7 @@ static void delete_all(void)
 
 static bool alive(uint32_t tid)
 {
-	return !(syscall(SYS_tgkill, isc_session.pid, tid, 0) != 0 && errno == ESRCH);
+	return !(syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH);
 }
 
 /* Threads of the process that never recorded anything: from /proc/self/task. */
@@ -260,7 +260,7 @@ static void tick(uint64_t now)
 		return;
 	}
 	struct sigaction cur;
-	if (sigaction(sig, NULL, &cur) == 0 && cur.sa_sigaction != on_sample) {
+	if (sigaction(sig, NULL, &cur) == 0 && cur.sa_sigaction != isc_samplers_on_signal) {
 		/* the program took our signal: its handler stays, our timers go */
 		stepped_aside = true;
 		delete_all();
@@ -392,25 +392,6 @@ bool isc_sampling_report(struct isc_sampling_report *r)
 	return true;
 }
 
-static int pick_signal(void)
-{
-	for (int s = SIGRTMIN + 4; s <= SIGRTMAX; s++) {
-		struct sigaction old, sa;
-		if (s == isc_config.snapshot_signal || sigaction(s, NULL, &old) != 0 ||
-		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) {
-			continue;
-		}
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = on_sample;
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		if (sigaction(s, &sa, NULL) == 0) {
-			return s;
-		}
-	}
-	return 0;
-}
-
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 {
 	uintptr_t me = (uintptr_t)data;
@@ -437,11 +418,20 @@ void isc_samplers_init(void)
 	isc_unwind_init();
 	isc_py_discover();
 	isc_spill_prepare = isc_py_resolve_records;
-	sig = pick_signal();
-	if (sig == 0) {
-		isc_error("CPU samples: no free real-time signal; sampling is off");
+	wanted = true;
+}
+
+bool isc_samplers_wanted(void)
+{
+	return wanted;
+}
+
+void isc_samplers_start(int s)
+{
+	if (!wanted || sig != 0) {
 		return;
 	}
+	sig = s;
 	isc_collector_add_tick(tick);
 	ensure_timer((uint32_t)syscall(SYS_gettid), true);
 }

@@ -33,7 +33,13 @@ struct isc_thread;
 #define ISC_SAMPLE_PY_MAX 96
 
 /* ---- cpu-sampler.c ---- */
-void isc_samplers_init(void);	    /* lifecycle.c's family table (constructor) */
+/* lifecycle.c's family table (constructor): configuration, unwinder, interpreter. */
+void isc_samplers_init(void);
+/* Sampling is configured on: lifecycle.c picks a free real-time signal, installs
+ * isc_samplers_on_signal on it and calls isc_samplers_start with it. */
+bool isc_samplers_wanted(void);
+void isc_samplers_on_signal(int s, siginfo_t *si, void *uc);
+void isc_samplers_start(int sig);   /* the calling (main) thread's timer, the collector's tick */
 void isc_samplers_fork_child(void); /* timers are not inherited: the child's anew */
 
 /* trace_metadata.sampling (trailer.c writes it). */

@@ -25,7 +25,6 @@
 #include "common/log.h"
 #include "preload/samplers/cpu-sampler.h"
 #include "format/scratch.h"
-#include "preload/session.h"
 
 #define MAX_MODULES 2048
 
@@ -369,7 +368,7 @@ static void load_jit(void)
 {
 	char path[64];
 	jit_loaded = true;
-	isc_fmt(path, sizeof(path), "/tmp/perf-%d.map", isc_session.pid);
+	isc_fmt(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid()); /* the writer */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0) {
