@@ -325,6 +325,7 @@ static void json_sampling(struct isc_json *j)
 	isc_json_kv_uint(j, "samples", r.samples);
 	isc_json_kv_uint(j, "lost", r.lost);
 	isc_json_kv_string(j, "unwinder", r.unwinder);
+	isc_json_kv_uint(j, "unwind_fallbacks", r.unwind_fallbacks);
 	isc_json_kv_bool(j, "stepped_aside", r.stepped_aside);
 	isc_json_kv_uint(j, "timer_failures", r.timer_failures);
 	isc_json_key(j, "handler_us");

@@ -123,7 +123,7 @@ void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
 	unsigned native = isc_unwind_signal(ucv, w, ISC_SAMPLE_NATIVE_MAX, true);
 	uint16_t status;
 	uint64_t py0 = isc_now();
-	unsigned py = isc_py_walk(&t->py_tstate, w + native, ISC_SAMPLE_PY_MAX, &status);
+	unsigned py = isc_py_walk(t, w + native, ISC_SAMPLE_PY_MAX, &status);
 	uint64_t py1 = isc_now();
 	t->sample_py_ns += py1 - py0;
 	unsigned words = native + 2 * py;
@@ -313,7 +313,7 @@ unsigned isc_sampler_stack_here(uint64_t *words, unsigned max, uint16_t *native,
 	memmove(words, words + skip, (n - skip) * sizeof(*words));
 	n -= skip;
 	uint16_t status;
-	unsigned py = isc_py_walk(&t->py_tstate, words + n, (max - n) / 2, &status);
+	unsigned py = isc_py_walk(t, words + n, (max - n) / 2, &status);
 	isc_tls_guard--;
 	t->in_unwind--;
 	*native = (uint16_t)n;
@@ -386,7 +386,9 @@ bool isc_sampling_report(struct isc_sampling_report *r)
 	r->cpu_hz = sig ? isc_config.cpu_sample_hz : 0;
 	r->signal = sig;
 	r->python = isc_py_status();
-	r->unwinder = isc_unwind_have_libunwind() ? "libunwind" : "frame-pointers";
+	r->unwinder = isc_unwind_have_libunwind() ? "unwind-tables+libunwind"
+						  : "unwind-tables+frame-pointers";
+	r->unwind_fallbacks = isc_unwind_fallbacks();
 	r->stepped_aside = stepped_aside;
 	r->timer_failures = timer_failures;
 	return true;

@@ -49,6 +49,7 @@ struct isc_sampling_report {
 	const char *python;   /* "ok", "absent", "unsupported: ..." */
 	const char *unwinder; /* "libunwind" or "frame-pointers" */
 	uint64_t samples, lost, timer_failures;
+	uint64_t unwind_fallbacks;	/* stacks unwound by libunwind: the tables could not */
 	uint64_t handler_ns, python_ns; /* time in the handler, of which the Python walk */
 	bool stepped_aside;
 };
@@ -67,10 +68,18 @@ bool isc_sampler_stack_budget(struct isc_thread *t, unsigned cls);
 unsigned isc_cuda_stack(uint64_t *w, unsigned max, bool launch);
 void isc_cuda_stack_fill(struct isc_event *recs, uint32_t tid, const uint64_t *w, unsigned n);
 
+/* ---- unwind-cfi.c ---- */
+/* Return addresses from the context uc by the modules' unwind tables (.eh_frame_hdr),
+ * reading the stack of thread t (NULL: not cached) in place. *complete: the walk
+ * reached the outermost frame or max; otherwise what it has is a prefix. */
+unsigned isc_unwind_cfi(const ucontext_t *uc, struct isc_thread *t, uint64_t *pcs, unsigned max,
+			bool *complete);
+
 /* ---- unwind.c ---- */
 /* Loads libunwind (constructor only). */
 void isc_unwind_init(void);
 bool isc_unwind_have_libunwind(void);
+uint64_t isc_unwind_fallbacks(void); /* stacks the unwind tables left to libunwind */
 /* Return addresses from the context uc (innermost first; the first is its pc). In a
  * signal handler (in_handler), libunwind is used only when the program does not use
  * it itself: its lock would be the program's too. */
@@ -83,6 +92,9 @@ void isc_unwind_enter(void);
 void isc_unwind_leave(void);
 void isc_unwind_fork_child(void);
 bool isc_safe_read_ok(void); /* process_vm_readv works here */
+/* n reads in one process_vm_readv: bytes copied, up to the first that failed. */
+struct iovec;
+size_t isc_safe_readv(const struct iovec *local, const struct iovec *remote, unsigned n);
 
 /* ---- py-stacks.c ---- */
 struct isc_py_layout {
@@ -99,10 +111,10 @@ extern const struct isc_py_layout isc_py_layouts[];
 void isc_py_discover(void);
 /* "ok", "absent" or "unsupported: <why>", for trace_metadata.sampling.python. */
 const char *isc_py_status(void);
-/* In the handler: Python frames of the calling thread as word pairs; returns frames
- * and sets *status (enum isc_py_status). *hint is the thread's PyThreadState last time
- * (0 at first), updated. */
-unsigned isc_py_walk(uint64_t *hint, uint64_t *words, unsigned max_frames, uint16_t *status);
+/* In the handler: Python frames of the calling thread t as word pairs; returns frames
+ * and sets *status (enum isc_py_status). t->py_tstate (the thread's PyThreadState last
+ * time) and t->py_chain (its frames' addresses) are hints, updated. */
+unsigned isc_py_walk(struct isc_thread *t, uint64_t *words, unsigned max_frames, uint16_t *status);
 /* Collector: turns raw Python frames of records into names and lines (isc_spill_prepare). */
 void isc_py_resolve_records(struct isc_event *recs, uint32_t n);
 

@@ -25,8 +25,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "preload/core/intern.h"
+#include "preload/core/thread.h"
 #include "common/log.h"
 #include "preload/samplers/cpu-sampler.h"
 
@@ -177,65 +179,118 @@ static uint64_t find_tstate(uint64_t self, uint64_t hint)
 	return 0;
 }
 
-static uint64_t current_frame(uint64_t ts)
+/* The thread's current frame; ts from the hint when it still is this thread's: its
+ * thread id and frame pointer in one read. */
+static uint64_t current_frame(struct isc_thread *t, uint64_t self)
 {
-	if (L.ts_cframe || L.version == 0x30c) { /* 3.11, 3.12: tstate->cframe->current_frame */
-		uint64_t cf = rd_ptr(ts + L.ts_cframe);
-		return cf ? rd_ptr(cf + L.cur_frame) : 0;
+	bool cframe = L.ts_cframe || L.version == 0x30c; /* 3.11, 3.12: ts->cframe->frame */
+	uint32_t at = cframe ? L.ts_cframe : L.cur_frame;
+	uint64_t ts = 0, f = 0, v[2];
+	if (t->py_tstate) {
+		struct iovec local[2] = { { &v[0], 8 }, { &v[1], 8 } };
+		struct iovec remote[2] = { { (void *)(uintptr_t)(t->py_tstate + L.ts_thread_id),
+					     8 },
+					   { (void *)(uintptr_t)(t->py_tstate + at), 8 } };
+		if (isc_safe_readv(local, remote, 2) == 16 && v[0] == self) {
+			ts = t->py_tstate;
+			f = v[1];
+		}
 	}
-	return rd_ptr(ts + L.cur_frame);
+	if (ts == 0) {
+		ts = find_tstate(self, 0);
+		f = ts ? rd_ptr(ts + at) : 0;
+	}
+	t->py_tstate = ts;
+	return cframe && f ? rd_ptr(f + L.cur_frame) : f;
 }
 
-unsigned isc_py_walk(uint64_t *hint, uint64_t *words, unsigned max, uint16_t *status)
+/* One frame read at b: appended to words unless it is a 3.12+ shim; *prev its caller. */
+static void parse_frame(const unsigned char *b, uint64_t *words, unsigned *n, uint64_t *prev)
+{
+	uint64_t code, instr;
+	memcpy(prev, b + L.f_prev, 8);
+	memcpy(&code, b + L.f_code, 8);
+	uint32_t flags = 0;
+	int32_t off;
+	if (L.version < 0x30b) {
+		memcpy(&off, b + L.f_instr, 4); /* f_lasti */
+		flags = ISC_PYF_ENTRY;
+	} else {
+		memcpy(&instr, b + L.f_instr, 8);
+		if (L.version >= 0x30c && b[L.f_owner] == OWNED_BY_CSTACK) {
+			if (*n > 0) {
+				words[2 * *n - 1] |= (uint64_t)ISC_PYF_ENTRY << 32;
+			}
+			return;
+		}
+		if (L.f_entry && b[L.f_entry]) {
+			flags = ISC_PYF_ENTRY;
+		}
+		int64_t d = (int64_t)(instr - (code + L.co_code_start)) / 2;
+		off = d < INT32_MIN || d > INT32_MAX ? -1 : (int32_t)d;
+	}
+	words[2 * *n] = code;
+	words[2 * *n + 1] = (uint32_t)off | (uint64_t)flags << 32;
+	(*n)++;
+}
+
+#define BATCH 16
+#define CHAIN (sizeof(((struct isc_thread *)0)->py_chain) / sizeof(uint64_t))
+
+/*
+ * The frame chain, read with as few system calls as it can: where a frame is one the
+ * previous sample of this thread walked through, the frames that followed it then are
+ * read with it in one process_vm_readv (several iovecs), and each is taken only if the
+ * frame before it, as read now, still points at it. Between two samples usually only
+ * the innermost frames change: a walk costs two or three reads, not one per frame.
+ */
+unsigned isc_py_walk(struct isc_thread *t, uint64_t *words, unsigned max, uint16_t *status)
 {
 	*status = ISC_PY_NONE;
 	if (atomic_load_explicit(&state, memory_order_acquire) != 1) {
 		return 0;
 	}
-	uint64_t ts = find_tstate((uint64_t)pthread_self(), *hint);
-	*hint = ts;
-	uint64_t f = ts ? current_frame(ts) : 0;
-	unsigned n = 0, steps = 0;
-	bool old = L.version < 0x30b;
+	uint64_t f = current_frame(t, (uint64_t)pthread_self());
 	unsigned span = L.f_instr + 8;
 	span = L.f_owner + 1 > span ? L.f_owner + 1 : span;
 	span = L.f_code + 8 > span ? L.f_code + 8 : span;
 	span = L.f_prev + 8 > span ? L.f_prev + 8 : span;
+	span = (span + 7) & ~7u;
+	unsigned char b[2048];
+	unsigned batch = span > sizeof(b) ? 0 : sizeof(b) / span;
+	batch = batch > BATCH ? BATCH : batch;
+	uint64_t chain[CHAIN];
+	unsigned n = 0, steps = 0, cn = 0, prev_n = t->py_chain_n;
 	*status = f ? ISC_PY_OK : ISC_PY_NONE;
-	while (f && n < max && steps++ < 1024) {
-		unsigned char b[256];
-		if (span > sizeof(b) || !rd(f, b, span)) {
+	while (f && n < max && steps < 1024) {
+		uint64_t addr[BATCH];
+		unsigned k = 1, j = 0;
+		addr[0] = f;
+		while (j < prev_n && t->py_chain[j] != f) {
+			j++;
+		}
+		for (; j < prev_n && k < batch && j + k < prev_n; k++) {
+			addr[k] = t->py_chain[j + k];
+		}
+		struct iovec local[BATCH], remote[BATCH];
+		for (unsigned i = 0; i < k; i++) {
+			local[i] = (struct iovec){ b + i * span, span };
+			remote[i] = (struct iovec){ (void *)(uintptr_t)addr[i], span };
+		}
+		size_t got = batch ? isc_safe_readv(local, remote, k) / span : 0;
+		if (got == 0) {
 			*status = ISC_PY_TRUNCATED;
 			break;
 		}
-		uint64_t prev, code, instr;
-		memcpy(&prev, b + L.f_prev, 8);
-		memcpy(&code, b + L.f_code, 8);
-		uint32_t flags = 0;
-		int32_t off;
-		if (old) {
-			memcpy(&off, b + L.f_instr, 4); /* f_lasti */
-			flags = ISC_PYF_ENTRY;
-		} else {
-			memcpy(&instr, b + L.f_instr, 8);
-			if (L.version >= 0x30c && b[L.f_owner] == OWNED_BY_CSTACK) {
-				if (n > 0) {
-					words[2 * n - 1] |= (uint64_t)ISC_PYF_ENTRY << 32;
-				}
-				f = prev;
-				continue;
+		for (unsigned i = 0; i < got && f == addr[i] && n < max; i++, steps++) {
+			if (cn < CHAIN) {
+				chain[cn++] = f;
 			}
-			if (L.f_entry && b[L.f_entry]) {
-				flags = ISC_PYF_ENTRY;
-			}
-			int64_t d = (int64_t)(instr - (code + L.co_code_start)) / 2;
-			off = d < INT32_MIN || d > INT32_MAX ? -1 : (int32_t)d;
+			parse_frame(b + i * span, words, &n, &f);
 		}
-		words[2 * n] = code;
-		words[2 * n + 1] = (uint32_t)off | (uint64_t)flags << 32;
-		n++;
-		f = prev;
 	}
+	memcpy(t->py_chain, chain, cn * sizeof(*chain));
+	t->py_chain_n = cn;
 	if (f && n == max) {
 		*status = ISC_PY_TRUNCATED;
 	}

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "preload/core/guard.h"
 #include "preload/samplers/cpu-sampler.h"
 
 /* libunwind's ABI on x86-64 (libunwind-x86_64.h), without its headers. */
@@ -46,8 +47,9 @@ static struct {
 } unw;
 
 static int self_pid;
-static bool shared_with_program; /* the program loaded libunwind.so.8 itself */
-static _Atomic int active;	 /* threads inside libunwind right now */
+static _Atomic uint64_t fallbacks; /* stacks libunwind unwound: the tables could not */
+static bool shared_with_program;   /* the program loaded libunwind.so.8 itself */
+static _Atomic int active;	   /* threads inside libunwind right now */
 
 void isc_unwind_enter(void)
 {
@@ -91,6 +93,11 @@ void isc_unwind_init(void)
 	}
 }
 
+uint64_t isc_unwind_fallbacks(void)
+{
+	return atomic_load_explicit(&fallbacks, memory_order_relaxed);
+}
+
 bool isc_unwind_have_libunwind(void)
 {
 	return unw.step != NULL;
@@ -111,6 +118,19 @@ size_t isc_safe_read(void *dst, uint64_t addr, size_t n)
 	if (r < 0 && (errno == ENOSYS || errno == EPERM)) {
 		safe_read_state = -1; /* a seccomp filter: no validated reads here */
 		return 0;
+	}
+	return r < 0 ? 0 : (size_t)r;
+}
+
+size_t isc_safe_readv(const struct iovec *local, const struct iovec *remote, unsigned n)
+{
+	if (safe_read_state < 0) {
+		return 0;
+	}
+	long r = syscall(SYS_process_vm_readv, self_pid, local, n, remote, n, 0);
+	if (r < 0 && errno == ESRCH) {
+		self_pid = (int)syscall(SYS_getpid);
+		r = syscall(SYS_process_vm_readv, self_pid, local, n, remote, n, 0);
 	}
 	return r < 0 ? 0 : (size_t)r;
 }
@@ -153,24 +173,31 @@ unsigned isc_unwind_signal(const ucontext_t *uc, uint64_t *pcs, unsigned max, bo
 	if (max == 0) {
 		return 0;
 	}
+	/* the modules' unwind tables first: no lock, no system call per frame */
+	bool complete;
+	unsigned n = isc_unwind_cfi(uc, isc_tls_self, pcs, max, &complete);
+	if (complete) {
+		return n;
+	}
 	if (unw.step == NULL || (in_handler && shared_with_program)) {
-		return frame_pointers(uc, pcs, max);
+		return n > 0 ? n : frame_pointers(uc, pcs, max);
 	}
 	struct unw_cursor c;
 	isc_unwind_enter();
 	/* libunwind reads the context only; the cast drops const for its prototype */
 	if (unw.init_local2(&c, (ucontext_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
 		isc_unwind_leave();
-		return frame_pointers(uc, pcs, max);
+		return n > 0 ? n : frame_pointers(uc, pcs, max);
 	}
-	unsigned n = 0;
+	unsigned k = 0;
 	do {
 		uint64_t ip;
 		if (unw.get_reg(&c, UNW_X86_64_RIP, &ip) < 0 || ip == 0) {
 			break;
 		}
-		pcs[n++] = ip;
-	} while (n < max && unw.step(&c) > 0);
+		pcs[k++] = ip;
+	} while (k < max && unw.step(&c) > 0);
 	isc_unwind_leave();
-	return n;
+	atomic_fetch_add_explicit(&fallbacks, 1, memory_order_relaxed);
+	return k > n ? k : n;
 }
