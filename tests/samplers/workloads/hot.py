@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: MIT
 # Known hot functions in a 6:3:1 split of CPU time (thread CPU clock), interleaved in
-# slices; "threads" runs each in its own thread. With an extension module path, the
+# slices of random length and order (a fixed seed: a fixed cycle would be sampled at
+# the same phases of the kernel's tick every time, see wl-hot.c); "threads" runs each
+# in its own thread. With an extension module path, the
 # three functions call into the C extension (hotext) to spin there instead.
 #
 #   python3 hot.py [ms] [threads|ext] [extension dir]
+import random
 import sys
 import threading
 import time
@@ -50,9 +53,15 @@ def main():
         for t in ts:
             t.join()
     else:
-        for _ in range(100):
-            for fn, share in fns:
-                fn(total * share // 1000)
+        rng = random.Random(12345)
+        left = [total * share // 10 for _, share in fns]
+        while sum(left) > 0:
+            # the function in proportion to what it has left, so that all end together
+            pick = rng.randrange(sum(left))
+            m = 0 if pick < left[0] else 1 if pick < left[0] + left[1] else 2
+            n = min(left[m], rng.randrange(200000, 1800000))  # 0.2-1.8 ms
+            fns[m][0](n)
+            left[m] -= n
     print("done")
 
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Known hot member functions of a C++ class in a 6:3:1 split of CPU time (see wl-hot.c).
+// Known hot member functions of a C++ class in a 6:3:1 split of CPU time, in slices of
+// random length and order (see wl-hot.c for why).
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
-namespace hot {
+namespace hot
+{
 static unsigned long cpu_ns()
 {
 	timespec ts;
@@ -26,9 +28,18 @@ struct Spinner {
 		}
 		sink = x;
 	}
-	__attribute__((noinline)) void hot_six(unsigned long ns) { spin(ns); }
-	__attribute__((noinline)) void hot_three(unsigned long ns) { spin(ns); }
-	__attribute__((noinline)) void hot_one(unsigned long ns) { spin(ns); }
+	__attribute__((noinline)) void hot_six(unsigned long ns)
+	{
+		spin(ns);
+	}
+	__attribute__((noinline)) void hot_three(unsigned long ns)
+	{
+		spin(ns);
+	}
+	__attribute__((noinline)) void hot_one(unsigned long ns)
+	{
+		spin(ns);
+	}
 };
 } // namespace hot
 
@@ -37,10 +48,24 @@ int main(int argc, char **argv)
 	unsigned long ms = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 1000;
 	unsigned long total = ms * 1000000ul;
 	hot::Spinner s;
-	for (int i = 0; i < 100; i++) {
-		s.hot_six(total * 6 / 1000);
-		s.hot_three(total * 3 / 1000);
-		s.hot_one(total / 1000);
+	unsigned long left[3] = { total * 6 / 10, total * 3 / 10, total / 10 };
+	unsigned long long rng = 0x9e3779b97f4a7c15ull;
+	while (left[0] + left[1] + left[2] > 0) {
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		unsigned long pick = rng % (left[0] + left[1] + left[2]);
+		int m = pick < left[0] ? 0 : pick < left[0] + left[1] ? 1 : 2;
+		unsigned long len = 200000 + (rng >> 24) % 1600000; // 0.2-1.8 ms
+		len = len < left[m] ? len : left[m];
+		if (m == 0) {
+			s.hot_six(len);
+		} else if (m == 1) {
+			s.hot_three(len);
+		} else {
+			s.hot_one(len);
+		}
+		left[m] -= len;
 	}
 	std::printf("done %lu\n", s.sink % 10);
 	return 0;
