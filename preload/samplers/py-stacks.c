@@ -255,7 +255,6 @@ unsigned isc_py_walk(struct isc_thread *t, uint64_t *words, unsigned max, uint16
 	span = L.f_owner + 1 > span ? L.f_owner + 1 : span;
 	span = L.f_code + 8 > span ? L.f_code + 8 : span;
 	span = L.f_prev + 8 > span ? L.f_prev + 8 : span;
-	span = (span + 7) & ~7u;
 	unsigned char b[2048];
 	unsigned batch = span > sizeof(b) ? 0 : sizeof(b) / span;
 	batch = batch > BATCH ? BATCH : batch;

@@ -8,7 +8,8 @@
  * a MiniDebugInfo section (.gnu_debugdata, an xz-compressed ELF with a .symtab, as
  * Fedora's and some Debian builds have), it is decompressed through liblzma, which is
  * dlopen'ed (never a link dependency) with an allocator on mmap. Build-ids come from
- * the loaded PT_NOTE segments. Addresses in no module are looked up in
+ * the loaded PT_NOTE segments; a module with no .symtab of its own has its detached
+ * debug file read too (/usr/lib/debug/.build-id/xx/yyyy.debug). Addresses in no module are looked up in
  * /tmp/perf-<pid>.map, which JITs (V8, LuaJIT, PyPy, CPython 3.12's perf trampoline)
  * write. Names are not demangled. No malloc, no stdio: the writer may run at exit
  * with the heap in any state.
@@ -151,7 +152,7 @@ static void add_symtab(struct module *m, const unsigned char *f, size_t size, co
 	}
 }
 
-static void read_elf(struct module *m, const unsigned char *f, size_t size, int depth);
+static bool read_elf(struct module *m, const unsigned char *f, size_t size, int depth);
 
 /* ---- .gnu_debugdata (liblzma through dlopen) ---- */
 
@@ -222,13 +223,14 @@ static void read_debugdata(struct module *m, const unsigned char *xz, size_t n)
 	}
 }
 
-static void read_elf(struct module *m, const unsigned char *f, size_t size, int depth)
+/* Adds the function symbols of the ELF image f; true when it had a .symtab. */
+static bool read_elf(struct module *m, const unsigned char *f, size_t size, int depth)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
 	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
 	    !in(size, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr))) {
-		return;
+		return false;
 	}
 	const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
 	const Elf64_Shdr *names = eh->e_shstrndx < eh->e_shnum ? &sh[eh->e_shstrndx] : NULL;
@@ -244,26 +246,43 @@ static void read_elf(struct module *m, const unsigned char *f, size_t size, int 
 		if (in(size, names->sh_offset + sh[i].sh_name, 14) &&
 		    strcmp(nm, ".gnu_debugdata") == 0 && in(size, sh[i].sh_offset, sh[i].sh_size)) {
 			read_debugdata(m, f + sh[i].sh_offset, sh[i].sh_size);
+			symtab = true;
 		}
 	}
+	return symtab;
 }
 
-static void load_module(struct module *m)
+/* Maps path read-only and reads it (depth as read_elf); false when it is not there. */
+static bool map_and_read(struct module *m, const char *path, int depth)
 {
-	m->loaded = true;
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
+	bool symtab = false;
 	if (fd < 0) {
-		return;
+		return false;
 	}
 	if (fstat(fd, &st) == 0 && st.st_size > 0) {
 		void *f = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (f != MAP_FAILED) {
 			/* stays mapped: the symbol names point into it */
-			read_elf(m, f, (size_t)st.st_size, 0);
+			symtab = read_elf(m, f, (size_t)st.st_size, depth);
 		}
 	}
 	close(fd);
+	return symtab;
+}
+
+static void load_module(struct module *m)
+{
+	m->loaded = true;
+	/* A stripped module: its detached debug file by build-id, as gdb and elfutils
+	 * find it (Debian's -dbg and -dbgsym packages install them there). */
+	if (!map_and_read(m, m->path, 0) && strlen(m->build_id) > 2) {
+		char path[128], dir[3] = { m->build_id[0], m->build_id[1], '\0' };
+		isc_fmt(path, sizeof(path), "/usr/lib/debug/.build-id/%s/%s.debug", dir,
+			m->build_id + 2);
+		map_and_read(m, path, 1);
+	}
 	sort_syms(m->syms, m->n_syms);
 }
 
