@@ -110,5 +110,5 @@ bench("C (native stacks)", [os.path.join(tmp, "cpu-bound"), "800"])
 for py in pythons:
     v = subprocess.check_output([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                                 text=True).strip()
-    bench("Python %s (native + Python stacks)" % v, [py, os.path.join(here, "cpu-bound.py"), "40"])
+    bench("Python %s (native + Python stacks)" % v, [py, os.path.join(here, "cpu-bound.py"), "120"])
 shutil.rmtree(tmp)

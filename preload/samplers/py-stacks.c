@@ -201,7 +201,17 @@ static uint64_t current_frame(struct isc_thread *t, uint64_t self)
 		f = ts ? rd_ptr(ts + at) : 0;
 	}
 	t->py_tstate = ts;
-	return cframe && f ? rd_ptr(f + L.cur_frame) : f;
+	if (!cframe || f == 0) {
+		return f;
+	}
+	/* the evaluator's _PyCFrame is a local of its C frame: on this thread's stack, in
+	 * the range the native unwinder checked, it is read without a system call */
+	uint64_t at_frame = f + L.cur_frame;
+	if (t->stack_hi && at_frame >= t->stack_lo && at_frame <= t->stack_hi - 8 &&
+	    at_frame % 8 == 0) {
+		return *(const uint64_t *)(uintptr_t)at_frame;
+	}
+	return rd_ptr(at_frame);
 }
 
 /* One frame read at b: appended to words unless it is a 3.12+ shim; *prev its caller. */
