@@ -175,6 +175,11 @@ int main(int argc, char **argv)
 		if (name && ours[i]) {
 			both++;
 			same += strcmp(name, ours[i]) == 0;
+			if (getenv("SHOW") && strcmp(name, ours[i]) != 0 && shown < 24) {
+				shown++;
+				printf("  %#lx: ours %s, libdw %s\n", (unsigned long)pcs[i],
+				       ours[i], name);
+			}
 		}
 	}
 	uint64_t t3 = now_ns();
