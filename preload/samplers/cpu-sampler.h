@@ -5,7 +5,9 @@
  *
  *   cpu-sampler.c  signal and timers (per thread, on its CPU clock), the handler,
  *                  thread discovery on the collector, trace metadata
- *   unwind.c       native stacks from a signal context: libunwind (dlopen'ed) or
+ *   unwind-cfi.c   native stacks by the modules' .eh_frame_hdr tables, the stack read
+ *                  in place within the thread's checked range (the fast path)
+ *   unwind.c       where those cannot reach a stack's end: libunwind (dlopen'ed) or
  *                  frame pointers, reads that cannot fault
  *   py-stacks.c    Python frames read from the interpreter's structures without the
  *                  GIL (CPython 3.8-3.13), resolved on the collector
