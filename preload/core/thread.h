@@ -122,6 +122,8 @@ struct isc_thread {
 	uint64_t py_tstate;    /* last PyThreadState found for this thread (a hint) */
 	uint64_t py_chain[32]; /* addresses of its Python frames at the last sample */
 	uint32_t py_chain_n;
+	uint16_t py_absent;	     /* samples left before looking for its PyThreadState again */
+	uint16_t py_backoff;	     /* and how many the next miss skips (doubling, at most 64) */
 	uint64_t sample_cpu_ns;	     /* the thread's CPU clock at its previous sample */
 	uint64_t sample_ns;	     /* time spent in the sampling handler (ns) */
 	uint64_t sample_py_ns;	     /* of which walking Python frames */

@@ -196,9 +196,19 @@ static uint64_t current_frame(struct isc_thread *t, uint64_t self)
 			f = v[1];
 		}
 	}
+	if (ts == 0 && t->py_absent > 0) {
+		t->py_absent--; /* a thread without Python (a BLAS or OpenMP worker) */
+		t->py_tstate = 0;
+		return 0;
+	}
 	if (ts == 0) {
+		/* one read per thread state of the interpreter: not at every sample of a
+		 * thread that has none, but again after 1, 2, 4 ... 64 samples */
 		ts = find_tstate(self, 0);
 		f = ts ? rd_ptr(ts + at) : 0;
+		t->py_backoff = ts ? 0 : t->py_backoff ? (uint16_t)(t->py_backoff * 2) : 1;
+		t->py_backoff = t->py_backoff > 64 ? 64 : t->py_backoff;
+		t->py_absent = t->py_backoff;
 	}
 	t->py_tstate = ts;
 	if (!cframe || f == 0) {

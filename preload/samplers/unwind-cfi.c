@@ -7,7 +7,10 @@
  * Each frame: _dl_find_object (async-signal-safe, lock-free, glibc 2.35) gives the
  * module of the pc and its PT_GNU_EH_FRAME (.eh_frame_hdr); its sorted table finds
  * the FDE; the CIE's and the FDE's call-frame instructions run up to the pc and give
- * the CFA and where rbp and the return address were saved. Only what x86-64 compilers
+ * the CFA and where rbp and the return address were saved (unwind-dwarf.c). Rows
+ * found are kept in a cache shared by the threads (a module unloaded and another
+ * loaded at its address could meet a stale row: the walk stays inside the checked
+ * stack range, so the price is a wrong frame, never a fault). Only what x86-64 compilers
  * emit for ordinary functions is followed: the CFA as rsp or rbp plus an offset,
  * registers saved at CFA offsets. Anything else (DWARF expressions: PLT stubs,
  * realigned stacks; signal frames) stops the walk, and the caller lets libunwind do
@@ -26,6 +29,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -33,14 +37,12 @@
 
 #include "preload/core/thread.h"
 #include "preload/samplers/cpu-sampler.h"
+#include "preload/samplers/unwind-dwarf.h"
 
 extern void *__libc_stack_end; /* ld.so: the stack pointer at _start */
 
 #define MAX_STACK (1ull << 30) /* a stack range larger than this is not believed */
 #define PAGE 4096u
-#define REG_FP 6
-#define REG_SP 7
-#define REG_RA 16
 
 /* ---- the thread's stack range ---- */
 
@@ -103,370 +105,79 @@ static bool load(uint64_t a, uint64_t lo, uint64_t hi, uint64_t *v)
 	return true;
 }
 
-/* ---- DWARF call-frame information ---- */
+/*
+ * Rows already found, shared by every thread: a stack of libtorch is ~50 frames deep,
+ * and the same return addresses come back sample after sample. A slot is three words
+ * written without a lock; a reader takes it only when the check word matches the
+ * other two, so a slot that two threads wrote at once reads as a miss, never as a mix.
+ */
+#define RCACHE 4096
+#define RCHECK 0x9e3779b97f4a7c15ull
 
-struct cur {
-	const uint8_t *p, *end;
-	bool bad;
+struct rslot {
+	_Atomic uint64_t key, val, check;
 };
+static struct rslot rcache[RCACHE];
 
-static uint64_t uleb(struct cur *c)
+static struct rslot *rslot_of(uint64_t pc)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0; c->p < c->end && shift < 64; shift += 7) {
-		uint8_t b = *c->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			return v;
-		}
-	}
-	c->bad = true;
-	return 0;
+	return &rcache[(pc ^ pc >> 12 ^ pc >> 24) % RCACHE];
 }
 
-static int64_t sleb(struct cur *c)
+/* The rules that fit the cache: CFA from rsp or rbp with a 32-bit offset, rbp and the
+ * return address the same, undefined or at CFA offsets that are multiples of 8. */
+static bool pack(const struct isc_cfi_rules *r, uint64_t *v)
 {
-	int64_t v = 0;
-	for (unsigned shift = 0; c->p < c->end && shift < 64;) {
-		uint8_t b = *c->p++;
-		v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
-		shift += 7;
-		if (!(b & 0x80)) {
-			return shift < 64 && (b & 0x40) ? v | -((int64_t)1 << shift) : v;
-		}
-	}
-	c->bad = true;
-	return 0;
-}
-
-static uint64_t fixed(struct cur *c, unsigned n)
-{
-	uint64_t v = 0;
-	if (c->end - c->p < (long)n) {
-		c->bad = true;
-		return 0;
-	}
-	memcpy(&v, c->p, n);
-	c->p += n;
-	return v;
-}
-
-/* A pointer in DW_EH_PE encoding enc; data is the base of datarel values. */
-static uint64_t encoded(struct cur *c, uint8_t enc, uint64_t data)
-{
-	uint64_t at = (uintptr_t)c->p, v;
-	switch (enc & 0x0f) {
-	case 0x00:
-		v = fixed(c, 8);
-		break;
-	case 0x01:
-		v = uleb(c);
-		break;
-	case 0x02:
-		v = fixed(c, 2);
-		break;
-	case 0x03:
-		v = fixed(c, 4);
-		break;
-	case 0x04:
-	case 0x0c:
-		v = fixed(c, 8);
-		break;
-	case 0x09:
-		v = (uint64_t)sleb(c);
-		break;
-	case 0x0a:
-		v = (uint64_t)(int64_t)(int16_t)fixed(c, 2);
-		break;
-	case 0x0b:
-		v = (uint64_t)(int64_t)(int32_t)fixed(c, 4);
-		break;
-	default:
-		c->bad = true;
-		return 0;
-	}
-	switch (enc & 0x70) {
-	case 0x00:
-		break;
-	case 0x10:
-		v += at;
-		break;
-	case 0x30:
-		v += data;
-		break;
-	default:
-		c->bad = true; /* textrel, funcrel, aligned: not on x86-64 */
-	}
-	if (enc & 0x80) {
-		c->bad = true; /* indirect: only personality pointers, never needed here */
-	}
-	return v;
-}
-
-enum how { SAME, AT_CFA, UNDEF, OTHER };
-
-struct rules {
-	uint64_t cfa_reg;
-	int64_t cfa_off;
-	uint8_t how[2]; /* rbp, return address */
-	int64_t off[2];
-};
-
-static int slot(uint64_t reg)
-{
-	return reg == REG_FP ? 0 : reg == REG_RA ? 1 : -1;
-}
-
-static void set(struct rules *r, uint64_t reg, enum how h, int64_t off)
-{
-	int s = slot(reg);
-	if (s >= 0) {
-		r->how[s] = (uint8_t)h;
-		r->off[s] = off;
-	}
-}
-
-struct frame_info {
-	uint64_t caf;
-	int64_t daf;
-	struct rules init;
-};
-
-/* Runs call-frame instructions up to the row of target. false: not followed. */
-static bool run(struct cur *c, struct rules *r, const struct frame_info *fi, uint64_t loc,
-		uint64_t target)
-{
-	struct rules saved[8];
-	unsigned depth = 0;
-	while (c->p < c->end && !c->bad) {
-		uint8_t op = *c->p++, low = op & 0x3f;
-		uint64_t reg, adv = 0;
-		switch (op & 0xc0) {
-		case 0x40:
-			adv = low * fi->caf;
-			goto advance;
-		case 0x80:
-			set(r, low, AT_CFA, (int64_t)uleb(c) * fi->daf);
-			continue;
-		case 0xc0:
-			if (slot(low) >= 0) {
-				set(r, low, fi->init.how[slot(low)], fi->init.off[slot(low)]);
-			}
-			continue;
-		}
-		switch (op) {
-		case 0x00: /* nop */
-			continue;
-		case 0x02:
-			adv = fixed(c, 1) * fi->caf;
-			goto advance;
-		case 0x03:
-			adv = fixed(c, 2) * fi->caf;
-			goto advance;
-		case 0x04:
-			adv = fixed(c, 4) * fi->caf;
-			goto advance;
-		case 0x05:
-			reg = uleb(c);
-			set(r, reg, AT_CFA, (int64_t)uleb(c) * fi->daf);
-			continue;
-		case 0x06:
-			reg = uleb(c);
-			if (slot(reg) >= 0) {
-				set(r, reg, fi->init.how[slot(reg)], fi->init.off[slot(reg)]);
-			}
-			continue;
-		case 0x07:
-			set(r, uleb(c), UNDEF, 0);
-			continue;
-		case 0x08:
-			set(r, uleb(c), SAME, 0);
-			continue;
-		case 0x09: /* register: saved in another register */
-			reg = uleb(c);
-			uleb(c);
-			set(r, reg, OTHER, 0);
-			continue;
-		case 0x0a:
-			if (depth == 8) {
-				return false;
-			}
-			saved[depth++] = *r;
-			continue;
-		case 0x0b:
-			if (depth == 0) {
-				return false;
-			}
-			*r = saved[--depth]; /* the CFA too, as libgcc's unwinder does */
-			continue;
-		case 0x0c:
-			r->cfa_reg = uleb(c);
-			r->cfa_off = (int64_t)uleb(c);
-			continue;
-		case 0x0d:
-			r->cfa_reg = uleb(c);
-			continue;
-		case 0x0e:
-			r->cfa_off = (int64_t)uleb(c);
-			continue;
-		case 0x0f: /* def_cfa_expression */
-			c->p += uleb(c);
-			r->cfa_reg = ~0ull;
-			continue;
-		case 0x10: /* expression */
-		case 0x16: /* val_expression */
-			reg = uleb(c);
-			c->p += uleb(c);
-			set(r, reg, OTHER, 0);
-			continue;
-		case 0x11:
-			reg = uleb(c);
-			set(r, reg, AT_CFA, sleb(c) * fi->daf);
-			continue;
-		case 0x12:
-			r->cfa_reg = uleb(c);
-			r->cfa_off = sleb(c) * fi->daf;
-			continue;
-		case 0x13:
-			r->cfa_off = sleb(c) * fi->daf;
-			continue;
-		case 0x14: /* val_offset */
-			reg = uleb(c);
-			uleb(c);
-			set(r, reg, OTHER, 0);
-			continue;
-		case 0x15: /* val_offset_sf */
-			reg = uleb(c);
-			sleb(c);
-			set(r, reg, OTHER, 0);
-			continue;
-		case 0x2e: /* GNU_args_size */
-			uleb(c);
-			continue;
-		case 0x2f:
-			reg = uleb(c);
-			set(r, reg, AT_CFA, -(int64_t)uleb(c) * fi->daf);
-			continue;
-		default:
-			return false; /* set_loc and vendor opcodes: not followed */
-		}
-advance:
-		loc += adv;
-		if (loc > target) {
-			return !c->bad;
-		}
-	}
-	return !c->bad && c->p <= c->end;
-}
-
-/* The CIE at cie: its alignment factors, initial rules and the FDE pointer encoding. */
-static bool parse_cie(const uint8_t *cie, struct frame_info *fi, uint8_t *fde_enc, bool *aug_z)
-{
-	uint32_t len;
-	memcpy(&len, cie, 4);
-	if (len == 0 || len == 0xffffffffu) {
+	if ((r->cfa_reg != ISC_REG_SP && r->cfa_reg != ISC_REG_FP) ||
+	    r->cfa_off != (int32_t)r->cfa_off) {
 		return false;
 	}
-	struct cur c = { cie + 4, cie + 4 + len, false };
-	if (fixed(&c, 4) != 0) {
-		return false; /* not a CIE */
-	}
-	unsigned version = (unsigned)fixed(&c, 1);
-	const char *aug = (const char *)c.p;
-	size_t alen = strnlen(aug, (size_t)(c.end - c.p));
-	c.p += alen + 1;
-	if (version != 1 && version != 3) {
-		return false;
-	}
-	fi->caf = uleb(&c);
-	fi->daf = sleb(&c);
-	uint64_t ra = version == 1 ? fixed(&c, 1) : uleb(&c);
-	if (ra != REG_RA || c.bad) {
-		return false;
-	}
-	*fde_enc = 0;
-	*aug_z = aug[0] == 'z';
-	if (*aug_z) {
-		uint64_t n = uleb(&c);
-		const uint8_t *next = c.p + n;
-		for (const char *a = aug + 1; *a && !c.bad; a++) {
-			if (*a == 'R') {
-				*fde_enc = (uint8_t)fixed(&c, 1);
-			} else if (*a == 'L') {
-				fixed(&c, 1);
-			} else if (*a == 'P') {
-				uint8_t enc = (uint8_t)fixed(&c, 1);
-				encoded(&c, enc & 0x7f, 0); /* the personality routine: skipped */
-				c.bad = false;
-			} else {
-				return false; /* 'S' (a signal frame) and unknown letters */
-			}
+	uint64_t w = (uint64_t)(r->cfa_reg == ISC_REG_FP) | (uint64_t)(uint32_t)r->cfa_off << 1;
+	for (int k = 0; k < 2; k++) {
+		if (r->how[k] == ISC_OTHER || r->off[k] % 8 || r->off[k] / 8 < -4096 ||
+		    r->off[k] / 8 >= 4096) {
+			return false;
 		}
-		c.p = next;
-	} else if (aug[0] != '\0') {
-		return false;
+		w |= (uint64_t)r->how[k] << (33 + 15 * k);
+		w |= (uint64_t)((r->off[k] / 8) & 0x1fff) << (35 + 15 * k);
 	}
-	memset(&fi->init, 0, sizeof(fi->init));
-	return run(&c, &fi->init, fi, 0, ~0ull);
+	*v = w;
+	return true;
+}
+
+static void unpack(uint64_t w, struct isc_cfi_rules *r)
+{
+	r->cfa_reg = w & 1 ? ISC_REG_FP : ISC_REG_SP;
+	r->cfa_off = (int32_t)(uint32_t)(w >> 1);
+	for (int k = 0; k < 2; k++) {
+		r->how[k] = (uint8_t)(w >> (33 + 15 * k) & 3);
+		int64_t o = (int64_t)(w >> (35 + 15 * k) & 0x1fff);
+		r->off[k] = (o >= 4096 ? o - 8192 : o) * 8;
+	}
 }
 
 /* The row of pc: the rules in r. false: no unwind table covers it (*known = false) or
  * it is not one we follow. */
-static bool rules_at(uint64_t pc, struct rules *r, bool *known)
+static bool rules_at(uint64_t pc, struct isc_cfi_rules *r, bool *known)
 {
-	struct dl_find_object o;
-	*known = false;
-	if (_dl_find_object((void *)(uintptr_t)pc, &o) != 0 || o.dlfo_eh_frame == NULL) {
+	struct rslot *s = rslot_of(pc);
+	uint64_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
+	uint64_t v = atomic_load_explicit(&s->val, memory_order_relaxed);
+	uint64_t c = atomic_load_explicit(&s->check, memory_order_relaxed);
+	if (k == pc && c == (k ^ v ^ RCHECK)) {
+		unpack(v, r);
+		*known = true;
+		return true;
+	}
+	if (!isc_cfi_rules(pc, r, known)) {
 		return false;
 	}
-	const uint8_t *h = o.dlfo_eh_frame;
-	if (h[0] != 1 || h[3] != 0x3b) { /* table of datarel sdata4 pairs */
-		return false;
+	if (pack(r, &v)) {
+		atomic_store_explicit(&s->key, pc, memory_order_relaxed);
+		atomic_store_explicit(&s->val, v, memory_order_relaxed);
+		atomic_store_explicit(&s->check, pc ^ v ^ RCHECK, memory_order_relaxed);
 	}
-	struct cur c = { h + 4, h + 32, false };
-	encoded(&c, h[1], (uintptr_t)h); /* eh_frame_ptr */
-	uint64_t count = encoded(&c, h[2], (uintptr_t)h);
-	if (c.bad || count == 0) {
-		return false;
-	}
-	const int32_t *tab = (const int32_t *)c.p;
-	uint64_t lo = 0, hi = count;
-	while (hi - lo > 1) {
-		uint64_t mid = (lo + hi) / 2;
-		if ((uintptr_t)h + (int64_t)tab[2 * mid] <= pc) {
-			lo = mid;
-		} else {
-			hi = mid;
-		}
-	}
-	if ((uintptr_t)h + (int64_t)tab[2 * lo] > pc) {
-		return false;
-	}
-	*known = true;
-	const uint8_t *fde = h + tab[2 * lo + 1];
-	uint32_t len, cie_off;
-	memcpy(&len, fde, 4);
-	memcpy(&cie_off, fde + 4, 4);
-	if (len == 0 || len == 0xffffffffu || cie_off == 0) {
-		return false;
-	}
-	struct frame_info fi;
-	uint8_t enc;
-	bool z;
-	if (!parse_cie(fde + 4 - cie_off, &fi, &enc, &z)) {
-		return false;
-	}
-	c = (struct cur){ fde + 8, fde + 4 + len, false };
-	uint64_t begin = encoded(&c, enc, 0);
-	uint64_t range = encoded(&c, enc & 0x0f, 0);
-	if (c.bad || pc < begin || pc >= begin + range) {
-		return false;
-	}
-	if (z) {
-		c.p += uleb(&c);
-	}
-	*r = fi.init;
-	return run(&c, r, &fi, begin, pc);
+	return true;
 }
 
 /* ---- the walk ---- */
@@ -475,7 +186,7 @@ static bool rules_at(uint64_t pc, struct rules *r, bool *known)
 static int step(uint64_t look, uint64_t *sp, uint64_t *fp, bool *fp_ok, uint64_t *ra, uint64_t lo,
 		uint64_t hi)
 {
-	struct rules r;
+	struct isc_cfi_rules r;
 	bool known;
 	if (!rules_at(look, &r, &known)) {
 		if (known || !*fp_ok || *fp < *sp || *fp % 8) {
@@ -491,23 +202,23 @@ static int step(uint64_t look, uint64_t *sp, uint64_t *fp, bool *fp_ok, uint64_t
 		return 1;
 	}
 	uint64_t cfa;
-	if (r.cfa_reg == REG_SP) {
+	if (r.cfa_reg == ISC_REG_SP) {
 		cfa = *sp + (uint64_t)r.cfa_off;
-	} else if (r.cfa_reg == REG_FP && *fp_ok) {
+	} else if (r.cfa_reg == ISC_REG_FP && *fp_ok) {
 		cfa = *fp + (uint64_t)r.cfa_off;
 	} else {
 		return -1;
 	}
-	if (r.how[1] == UNDEF) {
+	if (r.how[1] == ISC_UNDEF) {
 		return 0;
 	}
-	if (r.how[1] != AT_CFA || cfa <= *sp || !load(cfa + (uint64_t)r.off[1], lo, hi, ra) ||
+	if (r.how[1] != ISC_AT_CFA || cfa <= *sp || !load(cfa + (uint64_t)r.off[1], lo, hi, ra) ||
 	    *ra < PAGE) {
 		return -1;
 	}
-	if (r.how[0] == AT_CFA) {
+	if (r.how[0] == ISC_AT_CFA) {
 		*fp_ok = load(cfa + (uint64_t)r.off[0], lo, hi, fp);
-	} else if (r.how[0] != SAME) {
+	} else if (r.how[0] != ISC_SAME) {
 		*fp_ok = false;
 	}
 	*sp = cfa;
