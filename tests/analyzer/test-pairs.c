@@ -40,6 +40,7 @@ struct pair {
 	const char *env;      /* for both runs */
 	const char *first;    /* the scope of the first iteration: the window starts there */
 	const char *th;	      /* thresholds ("key = value" lines) beyond host.parallel_workers */
+	const char *before;   /* the arguments of both runs (the after's come after them) */
 };
 
 static const struct pair pairs[] = {
@@ -59,6 +60,8 @@ static const struct pair pairs[] = {
 	  "alloc.device-steady-state", NULL, "no device allocation", "", "iteration" },
 	{ "GPU-bound big kernels", "gpu-bound", "gemm=0.5", NULL, "kernel:gemm_bf16_large*0.5",
 	  NULL, "", "step" },
+	{ "queue-full launches, kernels faster", "gpu-bound", "gemm=0.5", NULL,
+	  "kernel:gemm_bf16_large*0.5", NULL, "SIMGPU_QUEUE_DEPTH=64", "step", NULL, "queue" },
 	{ "balanced: one side faster", "balanced", "tokenize=0.5", NULL, "scope:preprocess*0.5",
 	  NULL, "", "preprocess" },
 };
@@ -86,8 +89,10 @@ static void run_pair(const struct pair *p, char *dir_b, char *dir_a)
 {
 	cr_assert_not_null(mkdtemp(dir_b));
 	cr_assert_not_null(mkdtemp(dir_a));
-	run_one(p, dir_b, "");
-	run_one(p, dir_a, p->after);
+	char after[256];
+	snprintf(after, sizeof(after), "%s %s", p->before != NULL ? p->before : "", p->after);
+	run_one(p, dir_b, p->before != NULL ? p->before : "");
+	run_one(p, dir_a, after);
 }
 
 static struct isc_trace *load_dir(const char *dir)
@@ -218,9 +223,12 @@ static void table_row(const struct pair *p, const struct measure *m, int attempt
 	}
 	double err = m->predicted - m->measured;
 	fprintf(f,
-		"| %s | `wl-%s %s` | `%s` | %.1f ms | %.1f %% | %.1f %% | %+.1f pp (%+.0f %%) | %d "
+		"| %s | `wl-%s %s%s%s` | `%s` | %.1f ms | %.1f %% | %.1f %% | %+.1f pp (%+.0f %%) "
+		"| "
+		"%d "
 		"| %s |\n",
-		p->name, p->workload, p->after, p->rule != NULL ? p->rule : p->what_if,
+		p->name, p->workload, p->before != NULL ? p->before : "",
+		p->before != NULL ? " " : "", p->after, p->rule != NULL ? p->rule : p->what_if,
 		m->window_ms, m->predicted, m->measured, err,
 		m->measured != 0 ? 100.0 * err / fabs(m->measured) : 0.0, attempt,
 		within(m) ? "yes" : "no");
@@ -279,7 +287,12 @@ Test(pairs, gpu_bound, .timeout = 900)
 	check_pair(&pairs[5]);
 }
 
-Test(pairs, balanced, .timeout = 900)
+Test(pairs, queue_full, .timeout = 900)
 {
 	check_pair(&pairs[6]);
+}
+
+Test(pairs, balanced, .timeout = 900)
+{
+	check_pair(&pairs[7]);
 }
