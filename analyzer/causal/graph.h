@@ -72,8 +72,17 @@ enum isc_cp_cat {
 	ISC_CP__COUNT
 };
 
-/* The kind of name on the path. */
-enum isc_cp_kind { ISC_CPK_KERNEL, ISC_CPK_SCOPE, ISC_CPK_CALL, ISC_CPK_COPY, ISC_CPK__COUNT };
+/* The kind of name on the path. FUNCTION: host time no recorded event covers, named by the
+ * function of its CPU sample's stack (the site: innermost Python frame, else the innermost
+ * native frame outside the runtime). */
+enum isc_cp_kind {
+	ISC_CPK_KERNEL,
+	ISC_CPK_SCOPE,
+	ISC_CPK_CALL,
+	ISC_CPK_COPY,
+	ISC_CPK_FUNCTION,
+	ISC_CPK__COUNT
+};
 
 #define ISC_CP_TOP 8
 
