@@ -21,6 +21,8 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+TEST_TIMEOUT = 1200
+
 SUITES = [
     "test_os", "test_signal", "test_subprocess", "test_threading", "test_fork1",
     "test_select", "test_poll", "test_mmap", "test_tempfile", "test_json",
@@ -86,7 +88,10 @@ def run(exe, tests, jobs, preload, env_extra, workdir):
         env["INFERSCOPE_OUTPUT"] = os.path.join(workdir, "traces", "trace.json")
         os.makedirs(os.path.dirname(env["INFERSCOPE_OUTPUT"]), exist_ok=True)
     junit = os.path.join(workdir, "junit-%s.xml" % ("preload" if preload else "plain"))
-    cmd = [exe, "-m", "test", "-j", str(jobs), "--junit-xml", junit, "-q"] + tests
+    # a test that hangs (test_socket's accept on some networks, with or without the
+    # preload) is killed after TEST_TIMEOUT seconds and counted as failed
+    cmd = [exe, "-m", "test", "-j", str(jobs), "--timeout", str(TEST_TIMEOUT), "--junit-xml",
+           junit, "-q"] + tests
     p = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True)
     cases = failing_cases(junit)
     mods = failing_modules(p.stdout + p.stderr)
@@ -140,9 +145,13 @@ def main():
                     "default: every CPython >= 3.8 found with its test package")
     ap.add_argument("--tests", nargs="+", default=SUITES)
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=int, default=TEST_TIMEOUT,
+                    help="seconds before regrtest kills one test file (default %(default)s)")
     ap.add_argument("--env", action="append", default=[],
                     help="NAME=VALUE set in both runs (e.g. INFERSCOPE_CPU_SAMPLE=0)")
     args = ap.parse_args()
+    global TEST_TIMEOUT
+    TEST_TIMEOUT = args.timeout
     args.preload = os.path.abspath(args.preload)
     if not os.path.exists(args.preload):
         print("cpython-suites: %s not found (build first)" % args.preload, file=sys.stderr)
