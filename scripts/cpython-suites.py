@@ -119,7 +119,8 @@ def compare(exe, tests, args, env_extra):
             mods |= {c.split(".")[1] for c in new_c if c.count(".") >= 2}
             again = sorted(mods & set(tests)) or tests
             plain2_c, plain2_m, _ = run(exe, again, args.jobs, None, env_extra, work, args.timeout)
-            pre2_c, pre2_m, out = run(exe, again, args.jobs, args.preload, env_extra, work, args.timeout)
+            pre2_c, pre2_m, out = run(exe, again, args.jobs, args.preload, env_extra, work,
+                                      args.timeout)
             new_c &= pre2_c - plain2_c
             new_m &= pre2_m - plain2_m
         print("   without the preload: %d failing cases, modules failed: %s" %
