@@ -321,14 +321,13 @@ int isc_lifecycle_snapshot(const char *reason)
 		/* the collector owns the spill file: ask it, and wait so that the file exists
 		 * when the caller goes on */
 		unsigned seq = __atomic_load_n(&isc_session.snapshot_seq, __ATOMIC_ACQUIRE);
-		uint64_t deadline = isc_now() + 10 * 1000000000ull;
+		uint64_t deadline = isc_kernel_now() + 10 * 1000000000ull;
 		isc_collector_request_snapshot();
 		while (__atomic_load_n(&isc_session.snapshot_seq, __ATOMIC_ACQUIRE) == seq) {
-			if (isc_now() > deadline) {
+			if (isc_kernel_now() > deadline) {
 				return -ETIMEDOUT;
 			}
-			struct timespec ts = { 0, 1000000 };
-			nanosleep(&ts, NULL);
+			isc_kernel_sleep(1000000);
 		}
 		return 0;
 	}

@@ -228,16 +228,15 @@ bool isc_collector_stop(void)
 		return false; /* a flush from the collector itself cannot wait for it */
 	}
 	atomic_store_explicit(&stop_requested, true, memory_order_release);
-	uint64_t deadline = isc_now() + STOP_TIMEOUT_NS;
+	uint64_t deadline = isc_kernel_now() + STOP_TIMEOUT_NS;
 	while (!atomic_load_explicit(&stopped_ack, memory_order_acquire)) {
 		isc_collector_wake();
-		if (isc_now() > deadline) {
+		if (isc_kernel_now() > deadline) {
 			isc_error("the collector thread did not stop in time; writing the trace "
 				  "without it");
 			return false;
 		}
-		struct timespec ts = { 0, 200000 };
-		nanosleep(&ts, NULL);
+		isc_kernel_sleep(200000);
 	}
 	pthread_join(thread, NULL);
 	atomic_store(&running, false);

@@ -375,15 +375,14 @@ static void start_locked(void)
  * the driver or the loader that this thread holds) costs a stall, never a deadlock. */
 static void wait_for_start(void)
 {
-	uint64_t deadline = isc_now() + 5 * 1000000000ull;
+	uint64_t deadline = isc_kernel_now() + 5 * 1000000000ull;
 	while (atomic_load_explicit(&st.started, memory_order_acquire) == 1) {
-		if (isc_now() > deadline) {
+		if (isc_kernel_now() > deadline) {
 			isc_error("CUPTI's start on thread %d takes over 5 s: going on without it",
 				  atomic_load(&st.starter));
 			return;
 		}
-		struct timespec ts = { 0, 100000 };
-		nanosleep(&ts, NULL);
+		isc_kernel_sleep(100000);
 	}
 }
 

@@ -168,11 +168,10 @@ void isc_cpu_time_flush(void)
 		return;
 	}
 	atomic_store(&last_sample, 1);
-	uint64_t deadline = isc_now() + 100000000u;
-	while (atomic_load(&last_sample) == 1 && isc_now() < deadline) {
+	uint64_t deadline = isc_kernel_now() + 100000000u;
+	while (atomic_load(&last_sample) == 1 && isc_kernel_now() < deadline) {
 		isc_collector_wake();
-		struct timespec ts = { 0, 200000 };
-		nanosleep(&ts, NULL);
+		isc_kernel_sleep(200000);
 	}
 }
 
