@@ -24,7 +24,10 @@
 #include "preload/core/ids.h"
 #include "preload/core/intern.h"
 #include "common/log.h"
+#include "preload/recorder.h"
+#include "preload/remote.h"
 #include "preload/session.h"
+#include "preload/window.h"
 
 _Atomic uint64_t isc_id_counter;
 
@@ -97,6 +100,27 @@ static void on_terminate(int sig)
 	errno = saved;
 }
 
+/*
+ * A crash in continuous mode (SIGSEGV, SIGBUS, SIGFPE, SIGILL, abort's SIGABRT): the
+ * flight recorder freezes its segments as a trace, then the process dies of the same
+ * signal (the handler resets the default and the signal is raised again: a fault
+ * re-executes and faults, abort raises again). A crash inside the library itself
+ * (its guard raised) only closes nothing: the segments on disk are what is left.
+ */
+static void on_crash(int sig)
+{
+	int saved = errno;
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+	if (isc_tls_guard == 0) {
+		isc_lifecycle_flush("crash");
+	}
+	raise(sig);
+	errno = saved;
+}
+
 /* Installs handler for sig only where the program left the default disposition. */
 static bool install_over_default(int sig, void (*handler)(int))
 {
@@ -124,6 +148,16 @@ static void install_signals(void)
 			  "snapshots are off",
 			  snap);
 	}
+	if (isc_config.continuous) {
+		/* what an OOM killer's sequence, systemd or Kubernetes send before SIGKILL */
+		static const int crash[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+		for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++) {
+			install_over_default(crash[i], on_crash);
+		}
+		if (!isc_config.handle_signals && !install_over_default(SIGTERM, on_terminate)) {
+			isc_info("SIGTERM has a handler of the program's: left alone");
+		}
+	}
 	if (isc_config.handle_signals) {
 		if (!install_over_default(SIGTERM, on_terminate)) {
 			isc_info("SIGTERM has a handler of the program's: left alone");
@@ -142,6 +176,7 @@ static void on_first_chunk(void)
 	}
 	install_signals();
 	isc_collector_start();
+	isc_remote_start();
 }
 
 static void on_chunk_full(void)
@@ -171,6 +206,7 @@ static void fork_child(void)
 	isc_collector_reset_after_fork();
 	isc_buffer_reset_after_fork();
 	isc_session_reset_after_fork();
+	isc_remote_reset_after_fork();
 	isc_collector_set_owner(isc_session.pid, isc_session.is_root);
 	atomic_store(&flushed, false);
 	set_live();
@@ -204,8 +240,15 @@ void isc_lifecycle_init(void)
 		return;
 	}
 	isc_session_init();
-	isc_collector_set_sink(
-		&(struct isc_collector_sink){ isc_session_spill, isc_session_snapshot });
+	struct isc_collector_sink sink = { isc_session_spill, isc_session_snapshot, NULL, NULL };
+	if (isc_config.continuous) {
+		sink.full = isc_recorder_full;
+		sink.rotate = isc_recorder_rotate;
+	}
+	isc_collector_set_sink(&sink);
+	isc_collector_set_idle_start(isc_remote_start);
+	isc_collector_add_tick(isc_window_tick);
+	isc_window_set_drain(isc_hooks_cuda_flush);
 	isc_collector_set_owner(isc_session.pid, isc_session.is_root);
 	isc_capture_init(isc_session.start_ns, isc_config.delay_ns, isc_config.duration_ns,
 			 isc_config.start_paused);
@@ -258,9 +301,10 @@ bool isc_lifecycle_flush(const char *reason)
 		isc_tls_guard--;
 		return false;
 	}
+	isc_remote_stop();
 	bool exec = strcmp(reason, "exec") == 0;
 	handed_over = false;
-	if (exec && exec_hand_over) {
+	if (exec && exec_hand_over && !isc_config.continuous) {
 		isc_collector_spill(true);
 		handed_over = isc_session_end_segment() == 0;
 		wrote = handed_over;

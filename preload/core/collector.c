@@ -43,12 +43,31 @@ void isc_collector_set_owner(int pid, bool eager)
 	owner_eager = eager;
 }
 
+static void (*idle_start)(void);
+static _Atomic int idle_started_pid;
+
+void isc_collector_set_idle_start(void (*fn)(void))
+{
+	idle_start = fn;
+}
+
 /* Never after the final flush (capture is off then), never in a vfork child. */
 void isc_collector_start_eager(void)
 {
-	if (isc_collector_running() || !owner_eager ||
-	    !atomic_load_explicit(&isc_capture.on, memory_order_relaxed) ||
-	    syscall(SYS_getpid) != owner_pid) {
+	if (isc_collector_running()) {
+		return;
+	}
+	if (!atomic_load_explicit(&isc_capture.on, memory_order_relaxed)) {
+		/* paused: nothing to collect, but what waits for a request starts once */
+		if (idle_start && isc_core_ready() &&
+		    atomic_load_explicit(&idle_started_pid, memory_order_relaxed) != owner_pid &&
+		    syscall(SYS_getpid) == owner_pid) {
+			atomic_store(&idle_started_pid, owner_pid);
+			idle_start();
+		}
+		return;
+	}
+	if (!owner_eager || syscall(SYS_getpid) != owner_pid) {
 		return;
 	}
 	isc_collector_start();
@@ -240,9 +259,37 @@ static int batch_flush(struct isc_spill *s, struct batch *b)
 	return r;
 }
 
-static int batch_add(struct isc_spill *s, struct batch *b, struct isc_chunk *c, uint32_t upto,
+static int spill_strings(struct isc_spill *s);
+
+/* Continuous mode: a new segment when the open one is full or its time is up. */
+static int make_room(struct isc_spill **s, struct batch *b, uint64_t bytes)
+{
+	uint64_t strings = isc_intern_published() - (*s)->strings_upto;
+	if (sink.full == NULL || !sink.full(*s, bytes ? bytes + strings : 0)) {
+		return 0;
+	}
+	int r = batch_flush(*s, b);
+	struct isc_spill *n = r == 0 ? sink.rotate() : NULL;
+	if (n == NULL) {
+		return r < 0 ? r : -EIO;
+	}
+	*s = n;
+	r = isc_spill_acquire(n);
+	return r < 0 ? r : spill_strings(n);
+}
+
+static int batch_add(struct isc_spill **sp, struct batch *b, struct isc_chunk *c, uint32_t upto,
 		     bool release)
 {
+	if (upto > c->spilled) {
+		uint64_t bytes = sizeof(struct isc_spill_block) + sizeof(struct isc_spill_events) +
+				 (uint64_t)(upto - c->spilled) * sizeof(struct isc_event);
+		int r = make_room(sp, b, bytes);
+		if (r < 0) {
+			return r;
+		}
+	}
+	struct isc_spill *s = *sp;
 	if (b->n == MAX_BATCH) {
 		int r = batch_flush(s, b);
 		if (r < 0) {
@@ -302,10 +349,14 @@ int isc_collector_spill(bool final)
 	/* Strings go first so that a spill cut short by SIGKILL names what it holds; the
 	 * trace writer loads every STRINGS block before any event, so order is not
 	 * otherwise needed. */
-	int r = spill_strings(s);
 	b.n = b.nrel = 0;
+	int r = make_room(&s, &b, 0);
+	if (r == 0) {
+		r = spill_strings(s);
+	}
 	for (struct isc_chunk *c = rev; c && r == 0; c = c->next_full) {
-		r = batch_add(s, &b, c, atomic_load_explicit(&c->head, memory_order_acquire), true);
+		r = batch_add(&s, &b, c, atomic_load_explicit(&c->head, memory_order_acquire),
+			      true);
 	}
 	if (r == 0) {
 		r = batch_flush(s, &b);
@@ -317,7 +368,7 @@ int isc_collector_spill(bool final)
 		}
 		bool gone = !final && thread_gone(t);
 		uint32_t head = atomic_load_explicit(&c->head, memory_order_acquire);
-		r = batch_add(s, &b, c, head, false);
+		r = batch_add(&s, &b, c, head, false);
 		if (r == 0 && gone) {
 			r = batch_flush(s, &b);
 			if (r == 0) {

@@ -32,6 +32,10 @@ void isc_collector_set_owner(int pid, bool eager);
  * recording is on and this is the owner's process. */
 void isc_collector_start_eager(void);
 
+/* Run once per process from the host hooks while recording is paused (the control
+ * socket of a paused process must answer before anything is recorded). */
+void isc_collector_set_idle_start(void (*fn)(void));
+
 /* Starts the thread if it is not running (idempotent, cheap when running). */
 void isc_collector_start(void);
 /* Stops and joins it; false when it did not stop within the timeout. */
@@ -62,6 +66,12 @@ struct isc_spill;
 struct isc_collector_sink {
 	struct isc_spill *(*spill)(void);
 	void (*snapshot)(const char *reason);
+	/* Optional (continuous mode): `full` says whether `bytes` more would take the open
+	 * segment past its bound (bytes 0: whether its time is up); `rotate` then closes
+	 * it and returns the next one, or NULL. The collector writes what it queued for
+	 * the old segment before it rotates, and the new segment's strings first. */
+	bool (*full)(const struct isc_spill *s, uint64_t bytes);
+	struct isc_spill *(*rotate)(void);
 };
 void isc_collector_set_sink(const struct isc_collector_sink *sink);
 
