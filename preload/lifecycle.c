@@ -168,6 +168,19 @@ static void install_signals(void)
 	}
 }
 
+/* Recording paused: the control socket answers all the same (a vfork child shares our
+ * memory: not there, and ask again). */
+static bool idle_start(void)
+{
+	if (syscall(SYS_getpid) != isc_session.pid) {
+		return false;
+	}
+	isc_tls_guard++;
+	isc_remote_start();
+	isc_tls_guard--;
+	return true;
+}
+
 /* First chunk taken anywhere: the process records, so the collector starts. */
 static void on_first_chunk(void)
 {
@@ -246,7 +259,7 @@ void isc_lifecycle_init(void)
 		sink.rotate = isc_recorder_rotate;
 	}
 	isc_collector_set_sink(&sink);
-	isc_collector_set_idle_start(isc_remote_start);
+	isc_capture_set_idle(idle_start);
 	isc_collector_add_tick(isc_window_tick);
 	isc_window_set_drain(isc_hooks_cuda_flush);
 	isc_collector_set_owner(isc_session.pid, isc_session.is_root);

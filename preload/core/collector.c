@@ -43,31 +43,12 @@ void isc_collector_set_owner(int pid, bool eager)
 	owner_eager = eager;
 }
 
-static void (*idle_start)(void);
-static _Atomic int idle_started_pid;
-
-void isc_collector_set_idle_start(void (*fn)(void))
-{
-	idle_start = fn;
-}
-
 /* Never after the final flush (capture is off then), never in a vfork child. */
 void isc_collector_start_eager(void)
 {
-	if (isc_collector_running()) {
-		return;
-	}
-	if (!atomic_load_explicit(&isc_capture.on, memory_order_relaxed)) {
-		/* paused: nothing to collect, but what waits for a request starts once */
-		if (idle_start && isc_core_ready() &&
-		    atomic_load_explicit(&idle_started_pid, memory_order_relaxed) != owner_pid &&
-		    syscall(SYS_getpid) == owner_pid) {
-			atomic_store(&idle_started_pid, owner_pid);
-			idle_start();
-		}
-		return;
-	}
-	if (!owner_eager || syscall(SYS_getpid) != owner_pid) {
+	if (isc_collector_running() || !owner_eager ||
+	    !atomic_load_explicit(&isc_capture.on, memory_order_relaxed) ||
+	    syscall(SYS_getpid) != owner_pid) {
 		return;
 	}
 	isc_collector_start();

@@ -32,10 +32,6 @@ void isc_collector_set_owner(int pid, bool eager);
  * recording is on and this is the owner's process. */
 void isc_collector_start_eager(void);
 
-/* Run once per process from the host hooks while recording is paused (the control
- * socket of a paused process must answer before anything is recorded). */
-void isc_collector_set_idle_start(void (*fn)(void));
-
 /* Starts the thread if it is not running (idempotent, cheap when running). */
 void isc_collector_start(void);
 /* Stops and joins it; false when it did not stop within the timeout. */
