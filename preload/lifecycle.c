@@ -168,6 +168,23 @@ static void install_signals(void)
 	}
 }
 
+/*
+ * Continuous mode: CUPTI hands over its buffers when they are full, which at a steady
+ * rate can take minutes; a flight recorder killed meanwhile would have no GPU
+ * timeline. The collector asks for them twice a segment (at most every second), so
+ * each segment holds the GPU work of about its own time.
+ */
+static void recorder_tick(uint64_t now)
+{
+	static uint64_t last;
+	uint64_t every = isc_config.segment_ns / 2;
+	every = every < 1000000000u ? every : 1000000000u;
+	if (now - last >= every) {
+		last = now;
+		isc_hooks_cuda_flush();
+	}
+}
+
 /* Recording paused: the control socket answers all the same (a vfork child shares our
  * memory: not there, and ask again). */
 static bool idle_start(void)
@@ -260,6 +277,9 @@ void isc_lifecycle_init(void)
 	}
 	isc_collector_set_sink(&sink);
 	isc_capture_set_idle(idle_start);
+	if (isc_config.continuous) {
+		isc_collector_add_tick(recorder_tick);
+	}
 	isc_collector_add_tick(isc_window_tick);
 	isc_window_set_drain(isc_hooks_cuda_flush);
 	isc_collector_set_owner(isc_session.pid, isc_session.is_root);

@@ -491,7 +491,7 @@ int isc_session_write_window(const char *path, const struct isc_convert_opts *wi
 	if (isc_collector_spill(false) < 0) {
 		return -EIO;
 	}
-	return write_trace_file(path, "capture", "capture", window, res);
+	return write_trace_file(path, "snapshot", "capture", window, res);
 }
 
 int isc_session_finish(const char *end_reason)

@@ -254,6 +254,7 @@ Test(recorder, abort_freezes_and_dies_of_sigabrt)
 	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/end_reason"), "crash");
 	cr_assert(isc_trace_count(t, "cpu_call", "step") > 0);
 	yajl_tree_free(t);
+	analyze_ok(trace_of(s.pid));
 }
 
 /* The window's trace: exactly n step scopes, each inside the window. */
@@ -363,7 +364,7 @@ Test(recorder, no_descriptor_of_the_listener_in_the_program)
 	const char *args[] = { "2000", "1", "60", NULL };
 	struct server s;
 	server_start(&s, args, NULL);
-	char sock[4200], path[128], comm[64] = "";
+	char sock[4200], path[256], comm[64] = "";
 	snprintf(sock, sizeof(sock), "%s/inferscope/%d.sock", isc_test_dir(), (int)s.pid);
 	cr_assert(isc_test_exists(sock), "the control socket is there");
 	/* the listener thread's own table holds the socket; the program's does not */
@@ -373,7 +374,7 @@ Test(recorder, no_descriptor_of_the_listener_in_the_program)
 	char ctl[64][64], prog[64][64];
 	int nctl = 0;
 	while (d && (e = readdir(d)) != NULL) {
-		char f[256];
+		char f[768];
 		snprintf(f, sizeof(f), "%s/%s/comm", path, e->d_name);
 		FILE *c = fopen(f, "r");
 		if (c && fgets(comm, sizeof(comm), c) && strncmp(comm, "inferscope-ctl", 14) == 0) {
