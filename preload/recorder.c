@@ -322,3 +322,17 @@ void isc_recorder_reset_after_fork(void)
 	memset(&rec, 0, sizeof(rec));
 	rec.spill.fd = -1;
 }
+
+void isc_recorder_discard(void)
+{
+	char path[PATH_MAX];
+	if (rec.open) {
+		isc_spill_close(&rec.spill);
+		rec.open = false;
+		seg_path(path, sizeof(path), rec.index, true);
+		unlink(path);
+	}
+	while (rec.nkept > 0) {
+		drop_oldest();
+	}
+}

@@ -47,6 +47,10 @@ size_t isc_recorder_trailer(char *out, size_t cap);
 /* The path of the frozen trace: <base>.<pid>.json. */
 const char *isc_recorder_trace_path(void);
 
+/* A process that did nothing worth a trace (a shell that forked and exec'd): its
+ * segments are removed, as its spill would be. */
+void isc_recorder_discard(void);
+
 /* After fork in the child: no segment open, numbering of the child's own. */
 void isc_recorder_reset_after_fork(void);
 
