@@ -349,10 +349,8 @@ bool isc_lifecycle_flush(const char *reason)
 		wrote = isc_session_finish(reason) == 0;
 	} else if (isc_config.continuous) {
 		isc_recorder_discard();
-	} else if (isc_session.spill_open) {
-		isc_spill_close(&isc_session.spill);
-		unlink(isc_session.spill_path);
-		isc_session.spill_open = false;
+	} else {
+		isc_session_discard();
 	}
 	isc_tls_guard--;
 	return wrote;

@@ -155,7 +155,11 @@ struct isc_input {
 	uint64_t skipped; /* events of unknown types */
 	uint64_t ignored; /* events read but not modelled (flows, returns, metadata) */
 	int64_t meta_start_ns, meta_end_ns; /* 0 when absent */
-	int cpu_count;			    /* 0 unknown */
+	/* Exec chains (trace_metadata.exec_chain): the images before the program, which
+	 * started at meta_start_ns; their events are start-up, before it. */
+	uint32_t startup_images;
+	uint32_t startup_command; /* the first image's command line */
+	int cpu_count;		  /* 0 unknown */
 	struct isc_device_info device;
 	bool has_aggregates;
 	uint64_t malloc_calls, malloc_frees, malloc_bytes, malloc_sampled;

@@ -289,7 +289,7 @@ static int64_t get_int(const struct isc_jdom *d, uint32_t obj, const char *key, 
 	return isc_jdom_num(d, isc_jdom_get(d, obj, key), &x) ? isc_d2i(x) : dflt;
 }
 
-static void apply_command(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t arr)
+static uint32_t joined(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t arr)
 {
 	char buf[512];
 	size_t len = 0;
@@ -302,13 +302,33 @@ static void apply_command(struct isc_read_ctx *rc, const struct isc_jdom *d, uin
 			len = len < sizeof(buf) ? len : sizeof(buf) - 1;
 		}
 	}
-	rc->t->inputs[rc->input].command = isc_trace_intern(rc->t, buf, len);
+	return isc_trace_intern(rc->t, buf, len);
 }
 
+static void apply_command(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t arr)
+{
+	rc->t->inputs[rc->input].command = joined(rc, d, arr);
+}
+
+static void apply_dropped(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t obj);
+
+static void apply_chain(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t arr)
+{
+	struct isc_input *in = &rc->t->inputs[rc->input];
+	for (uint32_t c = isc_jdom_first(d, arr); c != UINT32_MAX; c = isc_jdom_next(d, c)) {
+		if (in->startup_images++ == 0) {
+			in->startup_command = joined(rc, d, isc_jdom_get(d, c, "command_line"));
+		}
+		/* what the earlier images dropped is lost from the same trace */
+		apply_dropped(rc, d, isc_jdom_get(d, c, "dropped_events"));
+	}
+}
+
+/* Adds: the trace's own counts and those of each exec_chain image. */
 static void apply_dropped(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t obj)
 {
 	struct isc_input *in = &rc->t->inputs[rc->input];
-	in->dropped_total = (uint64_t)get_int(d, obj, "total", 0);
+	in->dropped_total += (uint64_t)get_int(d, obj, "total", 0);
 	uint32_t by_kind = isc_jdom_get(d, obj, "by_kind");
 	for (uint32_t c = isc_jdom_first(d, by_kind); c != UINT32_MAX; c = isc_jdom_next(d, c)) {
 		const char *k = isc_jdom_keyof(d, c);
@@ -401,6 +421,7 @@ int isc_meta_apply(struct isc_read_ctx *rc, const struct isc_jdom *d, char *err,
 	in->meta_start_ns = us_to_ns(d, 0, "start_us");
 	in->meta_end_ns = us_to_ns(d, 0, "end_us");
 	apply_command(rc, d, isc_jdom_get(d, 0, "command_line"));
+	apply_chain(rc, d, isc_jdom_get(d, 0, "exec_chain"));
 	apply_dropped(rc, d, isc_jdom_get(d, 0, "dropped_events"));
 	uint32_t cupti = isc_jdom_get(d, 0, "cupti");
 	in->cupti_status = intern_str(rc, d, isc_jdom_get(d, cupti, "status"));
