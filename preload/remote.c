@@ -18,6 +18,7 @@
 
 #include "common/config.h"
 #include "common/log.h"
+#include "preload/core/collector.h"
 #include "preload/core/guard.h"
 #include "preload/session.h"
 #include "preload/window.h"
@@ -284,16 +285,25 @@ static void *listener_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	isc_tls_guard = 1; /* nothing this thread does is the application's */
 	prctl(PR_SET_NAME, "inferscope-ctl", 0, 0, 0);
+	isc_collector_own_thread(1); /* never keeps alive a program that has ended */
 	rm.hidden = hide();
 	if (make_socket() < 0) {
+		isc_collector_own_thread(-1);
 		return NULL;
 	}
 	for (;;) {
 		struct pollfd p = { rm.fd, POLLIN, 0 };
-		int n = poll(&p, 1, rm.hidden ? -1 : POLL_MS);
+		int n = poll(&p, 1, POLL_MS);
+		if (n == 0 && !isc_collector_running() && isc_collector_orphaned()) {
+			/* the program's last thread ended while nothing recorded (paused): glibc
+			 * would have ended the process with exit(0); the collector, which does
+			 * that otherwise, is not running */
+			exit(0);
+		}
 		if (!still_ours()) {
 			rm.fd = -1; /* not ours to close any more */
 			if (make_socket() < 0) {
+				isc_collector_own_thread(-1);
 				return NULL;
 			}
 			continue;

@@ -146,6 +146,11 @@ static bool program_gone(uint64_t now)
 	return program_threads() == 0;
 }
 
+bool isc_collector_orphaned(void)
+{
+	return program_threads() == 0;
+}
+
 static _Noreturn void exit_for_the_program(void)
 {
 	isc_collector_own_thread(-1);

@@ -56,6 +56,9 @@ int isc_collector_spill(bool final);
  * are left: they must never keep alive a program whose last thread has ended.
  */
 void isc_collector_own_thread(int delta);
+/* True when only the library's own threads are left (the check the collector makes;
+ * another thread of ours makes it while the collector does not run). */
+bool isc_collector_orphaned(void);
 
 /* After fork() in the child: the thread does not exist there. */
 void isc_collector_reset_after_fork(void);
