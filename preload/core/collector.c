@@ -129,6 +129,19 @@ static long program_threads(void)
 	return strtol(p + 1, NULL, 10) - (main_ended ? 1 : 0) - atomic_load(&own_threads);
 }
 
+/* Two readings in a row, one check apart: a single /proc/self/stat reading was seen to
+ * say 0 while the program's thread ran (with a second thread of the library, the
+ * control socket's, alive), and exiting then would end a live program. */
+bool isc_collector_orphaned(void)
+{
+	static _Atomic int zeros;
+	if (program_threads() != 0) {
+		atomic_store(&zeros, 0);
+		return false;
+	}
+	return atomic_fetch_add(&zeros, 1) + 1 >= 2;
+}
+
 /*
  * The program's last thread has gone (its main thread ended with pthread_exit, or a
  * fork child's only thread returned) and only the library's threads are left. Without
@@ -143,12 +156,7 @@ static bool program_gone(uint64_t now)
 		return false;
 	}
 	next = now + ORPHAN_CHECK_NS;
-	return program_threads() == 0;
-}
-
-bool isc_collector_orphaned(void)
-{
-	return program_threads() == 0;
+	return isc_collector_orphaned();
 }
 
 static _Noreturn void exit_for_the_program(void)
