@@ -236,6 +236,35 @@ static int connect_peer(int pid)
 	return -1;
 }
 
+/* Is libinferscope.so mapped in pid? (Tells "no library" from "not listening yet".) */
+static bool has_library(int pid)
+{
+	char path[64], line[1024];
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	bool found = false;
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		found = strstr(line, "libinferscope") != NULL;
+	}
+	if (f) {
+		fclose(f);
+	}
+	return found;
+}
+
+/* The asked process: a library that has just started may not listen yet (its thread
+ * starts with the first recorded event): up to 2 s of retries before giving up. */
+static int connect_target(int pid)
+{
+	int fd = connect_peer(pid);
+	for (int i = 0; fd < 0 && i < 20 && has_library(pid); i++) {
+		struct timespec ts = { 0, 100000000 };
+		nanosleep(&ts, NULL);
+		fd = connect_peer(pid);
+	}
+	return fd;
+}
+
 /* Reads one line (blocking up to deadline); false at EOF or timeout. */
 static bool read_reply(int fd, char *buf, size_t cap, uint64_t deadline)
 {
@@ -362,7 +391,7 @@ int isc_capture_main(int argc, char **argv)
 	}
 	size_t n = family(o.pid, o.only, pids, MAX_PROCS), np = 0;
 	for (size_t i = 0; i < n; i++) {
-		int fd = connect_peer(pids[i]);
+		int fd = i == 0 ? connect_target(pids[i]) : connect_peer(pids[i]);
 		char line[256] = "";
 		uint64_t dl = mono_ns() + 2000000000ull;
 		if (fd >= 0 &&
