@@ -168,23 +168,6 @@ static void install_signals(void)
 	}
 }
 
-/*
- * Continuous mode: CUPTI hands over its buffers when they are full, which at a steady
- * rate can take minutes; a flight recorder killed meanwhile would have no GPU
- * timeline. The collector asks for them twice a segment (at most every second), so
- * each segment holds the GPU work of about its own time.
- */
-static void recorder_tick(uint64_t now)
-{
-	static uint64_t last;
-	uint64_t every = isc_config.segment_ns / 2;
-	every = every < 1000000000u ? every : 1000000000u;
-	if (now - last >= every) {
-		last = now;
-		isc_hooks_cuda_flush();
-	}
-}
-
 /* Recording paused: the control socket answers all the same (a vfork child shares our
  * memory: not there, and ask again). */
 static bool idle_start(void)
@@ -206,7 +189,6 @@ static void on_first_chunk(void)
 	}
 	install_signals();
 	isc_collector_start();
-	isc_remote_start();
 }
 
 static void on_chunk_full(void)
@@ -277,8 +259,9 @@ void isc_lifecycle_init(void)
 	}
 	isc_collector_set_sink(&sink);
 	isc_capture_set_idle(idle_start);
+	isc_collector_add_tick(isc_remote_tick);
 	if (isc_config.continuous) {
-		isc_collector_add_tick(recorder_tick);
+		isc_collector_add_tick(isc_recorder_tick);
 	}
 	isc_collector_add_tick(isc_window_tick);
 	isc_window_set_drain(isc_hooks_cuda_flush);

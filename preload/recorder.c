@@ -13,6 +13,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "format/vocab.h"
+#include "preload/hooks/cuda/cuda-family.h"
 #include "preload/session.h"
 #include "preload/trailer.h"
 
@@ -334,5 +335,22 @@ void isc_recorder_discard(void)
 	}
 	while (rec.nkept > 0) {
 		drop_oldest();
+	}
+}
+
+/*
+ * Continuous mode: CUPTI hands over its buffers when they are full, which at a steady
+ * rate can take minutes; a flight recorder killed meanwhile would have no GPU
+ * timeline. The collector asks for them twice a segment (at most every second), so
+ * each segment holds the GPU work of about its own time.
+ */
+void isc_recorder_tick(uint64_t now)
+{
+	static uint64_t last;
+	uint64_t every = isc_config.segment_ns / 2;
+	every = every < 1000000000u ? every : 1000000000u;
+	if (now - last >= every) {
+		last = now;
+		isc_hooks_cuda_flush();
 	}
 }

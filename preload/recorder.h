@@ -51,6 +51,10 @@ const char *isc_recorder_trace_path(void);
  * segments are removed, as its spill would be. */
 void isc_recorder_discard(void);
 
+/* The collector's tick in continuous mode: asks CUPTI for its buffers twice a segment
+ * (at most every second), so that each segment holds the GPU work of its own time. */
+void isc_recorder_tick(uint64_t now);
+
 /* After fork in the child: no segment open, numbering of the child's own. */
 void isc_recorder_reset_after_fork(void);
 

@@ -348,6 +348,19 @@ void isc_remote_start(void)
 	}
 }
 
+/* The listener starts from the collector's first tick: a clean thread, where the hook
+ * that took the first chunk may hold a lock of the program's allocator (a thread
+ * created there hung with jemalloc preloaded behind us). */
+void isc_remote_tick(uint64_t now)
+{
+	static int started_pid;
+	(void)now;
+	if (started_pid != isc_session.pid) {
+		started_pid = isc_session.pid;
+		isc_remote_start();
+	}
+}
+
 void isc_remote_reset_after_fork(void)
 {
 	if (!rm.hidden && rm.fd >= 0) {

@@ -25,9 +25,12 @@
 #define ISC_REMOTE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Starts the listener thread unless it runs in this process or INFERSCOPE_LISTEN=0. */
 void isc_remote_start(void);
+/* The collector's tick: starts the listener once per process. */
+void isc_remote_tick(uint64_t now);
 /* After fork in the child: the thread is the parent's; a visible socket descriptor
  * (fallback mode) is closed. */
 void isc_remote_reset_after_fork(void);
