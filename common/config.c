@@ -38,6 +38,18 @@ static const struct isc_cfg_entry table[] = {
 	  "1 writes the trace on SIGTERM/SIGINT when the program leaves them at their default" },
 	{ "INFERSCOPE_TICK", ISC_CFG_DURATION, F(tick_ns), "10ms", 1000000, 10 * NS_PER_S,
 	  "period of the collector thread (spilling, CPU-time samples)" },
+	{ "INFERSCOPE_MODE", ISC_CFG_STRING, F(mode), "default", 0, 0,
+	  "continuous keeps recording into rotating segment files (a flight recorder, bounded by "
+	  "INFERSCOPE_RETAIN); default writes one trace at the end" },
+	{ "INFERSCOPE_SEGMENT", ISC_CFG_DURATION, F(segment_ns), "10s", 10000000, 100000 * NS_PER_S,
+	  "continuous mode: a segment is closed after this long" },
+	{ "INFERSCOPE_SEGMENT_SIZE", ISC_CFG_SIZE, F(segment_size), "64M", 1 << 20, 1ll << 40,
+	  "continuous mode: a segment is closed before it grows beyond this size" },
+	{ "INFERSCOPE_RETAIN", ISC_CFG_STRING, F(retain), "1G", 0, 0,
+	  "continuous mode: keep the newest segments covering this long (10m) or this many bytes "
+	  "(2G), or both (10m,2G); older ones are deleted and counted" },
+	{ "INFERSCOPE_LISTEN", ISC_CFG_BOOL, F(listen), "1", 0, 0,
+	  "1 answers `inferscope capture` on a Unix socket in $XDG_RUNTIME_DIR/inferscope" },
 	{ "INFERSCOPE_MALLOC", ISC_CFG_BOOL, F(hook_malloc), "1", 0, 0,
 	  "0 turns off the malloc-family hooks" },
 	{ "INFERSCOPE_MALLOC_SAMPLE", ISC_CFG_SIZE, F(malloc_sample), "512K", 0, 1ll << 40,
@@ -215,6 +227,45 @@ bool isc_parse_signal(const char *s, int *out)
 	return false;
 }
 
+bool isc_parse_retain(const char *s, uint64_t *ns, uint64_t *bytes)
+{
+	static const char *const dsuf[] = { "ns", "us", "ms", "s", "m", "min", "h", NULL };
+	static const double dsc[] = { 1, 1e3, 1e6, 1e9, 60e9, 60e9, 3600e9 };
+	char part[64];
+	*ns = 0;
+	*bytes = 0;
+	while (*s) {
+		const char *comma = strchr(s, ',');
+		size_t n = comma ? (size_t)(comma - s) : strlen(s);
+		if (n == 0 || n >= sizeof(part)) {
+			return false;
+		}
+		memcpy(part, s, n);
+		part[n] = '\0';
+		/* the last character decides: a duration ends in s, m, n (min) or h, all in
+		 * lower case; a size in a digit or an upper-case unit (M, G, B, iB) */
+		char last = part[n - 1];
+		bool duration = last == 's' || last == 'm' || last == 'n' || last == 'h';
+		uint64_t v;
+		if (duration) {
+			if (!parse_scaled(part, dsuf, dsc, 1e9, &v) || v == 0) {
+				return false;
+			}
+			*ns = v;
+		} else {
+			if (!isc_parse_size(part, &v) || v < (1u << 20)) {
+				return false; /* a bare number is bytes; at least 1 MiB */
+			}
+			*bytes = v;
+		}
+		s += n;
+		if (*s == ',') {
+			s++;
+		}
+	}
+	return *ns || *bytes;
+}
+
 static const char *type_hint(enum isc_cfg_type t)
 {
 	switch (t) {
@@ -283,6 +334,43 @@ static void keep(size_t i, const char *v)
 	effective[i][n] = '\0';
 }
 
+static size_t entry_index(const char *name)
+{
+	for (size_t i = 0; i < N_ENTRIES; i++) {
+		if (strcmp(table[i].name, name) == 0) {
+			return i;
+		}
+	}
+	return 0;
+}
+
+/* INFERSCOPE_MODE and INFERSCOPE_RETAIN are strings with a grammar of their own. */
+static int check_recorder(struct isc_config *cfg)
+{
+	int bad = 0;
+	size_t im = entry_index("INFERSCOPE_MODE"), ir = entry_index("INFERSCOPE_RETAIN");
+	if (strcmp(cfg->mode, "default") != 0 && strcmp(cfg->mode, "continuous") != 0) {
+		isc_error("INFERSCOPE_MODE='%s' is not valid (expected default or continuous); "
+			  "using the default 'default'",
+			  cfg->mode);
+		apply(cfg, &table[im], table[im].def);
+		keep(im, table[im].def);
+		bad++;
+	}
+	cfg->continuous = strcmp(cfg->mode, "continuous") == 0;
+	if (!isc_parse_retain(cfg->retain, &cfg->retain_ns, &cfg->retain_bytes)) {
+		isc_error(
+			"INFERSCOPE_RETAIN='%s' is not valid (expected a duration such as 10m, a "
+			"size of at least 1M such as 2G, or both: 10m,2G); using the default '%s'",
+			cfg->retain, table[ir].def);
+		apply(cfg, &table[ir], table[ir].def);
+		keep(ir, table[ir].def);
+		isc_parse_retain(cfg->retain, &cfg->retain_ns, &cfg->retain_bytes);
+		bad++;
+	}
+	return bad;
+}
+
 int isc_config_load(struct isc_config *cfg, const char *(*get)(const char *name))
 {
 	int bad = 0;
@@ -305,6 +393,7 @@ int isc_config_load(struct isc_config *cfg, const char *(*get)(const char *name)
 		isc_error("%s='%s' is not valid (expected %s); using the default '%s'", e->name, v,
 			  type_hint(e->type), e->def);
 	}
+	bad += check_recorder(cfg);
 	/* An empty output name cannot be written: the default is the documented one. */
 	if (cfg->output[0] == '\0') {
 		isc_error("INFERSCOPE_OUTPUT is empty; using the default '%s'", table[1].def);

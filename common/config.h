@@ -28,6 +28,15 @@ struct isc_config {
 	int snapshot_signal;  /* 0 = none */
 	bool handle_signals;  /* flush on SIGTERM/SIGINT when their disposition is default */
 	uint64_t tick_ns;     /* collector period */
+	/* the flight recorder (INFERSCOPE_MODE=continuous, preload/recorder.c) */
+	char mode[16];	       /* "default" or "continuous" */
+	bool continuous;       /* mode is "continuous" */
+	uint64_t segment_ns;   /* a segment is closed after this long */
+	uint64_t segment_size; /* or when it would grow beyond this many bytes */
+	char retain[64];       /* INFERSCOPE_RETAIN as given */
+	uint64_t retain_ns;    /* keep closed segments covering this long (0: no bound) */
+	uint64_t retain_bytes; /* keep at most this many bytes of segments (0: no bound) */
+	bool listen;	       /* answer `inferscope capture` on a Unix socket */
 	/* host hooks (issue: host interposition) */
 	bool hook_malloc;
 	bool hook_syscalls;
@@ -86,5 +95,8 @@ bool isc_parse_size(const char *s, uint64_t *out);
 bool isc_parse_duration(const char *s, uint64_t *out_ns);
 bool isc_parse_signal(const char *s, int *out);
 bool isc_parse_int(const char *s, int64_t *out);
+/* INFERSCOPE_RETAIN: a duration ("10m", "90s", "1h"), a size ("2G", "512M", "100K"),
+ * or both separated by a comma. Lower-case m is minutes, upper-case M is MiB. */
+bool isc_parse_retain(const char *s, uint64_t *ns, uint64_t *bytes);
 
 #endif /* ISC_CONFIG_H */

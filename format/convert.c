@@ -255,11 +255,35 @@ static void write_metadata(struct isc_json *j, const struct scan *sc,
 	isc_json_end_object(j);
 }
 
+static bool continuation(unsigned kind)
+{
+	return kind >= ISC_EV_EXT && kind <= ISC_EV_STACK;
+}
+
+/* Inside the capture window of o (see convert.h)? */
+static bool in_window(const struct isc_convert_opts *o, const struct isc_event *r)
+{
+	bool gpu = r->kind == ISC_EV_GPU_KERNEL || r->kind == ISC_EV_GPU_MEMCPY ||
+		   r->kind == ISC_EV_GPU_MEMSET || r->kind == ISC_EV_GPU_SYNC;
+	/* every GPU payload starts with the correlation id; ids of calls only CUPTI saw
+	 * are not ours to place: those go by time */
+	if (gpu && r->u.raw[0] != 0 && r->u.raw[0] < ISC_CUPTI_CORR_BASE) {
+		return r->u.raw[0] >= o->window_corr_from && r->u.raw[0] < o->window_corr_until;
+	}
+	return r->ts >= o->window_from_ns && r->ts <= o->window_until_ns;
+}
+
 static void write_records(struct isc_enc *e, const struct isc_event *r, size_t n,
-			  struct isc_convert_result *res)
+			  const struct isc_convert_opts *o, struct isc_convert_result *res)
 {
 	for (size_t i = 0; i < n;) {
 		unsigned kind = r[i].kind;
+		if (o && o->window_until_ns && !continuation(kind) && !in_window(o, &r[i])) {
+			do {
+				i++;
+			} while (i < n && continuation(r[i].kind));
+			continue;
+		}
 		isc_encode_fn fn = kind < ISC_EV__COUNT ? encoders[kind] : NULL;
 		if (fn == NULL) {
 			/* an orphan continuation or a kind this build does not know */
@@ -423,10 +447,10 @@ static int write_trace(struct isc_spill_reader *rd, struct isc_json *j, const st
 		}
 		size_t n = (b.size - sizeof(*h)) / sizeof(struct isc_event);
 		enter_segment(&e, sc, b.offset);
-		write_records(&e, (const void *)(h + 1), h->count < n ? h->count : n, res);
+		write_records(&e, (const void *)(h + 1), h->count < n ? h->count : n, o, res);
 	}
 	enter_segment(&e, sc, SIZE_MAX); /* open scopes: the last image's */
-	write_records(&e, o->extra, o->extra ? o->n_extra : 0, res);
+	write_records(&e, o->extra, o->extra ? o->n_extra : 0, o, res);
 	isc_json_end_array(j);
 	write_scopes(&e);
 	if (isc_stack_table_count(e.stacks) > 0) {

@@ -38,6 +38,15 @@ struct isc_convert_opts {
 	/* Symbolises sampled stacks' native frames; NULL offline (raw addresses). */
 	isc_symbolize_fn symbolize;
 	void *symbolize_ctx;
+	/*
+	 * A capture window (window_until_ns > 0): only records that start in
+	 * [window_from_ns, window_until_ns] are written, and GPU records by the call that
+	 * queued them: those whose correlation id lies in [window_corr_from,
+	 * window_corr_until), the ids handed out inside the window, wherever the GPU ran
+	 * them. Continuations go with their head.
+	 */
+	uint64_t window_from_ns, window_until_ns;
+	uint64_t window_corr_from, window_corr_until;
 	/* Wall-clock time to write as timestamp_created (ns since the epoch); 0 = now. */
 	uint64_t created_realtime_ns;
 };

@@ -201,6 +201,10 @@ int isc_spill_queue(struct isc_spill *s, uint32_t type, const void *a, size_t an
 	h->type = type;
 	h->flags = 0;
 	h->size = an + bn;
+	s->queued += sizeof(*h) + an + bn + (8 - (an + bn) % 8) % 8;
+	if (type == ISC_BLK_EVENTS) {
+		s->records += bn / sizeof(struct isc_event);
+	}
 	push_iov(s, h, sizeof(*h));
 	push_iov(s, a, an);
 	push_iov(s, b, bn);
@@ -238,6 +242,7 @@ int isc_spill_sync(struct isc_spill *s)
 	if (s->niov == 0 || s->err) {
 		s->niov = 0;
 		s->nhdr = 0;
+		s->queued = 0;
 		return s->err;
 	}
 	int r = check_fd(s);
@@ -273,6 +278,7 @@ int isc_spill_sync(struct isc_spill *s)
 	}
 	s->niov = 0;
 	s->nhdr = 0;
+	s->queued = 0;
 	if (r < 0) {
 		s->err = r;
 	}

@@ -67,6 +67,8 @@ struct isc_spill {
 	int err;	       /* first error, sticky (negative errno) */
 	uint64_t size;	       /* bytes written so far */
 	uint64_t strings_upto; /* string-table bytes already spilled */
+	uint64_t queued;       /* bytes queued, not yet written */
+	uint64_t records;      /* event records queued or written so far */
 	char path[PATH_MAX];
 	/* queued blocks, written by isc_spill_sync() with one writev */
 	int niov;
@@ -104,6 +106,18 @@ int isc_spill_acquire(struct isc_spill *s);
  * see, close, inherit or reuse it. A memfd spill stays open. */
 void isc_spill_release(struct isc_spill *s);
 void isc_spill_close(struct isc_spill *s);
+
+/* ---- segments (INFERSCOPE_MODE=continuous) ---- */
+
+/*
+ * Writes to out_fd one spill made of the segment files at paths, in order: the first
+ * file's header, then every block of each file but the META and SYSINFO blocks that
+ * repeat those of the previous segment of the same image (a segment after a SEGMENT
+ * block starts a new image and keeps its own). Each segment carries the strings its
+ * records name from arena offset 0, so their STRINGS blocks overlap harmlessly. A
+ * missing or unreadable file is skipped and counted in *skipped. 0 or -errno.
+ */
+int isc_spill_merge(const char *const *paths, size_t n, int out_fd, unsigned *skipped);
 
 /* ---- reading ---- */
 

@@ -81,6 +81,10 @@
 #define ISC_KEY_SCOPES "scopes"
 #define ISC_KEY_SHARED_MEMORY_BYTES "shared_memory_bytes"
 #define ISC_KEY_SNAPSHOT_REASON "snapshot_reason"
+/* continuous mode (docs/trace-format.md, "Segments") and capture windows */
+#define ISC_KEY_RECORDER "recorder"
+#define ISC_KEY_RETENTION "retention"
+#define ISC_KEY_CAPTURE_WINDOW "capture_window"
 #define ISC_KEY_SOURCE "source"
 #define ISC_KEY_SRC_DEVICE_ID "src_device_id"
 #define ISC_KEY_STACK "stack"

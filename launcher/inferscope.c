@@ -4,6 +4,7 @@
  *
  *   inferscope run [options] -- COMMAND [ARGS...]   profile COMMAND, then report
  *   inferscope analyze [ARGS...]                    same as inferscope-analyze
+ *   inferscope capture PID --steps N | --duration D  a window of a running process
  *
  * `run` sets LD_PRELOAD to libinferscope.so's absolute path and INFERSCOPE_* from its
  * options, runs the command, forwards the signals sent to it, then runs the analyzer on
@@ -356,7 +357,11 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "analyze") == 0) {
 		return cmd_analyze(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "inferscope: unknown command '%s' (run, analyze)\n", argv[1]);
+	if (strcmp(argv[1], "capture") == 0) {
+		argv[1] = "inferscope capture";
+		return isc_capture_main(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "inferscope: unknown command '%s' (run, analyze, capture)\n", argv[1]);
 	isc_launcher_usage(stderr);
 	return 2;
 }

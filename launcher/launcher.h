@@ -51,6 +51,10 @@ size_t isc_traces_new(const struct isc_trace_set *before, const struct isc_trace
 		      const char **out, size_t max);
 void isc_traces_finish(struct isc_trace_set *s);
 
+/* `inferscope capture` (capture.c): argv[0] is "capture". Returns the exit status. */
+int isc_capture_main(int argc, char **argv);
+void isc_capture_usage(FILE *f);
+
 bool isc_launcher_find_library(char *out, size_t cap);
 bool isc_launcher_find_analyzer(char *out, size_t cap);
 

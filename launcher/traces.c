@@ -54,8 +54,11 @@ static int scan_glob(struct isc_trace_set *s, const char *pattern)
 	}
 	for (size_t i = 0; i < g.gl_pathc && r == 0; i++) {
 		struct stat st;
-		/* snapshots are taken on demand during the run, not at its end */
-		if (strstr(g.gl_pathv[i], ".snapshot-") == NULL && stat(g.gl_pathv[i], &st) == 0 &&
+		/* snapshots and capture windows are taken on demand during the run, not at
+		 * its end; a flight recorder's segments are in its frozen trace */
+		const char *p = g.gl_pathv[i];
+		if (strstr(p, ".snapshot-") == NULL && strstr(p, ".capture-") == NULL &&
+		    strstr(p, ".seg-") == NULL && stat(g.gl_pathv[i], &st) == 0 &&
 		    S_ISREG(st.st_mode)) {
 			r = add(s, g.gl_pathv[i], &st);
 		}

@@ -16,6 +16,7 @@
 #include "preload/core/export.h"
 #include "preload/lifecycle.h"
 #include "preload/scope.h"
+#include "preload/window.h"
 
 #define MAX_KV 16
 #define MAX_KV_TEXT 255
@@ -45,6 +46,10 @@ ISC_EXPORT int inferscope_impl_range_push(const char *name, int source)
 		f->cpu = sched_getcpu();
 		f->alloc_at_open = t->alloc_bytes;
 		f->source = (uint32_t)source;
+		if (d == 0 && atomic_load_explicit(&isc_window_armed, memory_order_relaxed)) {
+			/* a capture window waits for or counts steps (window.h) */
+			isc_window_on_push(t->tid, f->name, f->start);
+		}
 		f->recorded = isc_capturing(f->start);
 	} else {
 		t->scope_overflow++;
@@ -91,6 +96,9 @@ ISC_EXPORT int inferscope_impl_range_pop(void)
 	if (e) {
 		isc_scope_record(e, t, d, now, 0);
 		isc_event_commit(1);
+	}
+	if (d == 0 && atomic_load_explicit(&isc_window_armed, memory_order_relaxed)) {
+		isc_window_on_pop(t->tid, f->name, now);
 	}
 	isc_tls_guard--;
 	return (int)d;

@@ -25,7 +25,11 @@
 #include "preload/core/ids.h"
 #include "preload/core/intern.h"
 #include "common/log.h"
+#include "preload/recorder.h"
+#include "preload/remote.h"
 #include "preload/session.h"
+#include "preload/signals.h"
+#include "preload/window.h"
 
 _Atomic uint64_t isc_id_counter;
 
@@ -50,9 +54,9 @@ static void set_live(void)
  * of the whole library are registered here and nowhere else:
  *   - the ELF constructor and destructor, below;
  *   - pthread_atfork(fork_prepare, fork_parent, fork_child), in isc_lifecycle_init();
- *   - SIGTERM/SIGINT (opt-in) and the snapshot signal, in install_signals(), when the
+ *   - SIGTERM/SIGINT (opt-in) and the snapshot signal, in isc_signals_install(), when the
  *     collector starts;
- *   - the CPU sampler's real-time signal, in install_sampler_signal(), from the
+ *   - the CPU sampler's real-time signal, in isc_signals_install_sampler(), from the
  *     constructor: the one handler installed that early, because a CPU-bound program
  *     may never call anything hooked and its main thread must be sampled from the start;
  *   - one exception: gpu/cupti.c registers an atexit handler when CUPTI starts (the
@@ -80,92 +84,17 @@ static const struct isc_family families[] = {
 
 static void resolve_process_hooks(void);
 
-/* ---- signals (opt-in) ---- */
-
-static void on_snapshot_signal(int sig)
+/* Recording paused: the control socket answers all the same (a vfork child shares our
+ * memory: not there, and ask again). */
+static bool idle_start(void)
 {
-	(void)sig;
-	isc_collector_request_snapshot(); /* an atomic store and a futex wake */
-}
-
-static void on_terminate(int sig)
-{
-	int saved = errno;
-	struct sigaction dfl;
-
-	isc_lifecycle_flush("signal");
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
-	/* Delivered when this handler returns: the process dies of the same signal. */
-	raise(sig);
-	errno = saved;
-}
-
-/* Installs handler for sig only where the program left the default disposition. */
-static bool install_over_default(int sig, void (*handler)(int))
-{
-	struct sigaction old, sa;
-	if (sigaction(sig, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
-	    old.sa_handler != SIG_DFL) {
+	if (syscall(SYS_getpid) != isc_session.pid) {
 		return false;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	return sigaction(sig, &sa, NULL) == 0;
-}
-
-static void install_signals(void)
-{
-	static _Atomic bool done;
-	if (atomic_exchange(&done, true)) {
-		return;
-	}
-	int snap = isc_config.snapshot_signal;
-	if (snap && !install_over_default(snap, on_snapshot_signal)) {
-		isc_error("INFERSCOPE_SNAPSHOT_SIGNAL: signal %d is already used by the program; "
-			  "snapshots are off",
-			  snap);
-	}
-	if (isc_config.handle_signals) {
-		if (!install_over_default(SIGTERM, on_terminate)) {
-			isc_info("SIGTERM has a handler of the program's: left alone");
-		}
-		if (!install_over_default(SIGINT, on_terminate)) {
-			isc_info("SIGINT has a handler of the program's: left alone");
-		}
-	}
-}
-
-/*
- * The CPU sampler's signal: the first real-time signal from SIGRTMIN+4 that the program
- * leaves at the default (glibc keeps SIGRTMIN..+2, programs that use real-time signals
- * take them from the bottom), never the snapshot signal. SA_RESTART: a system call the
- * signal interrupts is restarted, never failed with EINTR.
- */
-static void install_sampler_signal(void)
-{
-	if (!isc_samplers_wanted()) {
-		return;
-	}
-	for (int s = SIGRTMIN + 4; s <= SIGRTMAX; s++) {
-		struct sigaction old, sa;
-		if (s == isc_config.snapshot_signal || sigaction(s, NULL, &old) != 0 ||
-		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) {
-			continue;
-		}
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = isc_samplers_on_signal;
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		if (sigaction(s, &sa, NULL) == 0) {
-			isc_samplers_start(s);
-			return;
-		}
-	}
-	isc_error("CPU samples: no free real-time signal; sampling is off");
+	isc_tls_guard++;
+	isc_remote_start();
+	isc_tls_guard--;
+	return true;
 }
 
 /* First chunk taken anywhere: the process records, so the collector starts. */
@@ -174,7 +103,7 @@ static void on_first_chunk(void)
 	if (syscall(SYS_getpid) != isc_session.pid) {
 		return; /* a vfork child shares our memory: never start threads there */
 	}
-	install_signals();
+	isc_signals_install();
 	isc_collector_start();
 }
 
@@ -205,6 +134,7 @@ static void fork_child(void)
 	isc_collector_reset_after_fork();
 	isc_buffer_reset_after_fork();
 	isc_session_reset_after_fork();
+	isc_remote_reset_after_fork();
 	isc_collector_set_owner(isc_session.pid, isc_session.is_root);
 	atomic_store(&flushed, false);
 	set_live();
@@ -238,8 +168,19 @@ void isc_lifecycle_init(void)
 		return;
 	}
 	isc_session_init();
-	isc_collector_set_sink(
-		&(struct isc_collector_sink){ isc_session_spill, isc_session_snapshot });
+	struct isc_collector_sink sink = { isc_session_spill, isc_session_snapshot, NULL, NULL };
+	if (isc_config.continuous) {
+		sink.full = isc_recorder_full;
+		sink.rotate = isc_recorder_rotate;
+	}
+	isc_collector_set_sink(&sink);
+	isc_capture_set_idle(idle_start);
+	isc_collector_add_tick(isc_remote_tick);
+	if (isc_config.continuous) {
+		isc_collector_add_tick(isc_recorder_tick);
+	}
+	isc_collector_add_tick(isc_window_tick);
+	isc_window_set_drain(isc_hooks_cuda_flush);
 	isc_collector_set_owner(isc_session.pid, isc_session.is_root);
 	isc_capture_init(isc_session.start_ns, isc_config.delay_ns, isc_config.duration_ns,
 			 isc_config.start_paused);
@@ -250,7 +191,7 @@ void isc_lifecycle_init(void)
 	for (const struct isc_family *f = families; f->name; f++) {
 		f->init();
 	}
-	install_sampler_signal();
+	isc_signals_install_sampler();
 	atomic_store_explicit(&init_state, 2, memory_order_release);
 	isc_core_set_ready();
 	set_live();
@@ -293,9 +234,10 @@ bool isc_lifecycle_flush(const char *reason)
 		isc_tls_guard--;
 		return false;
 	}
+	isc_remote_stop();
 	bool exec = strcmp(reason, "exec") == 0;
 	handed_over = false;
-	if (exec && exec_hand_over) {
+	if (exec && exec_hand_over && !isc_config.continuous) {
 		isc_collector_spill(true);
 		handed_over = isc_session_end_segment() == 0;
 		wrote = handed_over;
@@ -305,6 +247,8 @@ bool isc_lifecycle_flush(const char *reason)
 	} else if (isc_session.is_root || isc_session_did_work()) {
 		isc_collector_spill(true);
 		wrote = isc_session_finish(reason) == 0;
+	} else if (isc_config.continuous) {
+		isc_recorder_discard();
 	} else {
 		isc_session_discard();
 	}

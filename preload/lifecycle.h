@@ -12,7 +12,11 @@
  *     disposition; the signal is re-raised so the exit status stays the same;
  *   - a snapshot (INFERSCOPE_SNAPSHOT_SIGNAL, inferscope_flush()) writes a trace of
  *     what is recorded so far and lets the process go on;
- *   - SIGKILL, a crash: the spill file stays; inferscope-analyze reads it.
+ *   - SIGKILL, a crash: the spill file stays; inferscope-analyze reads it;
+ *   - continuous mode (recorder.h): segments are closed as the run goes; exit, _exit,
+ *     exec, SIGTERM and a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, where left
+ *     at their default) freeze the retained segments as the trace; SIGKILL leaves them;
+ *   - a capture window (window.h) is written by the collector when it closes.
  */
 #ifndef ISC_LIFECYCLE_H
 #define ISC_LIFECYCLE_H

@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "preload/core/procfs.h"
 #include "preload/scope.h"
+#include "preload/recorder.h"
 #include "preload/trailer.h"
 #include "format/scratch.h"
 #include "format/convert.h"
@@ -182,6 +183,7 @@ void isc_session_reset_after_fork(void)
 	s->chain_work = false;
 	s->snapshot_seq = 0;
 	s->start_ns = isc_now();
+	isc_recorder_reset_after_fork();
 	make_paths();
 }
 
@@ -322,6 +324,9 @@ bool isc_session_did_work(void)
 struct isc_spill *isc_session_spill(void)
 {
 	struct isc_session *s = &isc_session;
+	if (isc_config.continuous) {
+		return isc_recorder_spill();
+	}
 	if (s->spill_open) {
 		return &s->spill;
 	}
@@ -386,17 +391,58 @@ static int open_output(const char *tmp)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Continuous mode: the trailer says what retention dropped. Appends the members
+ * inside the object text of v. */
+static bool add_retention(struct isc_vec *v)
+{
+	char members[512];
+	size_t n = isc_recorder_trailer(members, sizeof(members));
+	char *p = v->data;
+	size_t end = v->len;
+	while (end > 0 && p[end - 1] != '}') {
+		end--;
+	}
+	if (end == 0 || !isc_vec_reserve(v, end + n)) {
+		return false;
+	}
+	p = v->data;
+	memcpy(p + end - 1, members, n);
+	p[end - 1 + n] = '}';
+	v->len = end + n;
+	return true;
+}
+
+/* The spill to convert: the spill file, or in continuous mode the segments merged into
+ * a temporary one (unlinked after). */
+static int input_spill(char *merged)
+{
+	struct isc_session *s = &isc_session;
+	merged[0] = '\0';
+	if (!isc_config.continuous) {
+		return open(s->spill.path, O_RDONLY | O_CLOEXEC);
+	}
+	isc_fmt(merged, PATH_MAX, "%s.merge-%d.spill", s->output, s->pid);
+	int r = isc_recorder_merge(merged);
+	int fd = r < 0 ? -1 : open(merged, O_RDONLY | O_CLOEXEC);
+	if (r < 0) {
+		unlink(merged);
+		errno = -r;
+	}
+	return fd;
+}
+
 /* Spill (already synced) -> path, through a temporary file and rename(). */
 static int write_trace_file(const char *path, const char *end_reason, const char *snapshot,
-			    struct isc_convert_result *res)
+			    const struct isc_convert_opts *window, struct isc_convert_result *res)
 {
 	struct isc_session *s = &isc_session;
 	struct isc_vec tmeta, tsys, extra;
-	char tmp[PATH_MAX];
+	char tmp[PATH_MAX], merged[PATH_MAX];
 	int r;
 
 	uint64_t end_ns = isc_now();
-	if (!isc_trailer_end(&tmeta, &tsys, end_ns, end_reason)) {
+	if (!isc_trailer_end(&tmeta, &tsys, end_ns, end_reason) ||
+	    (isc_config.continuous && !add_retention(&tmeta))) {
 		isc_vec_finish(&tmeta);
 		isc_vec_finish(&tsys);
 		return -ENOMEM;
@@ -413,8 +459,14 @@ static int write_trace_file(const char *path, const char *end_reason, const char
 		.resolve = isc_stacks_resolve, /* stack frames, symbolised while we can */
 		.symbolize = isc_symbolize,    /* sampled stacks' native frames */
 	};
+	if (window) {
+		o.window_from_ns = window->window_from_ns;
+		o.window_until_ns = window->window_until_ns;
+		o.window_corr_from = window->window_corr_from;
+		o.window_corr_until = window->window_corr_until;
+	}
 	isc_fmt(tmp, sizeof(tmp), "%s.tmp-%d", path, s->pid);
-	int in = open(s->spill.path, O_RDONLY | O_CLOEXEC);
+	int in = input_spill(merged);
 	int out = in < 0 ? -errno : open_output(tmp);
 	if (in < 0) {
 		r = -errno;
@@ -435,10 +487,41 @@ static int write_trace_file(const char *path, const char *end_reason, const char
 	if (in >= 0) {
 		close(in);
 	}
+	if (merged[0]) {
+		unlink(merged);
+	}
 	isc_vec_finish(&tmeta);
 	isc_vec_finish(&tsys);
 	isc_vec_finish(&extra);
 	return r;
+}
+
+/* Continuous mode: the open segment is closed, the retained ones become the trace
+ * <base>.<pid>.json; the segments stay (the analyzer and `inferscope watch` read them). */
+static int finish_continuous(const char *end_reason)
+{
+	struct isc_convert_result res;
+	isc_recorder_close();
+	const char *path = isc_recorder_trace_path();
+	int r = write_trace_file(path, end_reason, NULL, NULL, &res);
+	if (r < 0) {
+		isc_error("cannot write %s (%s); the segments beside it are kept: "
+			  "inferscope-analyze reads them",
+			  path, strerror(-r));
+		return r;
+	}
+	isc_info("wrote %s (%llu events, %s, from the retained segments)", path,
+		 (unsigned long long)res.events, end_reason);
+	return 0;
+}
+
+int isc_session_write_window(const char *path, const struct isc_convert_opts *window,
+			     struct isc_convert_result *res)
+{
+	if (isc_collector_spill(false) < 0) {
+		return -EIO;
+	}
+	return write_trace_file(path, "snapshot", "capture", window, res);
 }
 
 int isc_session_finish(const char *end_reason)
@@ -452,7 +535,10 @@ int isc_session_finish(const char *end_reason)
 		return -EIO;
 	}
 	isc_spill_release(sp); /* the converter opens it again: one descriptor less at once */
-	int r = write_trace_file(s->trace_path, end_reason, NULL, &res);
+	if (isc_config.continuous) {
+		return finish_continuous(end_reason);
+	}
+	int r = write_trace_file(s->trace_path, end_reason, NULL, NULL, &res);
 	if (r < 0) {
 		isc_error("cannot write %s (%s); %s", s->trace_path, strerror(-r),
 			  strncmp(s->spill.path, "/proc/", 6) != 0
@@ -492,7 +578,7 @@ void isc_session_snapshot(const char *reason)
 		isc_fmt(path + n, sizeof(path) - n, ".%d.snapshot-%u.json", s->pid,
 			s->snapshot_seq);
 	}
-	int r = write_trace_file(path, "snapshot", reason, &res);
+	int r = write_trace_file(path, "snapshot", reason, NULL, &res);
 	if (r < 0) {
 		isc_error("cannot write snapshot %s (%s)", path, strerror(-r));
 	} else {

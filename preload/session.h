@@ -91,6 +91,12 @@ const char *isc_session_exec_env(bool handed_over);
 
 /* The spill file, opened on first use with its start blocks (the collector's sink). */
 struct isc_spill *isc_session_spill(void);
+/* Writes the trace of a capture window (core/window.h) to path: what is spilled so far,
+ * filtered to the window by the converter. Runs on the collector thread. 0 or -errno. */
+struct isc_convert_opts;
+struct isc_convert_result;
+int isc_session_write_window(const char *path, const struct isc_convert_opts *window,
+			     struct isc_convert_result *res);
 /* Writes a snapshot trace of what is spilled so far (<stem>[.<pid>].snapshot-<n>.json). */
 void isc_session_snapshot(const char *reason);
 

@@ -36,8 +36,8 @@ struct mspec {
 		NULL, M_STR, NULL, NULL \
 	}
 
-static const char *const end_reasons[] = { "exit",     "_exit",	    "exec",	 "signal",
-					   "snapshot", "api_flush", "recovered", NULL };
+static const char *const end_reasons[] = { "exit",	"_exit",     "exec",  "signal", "snapshot",
+					   "api_flush", "recovered", "crash", NULL };
 static const char *const cupti_status[] = { "active",  "disabled",	   "unavailable",
 					    "refused", "version_mismatch", "not_used",
 					    NULL };

@@ -7,6 +7,9 @@
 
 struct isc_capture_state isc_capture = { 0, 0, UINT64_MAX };
 
+_Atomic int isc_capture_idle_pending;
+static bool (*idle_fn)(void);
+
 static _Atomic bool ready;
 static _Atomic bool live;	   /* initialised and not flushed (lifecycle.c) */
 static _Atomic bool api_on = true; /* not paused by the API */
@@ -48,7 +51,22 @@ void isc_capture_init(uint64_t start, uint64_t delay_ns, uint64_t duration_ns, b
 void isc_capture_set_live(bool on)
 {
 	atomic_store(&live, on);
+	/* armed while live (init, a fork child), never after the final flush */
+	atomic_store(&isc_capture_idle_pending, on && idle_fn != NULL);
 	update_on();
+}
+
+void isc_capture_set_idle(bool (*fn)(void))
+{
+	idle_fn = fn;
+}
+
+void isc_capture_idle(void)
+{
+	if (atomic_exchange(&isc_capture_idle_pending, 0) && idle_fn && isc_core_ready() &&
+	    !idle_fn()) {
+		atomic_store(&isc_capture_idle_pending, 1);
+	}
 }
 
 void isc_capture_resume(void)

@@ -22,11 +22,22 @@ struct isc_capture_state {
 };
 
 extern struct isc_capture_state isc_capture;
+/* Set while a paused process has not yet run its idle hook (isc_capture_set_idle). */
+extern _Atomic int isc_capture_idle_pending;
+void isc_capture_idle(void);
 
 static inline bool isc_capturing(uint64_t now)
 {
-	return atomic_load_explicit(&isc_capture.on, memory_order_relaxed) &&
-	       now >= isc_capture.from_ns && now < isc_capture.until_ns;
+	if (!atomic_load_explicit(&isc_capture.on, memory_order_relaxed)) {
+		/* paused: what must answer while nothing is recorded starts once (cold) */
+		if (__builtin_expect(
+			    atomic_load_explicit(&isc_capture_idle_pending, memory_order_relaxed),
+			    0)) {
+			isc_capture_idle();
+		}
+		return false;
+	}
+	return now >= isc_capture.from_ns && now < isc_capture.until_ns;
 }
 
 /* Set once, by lifecycle.c, when the library has finished initialising; hooks that run
@@ -41,6 +52,11 @@ void isc_capture_init(uint64_t start, uint64_t delay_ns, uint64_t duration_ns, b
 /* The lifecycle's part: on once initialised, off once flushed (and on again in a fork
  * child). */
 void isc_capture_set_live(bool on);
+
+/* What runs once, from the first hook that finds recording paused (the control socket
+ * of a paused process, which must answer before anything is recorded). fn checks it
+ * runs in the right process and returns false to be asked again. */
+void isc_capture_set_idle(bool (*fn)(void));
 
 /* API control: pause and resume, recorded as capture windows. */
 void isc_capture_resume(void);

@@ -2,6 +2,7 @@
 #include "preload/core/collector.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -130,6 +131,55 @@ static long program_threads(void)
 	return strtol(p + 1, NULL, 10) - (main_ended ? 1 : 0) - atomic_load(&own_threads);
 }
 
+/* Threads of the process not ended, one by one: /proc/self/task/<tid>/stat, state
+ * field neither Z nor X. Without malloc or stdio (raw getdents64). -1 when unreadable. */
+static long live_tasks(void)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
+			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		return -1;
+	}
+	long live = 0;
+	char buf[4096];
+	long n;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			off += d->reclen;
+			if (d->name[0] < '0' || d->name[0] > '9') {
+				continue;
+			}
+			char path[64], stat[512];
+			isc_fmt(path, sizeof(path), "/proc/self/task/%s/stat", d->name);
+			if (isc_slurp(path, stat, sizeof(stat)) == 0) {
+				continue; /* gone meanwhile */
+			}
+			const char *p = strrchr(stat, ')');
+			live += p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+		}
+	}
+	syscall(SYS_close, fd);
+	return n < 0 ? -1 : live;
+}
+
+/* The cheap count first (one read a check); a zero is confirmed thread by thread before
+ * the process is ended: the count was once seen at 0 while a program thread ran. */
+bool isc_collector_orphaned(void)
+{
+	if (program_threads() != 0) {
+		return false;
+	}
+	long live = live_tasks();
+	return live >= 0 && live <= atomic_load(&own_threads);
+}
+
 /*
  * The program's last thread has gone (its main thread ended with pthread_exit, or a
  * fork child's only thread returned) and only the library's threads are left. Without
@@ -144,7 +194,7 @@ static bool program_gone(uint64_t now)
 		return false;
 	}
 	next = now + ORPHAN_CHECK_NS;
-	return program_threads() == 0;
+	return isc_collector_orphaned();
 }
 
 static _Noreturn void exit_for_the_program(void)
@@ -307,9 +357,37 @@ static int batch_flush(struct isc_spill *s, struct batch *b)
 	return r;
 }
 
-static int batch_add(struct isc_spill *s, struct batch *b, struct isc_chunk *c, uint32_t upto,
+static int spill_strings(struct isc_spill *s);
+
+/* Continuous mode: a new segment when the open one is full or its time is up. */
+static int make_room(struct isc_spill **s, struct batch *b, uint64_t bytes)
+{
+	uint64_t strings = isc_intern_published() - (*s)->strings_upto;
+	if (sink.full == NULL || !sink.full(*s, bytes ? bytes + strings : 0)) {
+		return 0;
+	}
+	int r = batch_flush(*s, b);
+	struct isc_spill *n = r == 0 ? sink.rotate() : NULL;
+	if (n == NULL) {
+		return r < 0 ? r : -EIO;
+	}
+	*s = n;
+	r = isc_spill_acquire(n);
+	return r < 0 ? r : spill_strings(n);
+}
+
+static int batch_add(struct isc_spill **sp, struct batch *b, struct isc_chunk *c, uint32_t upto,
 		     bool release)
 {
+	if (upto > c->spilled) {
+		uint64_t bytes = sizeof(struct isc_spill_block) + sizeof(struct isc_spill_events) +
+				 (uint64_t)(upto - c->spilled) * sizeof(struct isc_event);
+		int r = make_room(sp, b, bytes);
+		if (r < 0) {
+			return r;
+		}
+	}
+	struct isc_spill *s = *sp;
 	if (b->n == MAX_BATCH) {
 		int r = batch_flush(s, b);
 		if (r < 0) {
@@ -369,10 +447,14 @@ int isc_collector_spill(bool final)
 	/* Strings go first so that a spill cut short by SIGKILL names what it holds; the
 	 * trace writer loads every STRINGS block before any event, so order is not
 	 * otherwise needed. */
-	int r = spill_strings(s);
 	b.n = b.nrel = 0;
+	int r = make_room(&s, &b, 0);
+	if (r == 0) {
+		r = spill_strings(s);
+	}
 	for (struct isc_chunk *c = rev; c && r == 0; c = c->next_full) {
-		r = batch_add(s, &b, c, atomic_load_explicit(&c->head, memory_order_acquire), true);
+		r = batch_add(&s, &b, c, atomic_load_explicit(&c->head, memory_order_acquire),
+			      true);
 	}
 	if (r == 0) {
 		r = batch_flush(s, &b);
@@ -386,11 +468,11 @@ int isc_collector_spill(bool final)
 		bool gone = !final && thread_gone(t);
 		if (c != NULL) {
 			uint32_t head = atomic_load_explicit(&c->head, memory_order_acquire);
-			r = batch_add(s, &b, c, head, false);
+			r = batch_add(&s, &b, c, head, false);
 		}
 		if (sc != NULL && r == 0) {
 			uint32_t head = atomic_load_explicit(&sc->head, memory_order_acquire);
-			r = batch_add(s, &b, sc, head, false);
+			r = batch_add(&s, &b, sc, head, false);
 		}
 		if (r == 0 && gone) {
 			r = batch_flush(s, &b);

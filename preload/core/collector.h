@@ -56,6 +56,9 @@ int isc_collector_spill(bool final);
  * are left: they must never keep alive a program whose last thread has ended.
  */
 void isc_collector_own_thread(int delta);
+/* True when only the library's own threads are left (the check the collector makes;
+ * another thread of ours makes it while the collector does not run). */
+bool isc_collector_orphaned(void);
 
 /* After fork() in the child: the thread does not exist there. */
 void isc_collector_reset_after_fork(void);
@@ -78,6 +81,12 @@ struct isc_spill;
 struct isc_collector_sink {
 	struct isc_spill *(*spill)(void);
 	void (*snapshot)(const char *reason);
+	/* Optional (continuous mode): `full` says whether `bytes` more would take the open
+	 * segment past its bound (bytes 0: whether its time is up); `rotate` then closes
+	 * it and returns the next one, or NULL. The collector writes what it queued for
+	 * the old segment before it rotates, and the new segment's strings first. */
+	bool (*full)(const struct isc_spill *s, uint64_t bytes);
+	struct isc_spill *(*rotate)(void);
 };
 void isc_collector_set_sink(const struct isc_collector_sink *sink);
 

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket: `inferscope capture PID` asks a running process for a window
+ * (window.h) over a Unix stream socket
+ *
+ *   $XDG_RUNTIME_DIR/inferscope/<pid>.sock   (else /tmp/inferscope-<uid>/<pid>.sock)
+ *
+ * in a directory of mode 0700 owned by the user, the socket 0600; a peer whose
+ * credentials (SO_PEERCRED) are neither the process's user nor root is refused. One
+ * thread, started lazily with the collector (or at the first hooked call of a paused
+ * process), listens. It unshares its descriptor table (unshare(CLONE_FILES)) and
+ * closes what it inherited, so its descriptors are in no table the program can see,
+ * close (close_range, a loop over 0..1023) or hand to a child; where unshare is not
+ * allowed (a seccomp policy), the socket sits above the low numbers, close-on-exec,
+ * and is checked and recreated when the program closed or reused it.
+ *
+ * The protocol, one line each way (docs/trace-format.md, "Capture protocol"):
+ *   PING                          -> INFERSCOPE pid=P pgid=G sid=S mode=M
+ *   CAPTURE steps=N [step=NAME]   -> STARTED, then OK path=FILE steps=N events=E
+ *   CAPTURE duration_ns=D         -> STARTED, then OK ...
+ *   a second CAPTURE while one runs -> ERR busy: ...
+ * A requester that hangs up abandons its window.
+ */
+#ifndef ISC_REMOTE_H
+#define ISC_REMOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Starts the listener thread unless it runs in this process or INFERSCOPE_LISTEN=0. */
+void isc_remote_start(void);
+/* The collector's tick: starts the listener once per process. */
+void isc_remote_tick(uint64_t now);
+/* After fork in the child: the thread is the parent's; a visible socket descriptor
+ * (fallback mode) is closed. */
+void isc_remote_reset_after_fork(void);
+/* At the final flush: the socket file is removed. */
+void isc_remote_stop(void);
+
+/* The socket directory for uid ($XDG_RUNTIME_DIR/inferscope when xdg is set, else
+ * /tmp/inferscope-<uid>) into out. Shared with the launcher through the docs only. */
+void isc_remote_dir(char *out, size_t cap, const char *xdg, unsigned uid);
+
+#endif /* ISC_REMOTE_H */

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The flight recorder (INFERSCOPE_MODE=continuous) and capture windows on demand
+ * (`inferscope capture`): segments rotate and are complete spill files, retention
+ * bounds the bytes on disk under a heavy load, exit/SIGTERM/abort freeze the retained
+ * segments as a trace, SIGKILL leaves them readable; a window covers exactly N steps,
+ * every process of a family answers, and wrong requests fail clearly.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/common/isc-test.h"
+
+TestSuite(recorder, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 240);
+
+#define MAX_ENV 16
+
+struct server {
+	pid_t pid;
+	FILE *out;
+};
+
+/* Starts wl-server under the preload in the test directory; waits for "ready". */
+static void server_start(struct server *s, const char *const args[], const char *const env[])
+{
+	int p[2];
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	s->pid = fork();
+	cr_assert(s->pid >= 0);
+	if (s->pid == 0) {
+		const char *argv[8] = { isc_test_workload("wl-server") };
+		for (int i = 0; args[i] && i < 6; i++) {
+			argv[i + 1] = args[i];
+		}
+		dup2(p[1], 1);
+		int e = open(isc_test_in_dir("server.err"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(e, 2);
+		if (chdir(isc_test_dir()) != 0) {
+			_exit(126);
+		}
+		setenv("LD_PRELOAD", isc_test_preload(), 1);
+		setenv("XDG_RUNTIME_DIR", isc_test_dir(), 1);
+		for (int i = 0; env && env[i]; i++) {
+			putenv((char *)env[i]);
+		}
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	s->out = fdopen(p[0], "r");
+	char line[64] = "";
+	cr_assert_not_null(fgets(line, sizeof(line), s->out), "the server did not start");
+	cr_assert_eq(strncmp(line, "ready ", 6), 0, "server said: %s", line);
+}
+
+static int server_wait(struct server *s)
+{
+	int st = 0;
+	while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR) {
+	}
+	fclose(s->out);
+	return st;
+}
+
+/* `inferscope capture ARGS...` with the test directory's socket directory. */
+static int capture(const char *const args[], struct isc_run *r)
+{
+	static char xdg[4200];
+	const char *argv[12] = { ISC_LAUNCHER_PATH, "capture" };
+	for (int i = 0; args[i] && i < 9; i++) {
+		argv[i + 2] = args[i];
+	}
+	snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", isc_test_dir());
+	const char *env[] = { xdg, NULL };
+	cr_assert_eq(isc_test_run(argv, env, false, isc_test_dir(), r), 0);
+	return WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
+}
+
+/* Files in the test directory whose names contain part; total bytes in *bytes. */
+static int count_files(const char *part, long long *bytes)
+{
+	DIR *d = opendir(isc_test_dir());
+	struct dirent *e;
+	int n = 0;
+	if (bytes) {
+		*bytes = 0;
+	}
+	while (d && (e = readdir(d)) != NULL) {
+		struct stat st;
+		if (strstr(e->d_name, part) && stat(isc_test_in_dir(e->d_name), &st) == 0) {
+			n++;
+			if (bytes) {
+				*bytes += st.st_size;
+			}
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	return n;
+}
+
+static const char *trace_of(pid_t pid)
+{
+	static char name[64];
+	snprintf(name, sizeof(name), "trace.%d.json", (int)pid);
+	return isc_test_in_dir(name);
+}
+
+/* A closed segment: the spill magic, then a META block with the recorder member. */
+static void check_segment(const char *path)
+{
+	static char buf[1 << 16];
+	int fd = open(path, O_RDONLY);
+	cr_assert(fd >= 0, "%s", path);
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	cr_assert(n > 80, "%s is %zd bytes", path, n);
+	buf[n] = '\0';
+	cr_assert_eq(memcmp(buf, "ISCSPILL", 8), 0);
+	uint32_t type;
+	memcpy(&type, buf + 64, 4);
+	cr_assert_eq(type, 1, "the first block is META");
+	cr_assert(memmem(buf, (size_t)n, "\"recorder\":{\"mode\":\"continuous\"", 31) != NULL);
+}
+
+static void analyze_ok(const char *path)
+{
+	struct isc_run r;
+	const char *argv[] = { ISC_ANALYZE_PATH, path, "--format", "json", NULL };
+	cr_assert_eq(isc_test_run(argv, NULL, false, NULL, &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "analyze %s: %s", path, r.err);
+	isc_run_free(&r);
+}
+
+Test(recorder, segments_rotate_retain_and_freeze_at_exit)
+{
+	const char *args[] = { "2000", "5", "1.5", NULL };
+	const char *env[] = { "INFERSCOPE_MODE=continuous", "INFERSCOPE_SEGMENT=100ms",
+			      "INFERSCOPE_RETAIN=500ms", NULL };
+	struct server s;
+	server_start(&s, args, env);
+	int st = server_wait(&s);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cr_assert_eq(count_files(".spill.part", NULL), 0, "every segment is closed at exit");
+	int kept = count_files(".spill", NULL);
+	cr_assert(kept >= 2, "%d segments kept", kept);
+	yajl_val t = isc_test_load_json(trace_of(s.pid));
+	cr_assert_not_null(t);
+	long long first = isc_trace_int(t, "trace_metadata/retention/first_segment", -1);
+	long long last = isc_trace_int(t, "trace_metadata/retention/last_segment", -1);
+	long long dropped = isc_trace_int(t, "trace_metadata/retention/dropped_segments", -1);
+	cr_assert_eq(last - first + 1, kept, "the trace holds the %d kept segments", kept);
+	cr_assert_eq(dropped, first - 1, "segments before the first kept were dropped");
+	cr_assert(dropped > 0 &&
+		  isc_trace_int(t, "trace_metadata/retention/dropped_records", 0) > 0);
+	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/end_reason"), "exit");
+	cr_assert(isc_trace_count(t, "cpu_call", "step") > 0);
+	yajl_tree_free(t);
+	char name[96];
+	snprintf(name, sizeof(name), "trace.%d.seg-%06lld.spill", (int)s.pid, last);
+	check_segment(isc_test_in_dir(name));
+	analyze_ok(isc_test_in_dir(name));
+}
+
+/* 1 M events/s and more (no pause, 2000 marks a step) for 2 s: the bytes on disk never
+ * exceed INFERSCOPE_RETAIN. Sampled from here while the server writes. */
+Test(recorder, disk_use_within_the_bound_under_load)
+{
+	const char *args[] = { "0", "2000", "2", NULL };
+	const char *env[] = { "INFERSCOPE_MODE=continuous", "INFERSCOPE_RETAIN=4M",
+			      "INFERSCOPE_MAX_MEMORY=64M", NULL };
+	struct server s;
+	server_start(&s, args, env);
+	long long peak = 0, bytes;
+	int st = 0;
+	while (waitpid(s.pid, &st, WNOHANG) == 0) {
+		count_files(".seg-", &bytes);
+		peak = bytes > peak ? bytes : peak;
+		usleep(2000);
+	}
+	fclose(s.out);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	count_files(".seg-", &bytes);
+	peak = bytes > peak ? bytes : peak;
+	cr_assert(peak <= 4ll << 20, "segments took %lld bytes, the bound is %lld", peak,
+		  4ll << 20);
+	yajl_val t = isc_test_load_json(trace_of(s.pid));
+	cr_assert_not_null(t);
+	long long dropped = isc_trace_int(t, "trace_metadata/retention/dropped_records", 0);
+	size_t kept = isc_trace_count(t, "instant", "tick");
+	cr_log_info("peak %lld bytes; %zu marks kept, %lld records dropped by retention", peak,
+		    kept, dropped);
+	cr_assert(dropped > (long long)kept, "most of the load was rotated out");
+	yajl_tree_free(t);
+}
+
+Test(recorder, sigterm_freezes_sigkill_leaves_segments)
+{
+	const char *args[] = { "1000", "5", "30", NULL };
+	const char *env[] = { "INFERSCOPE_MODE=continuous", "INFERSCOPE_SEGMENT=100ms", NULL };
+	struct server s;
+	server_start(&s, args, env);
+	usleep(300000);
+	kill(s.pid, SIGTERM);
+	int st = server_wait(&s);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "dies of SIGTERM as without us");
+	yajl_val t = isc_test_load_json(trace_of(s.pid));
+	cr_assert_not_null(t);
+	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/end_reason"), "signal");
+	yajl_tree_free(t);
+
+	server_start(&s, args, env);
+	usleep(300000);
+	kill(s.pid, SIGKILL);
+	server_wait(&s);
+	cr_assert(!isc_test_exists(trace_of(s.pid)), "SIGKILL writes no trace");
+	char name[96];
+	snprintf(name, sizeof(name), "trace.%d.seg-000001.spill", (int)s.pid);
+	check_segment(isc_test_in_dir(name));
+	int parts = count_files(".spill.part", NULL);
+	cr_assert_eq(parts, 1, "the open segment stays as .part");
+	DIR *d = opendir(isc_test_dir());
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strstr(e->d_name, ".spill.part")) {
+			analyze_ok(isc_test_in_dir(e->d_name)); /* a torn last block is fine */
+		}
+	}
+	closedir(d);
+}
+
+Test(recorder, abort_freezes_and_dies_of_sigabrt)
+{
+	const char *args[] = { "1000", "5", "0.3", "abort", NULL };
+	const char *env[] = { "INFERSCOPE_MODE=continuous", NULL };
+	struct server s;
+	server_start(&s, args, env);
+	int st = server_wait(&s);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %d", st);
+	yajl_val t = isc_test_load_json(trace_of(s.pid));
+	cr_assert_not_null(t);
+	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/end_reason"), "crash");
+	cr_assert(isc_trace_count(t, "cpu_call", "step") > 0);
+	yajl_tree_free(t);
+	analyze_ok(trace_of(s.pid));
+}
+
+/* The window's trace: exactly n step scopes, each inside the window. */
+static void check_window(const char *path, size_t n)
+{
+	yajl_val t = isc_test_load_json(path);
+	cr_assert_not_null(t, "%s", path);
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "step"), n);
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "work"), n, "and nothing of the next step");
+	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/snapshot_reason"), "capture");
+	yajl_tree_free(t);
+}
+
+static void capture_steps(const char *const env[])
+{
+	const char *args[] = { "2000", "3", "60", NULL };
+	struct server s;
+	server_start(&s, args, env);
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)s.pid);
+	struct isc_run r;
+	const char *cargs[] = { pid, "--steps", "20", "-o", "win.json", NULL };
+	cr_assert_eq(capture(cargs, &r), 0, "stderr: %s", r.err);
+	isc_run_free(&r);
+	check_window(isc_test_in_dir("win.json"), 20);
+	kill(s.pid, SIGKILL);
+	server_wait(&s);
+}
+
+Test(recorder, capture_exactly_20_steps_continuous)
+{
+	const char *env[] = { "INFERSCOPE_MODE=continuous", NULL };
+	capture_steps(env);
+}
+
+Test(recorder, capture_exactly_20_steps_paused)
+{
+	const char *env[] = { "INFERSCOPE_START_PAUSED=1", NULL };
+	capture_steps(env);
+}
+
+Test(recorder, capture_a_family_and_refuse_what_is_wrong)
+{
+	const char *args[] = { "2000", "3", "60", "fork", NULL };
+	struct server s;
+	server_start(&s, args, NULL);
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)s.pid);
+	struct isc_run r;
+	/* a long window, and a second request while it runs */
+	const char *longer[] = { pid, "--duration", "1s", "-o", "fam.json", NULL };
+	pid_t first = fork();
+	if (first == 0) {
+		struct isc_run r2;
+		_exit(capture(longer, &r2));
+	}
+	usleep(300000);
+	const char *again[] = { pid, "--steps", "2", NULL };
+	cr_assert_eq(capture(again, &r), 1);
+	cr_assert(strstr(r.err, "already open") != NULL, "%s", r.err);
+	isc_run_free(&r);
+	int st;
+	waitpid(first, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cr_assert(isc_test_exists(isc_test_in_dir("fam.json")));
+	cr_assert_eq(count_files("fam.", NULL), 2, "the worker's window beside the server's");
+	kill(s.pid, SIGKILL);
+	server_wait(&s);
+
+	const char *gone[] = { "999999999", "--steps", "2", NULL };
+	cr_assert_eq(capture(gone, &r), 1);
+	cr_assert(strstr(r.err, "no process") != NULL, "%s", r.err);
+	isc_run_free(&r);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid()); /* the runner: no library */
+	const char *plain[] = { pid, "--steps", "2", NULL };
+	cr_assert_eq(capture(plain, &r), 1);
+	cr_assert(strstr(r.err, "does not run libinferscope") != NULL, "%s", r.err);
+	isc_run_free(&r);
+	const char *usage[] = { pid, NULL };
+	cr_assert_eq(capture(usage, &r), 2);
+	isc_run_free(&r);
+}
+
+/* The socket fds in a descriptor table directory, as "socket:[inode]" strings. */
+static int sockets(const char *dir, char found[][64], int max)
+{
+	char link[512], target[64];
+	int n = 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL && n < max) {
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		ssize_t k = readlink(link, target, sizeof(target) - 1);
+		target[k > 0 ? k : 0] = '\0';
+		if (strncmp(target, "socket:", 7) == 0) {
+			strcpy(found[n++], target);
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	return n;
+}
+
+Test(recorder, no_descriptor_of_the_listener_in_the_program)
+{
+	const char *args[] = { "2000", "1", "60", NULL };
+	struct server s;
+	server_start(&s, args, NULL);
+	char sock[4200], path[256], comm[64] = "";
+	snprintf(sock, sizeof(sock), "%s/inferscope/%d.sock", isc_test_dir(), (int)s.pid);
+	cr_assert(isc_test_exists(sock), "the control socket is there");
+	/* the listener thread's own table holds the socket; the program's does not */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)s.pid);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char ctl[64][64], prog[64][64];
+	int nctl = 0;
+	while (d && (e = readdir(d)) != NULL) {
+		char f[768];
+		snprintf(f, sizeof(f), "%s/%s/comm", path, e->d_name);
+		FILE *c = fopen(f, "r");
+		if (c && fgets(comm, sizeof(comm), c) && strncmp(comm, "inferscope-ctl", 14) == 0) {
+			snprintf(f, sizeof(f), "%s/%s/fd", path, e->d_name);
+			nctl = sockets(f, ctl, 64);
+		}
+		if (c) {
+			fclose(c);
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	cr_assert_eq(nctl, 1, "the listener thread holds one socket");
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)s.pid);
+	int nprog = sockets(path, prog, 64);
+	for (int i = 0; i < nprog; i++) {
+		cr_expect_str_neq(prog[i], ctl[0],
+				  "the listening socket is in the program's table");
+	}
+	kill(s.pid, SIGKILL);
+	server_wait(&s);
+}
