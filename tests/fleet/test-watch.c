@@ -398,3 +398,48 @@ Test(watch, usage_errors)
 	cr_expect_not_null(strstr(out, "Usage: inferscope watch"), "%s", out);
 	free(out);
 }
+
+/* A real spill: a workload on the simulated GPU under the preload, killed with SIGKILL,
+ * its spill renamed as the recorder closes a segment (the same format). */
+Test(watch, spill_of_a_killed_process_as_a_segment)
+{
+	const char *bin = getenv("ISC_WORKLOADS"), *preload = getenv("ISC_PRELOAD");
+	if (bin == NULL || *bin == '\0' || preload == NULL || *preload == '\0') {
+		cr_skip_test("the simulated-GPU workloads are not built (no CUDA headers)");
+	}
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && (INFERSCOPE_OUTPUT=app.json LD_PRELOAD=%s %s/wl-sync-every-kernel "
+		 ">/dev/null 2>&1 & p=$!; sleep 0.4; kill -9 $p; wait $p; "
+		 "for f in app.*.spill; do mv $f ${f%%.spill}.seg-000001.spill && echo ${f#app.}; "
+		 "done) 2>/dev/null",
+		 dir, preload, bin);
+	char *out = sh(cmd, NULL);
+	int pid = atoi(out);
+	free(out);
+	if (pid <= 0) {
+		cr_skip_test("the killed workload left no spill file");
+	}
+	snprintf(cmd, sizeof(cmd), "%s --once %s", env("ISC_WATCH"), dir);
+	int st;
+	char *m = sh(cmd, &st);
+	cr_assert_eq(st, 0, "%s", m);
+	char host[256] = "", key[512];
+	gethostname(host, sizeof(host) - 1);
+	cr_expect_eq(sample(m, "inferscope_watch_segments_total{result=\"analysed\"} "), 1, "%s",
+		     m);
+	cr_expect_eq(sample(m, "inferscope_watch_segments_total{result=\"failed\"} "), 0);
+	snprintf(key, sizeof(key), "inferscope_segments_total{host=\"%s\",pid=\"%d\"} ", host, pid);
+	cr_expect_eq(sample(m, key), 1, "no %s in\n%s", key, m);
+	snprintf(key, sizeof(key), "inferscope_cuda_launches_total{host=\"%s\",pid=\"%d\"} ", host,
+		 pid);
+	double launches = sample(m, key);
+	cr_expect(launches > 0, "launches recorded before the kill: %g", launches);
+	/* one cudaDeviceSynchronize per kernel: as many syncs as launches, give or take the
+	 * iteration the kill cut */
+	snprintf(key, sizeof(key), "inferscope_cuda_syncs_total{host=\"%s\",pid=\"%d\"} ", host,
+		 pid);
+	double syncs = sample(m, key);
+	cr_expect(fabs(syncs - launches) <= 2, "%g syncs for %g launches", syncs, launches);
+	free(m);
+}
