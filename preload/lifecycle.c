@@ -270,10 +270,8 @@ bool isc_lifecycle_flush(const char *reason)
 	} else if (isc_session.is_root || isc_session_did_work()) {
 		isc_collector_spill(true);
 		wrote = isc_session_finish(reason) == 0;
-	} else if (isc_session.spill_open) {
-		isc_spill_close(&isc_session.spill);
-		unlink(isc_session.spill_path);
-		isc_session.spill_open = false;
+	} else {
+		isc_session_discard();
 	}
 	isc_tls_guard--;
 	return wrote;

@@ -27,7 +27,7 @@
 
 struct isc_session isc_session;
 
-static char exec_env[96];
+static char exec_env[PATH_MAX + 96];
 
 static void open_scopes(struct isc_vec *v, uint64_t now);
 
@@ -128,9 +128,12 @@ void isc_session_init(void)
 		setenv("INFERSCOPE_ROOT_PID", buf, 1);
 	}
 	s->is_root = s->root_pid == s->pid;
-	/* "<pid>:<n>:<segment>:<next id>:<work>": set by our exec hook for the image
-	 * that replaces us (a variable inherited from another process has another pid) */
+	/* "<pid>:<n>:<segment>:<next id>:<work>:<output>": set by our exec hook for the
+	 * image that replaces us (a variable inherited from another process has another
+	 * pid). The output path is the earlier image's, absolute: this image may run in
+	 * another directory (a wrapper that cd'd) and must find the spill it was left. */
 	const char *seq = getenv("INFERSCOPE_EXEC_SEQ");
+	const char *handed_output = NULL;
 	char *p;
 	if (seq && strtol(seq, &p, 10) == s->pid && *p == ':') {
 		s->exec_seq = (unsigned)strtoul(p + 1, &p, 10);
@@ -146,8 +149,21 @@ void isc_session_init(void)
 			}
 		}
 		s->chain_work = *p == ':' && p[1] == '1';
+		if (*p == ':' && p[1] != '\0' && p[2] == ':' && p[3] == '/') {
+			handed_output = p + 3;
+		}
 	}
-	resolve_output();
+	if (handed_output) {
+		isc_fmt(s->output, sizeof(s->output), "%s", handed_output);
+	} else {
+		resolve_output();
+	}
+	/* Descendants resolve the same path whatever their working directory: the traces
+	 * of one run land together. */
+	const char *env_out = getenv("INFERSCOPE_OUTPUT");
+	if (env_out == NULL || strcmp(env_out, s->output) != 0) {
+		setenv("INFERSCOPE_OUTPUT", s->output, 1);
+	}
 	make_paths();
 }
 
@@ -181,10 +197,10 @@ const char *isc_session_exec_env(bool handed_over)
 {
 	struct isc_session *s = &isc_session;
 	if (handed_over) {
-		isc_fmt(exec_env, sizeof(exec_env), "INFERSCOPE_EXEC_SEQ=%d:%u:%u:%llu:%d", s->pid,
-			s->exec_seq, s->segment + 1,
+		isc_fmt(exec_env, sizeof(exec_env), "INFERSCOPE_EXEC_SEQ=%d:%u:%u:%llu:%d:%s",
+			s->pid, s->exec_seq, s->segment + 1,
 			(unsigned long long)atomic_load(&isc_id_counter) + 1,
-			isc_session_did_work() ? 1 : 0);
+			isc_session_did_work() ? 1 : 0, s->output);
 	} else {
 		isc_fmt(exec_env, sizeof(exec_env), "INFERSCOPE_EXEC_SEQ=%d:%u", s->pid,
 			s->exec_seq + 1);
@@ -261,6 +277,18 @@ void isc_session_segment_resumed(void)
 		isc_error("exec failed and the spill cannot be cut back: this image's later events "
 			  "are recorded as a segment of their own");
 	}
+}
+
+void isc_session_discard(void)
+{
+	struct isc_session *s = &isc_session;
+	if (s->spill_open) {
+		isc_spill_close(&s->spill);
+		s->spill_open = false;
+	} else if (s->segment == 0) {
+		return; /* no file: none was opened, and no earlier image left one */
+	}
+	unlink(s->spill_path);
 }
 
 /* CPU time that makes a descendant with host events only worth a file. */

@@ -73,6 +73,9 @@ void isc_session_segment_resumed(void);
  * events - a shell that only forked and exec'd - write nothing; neither do those
  * with host-level events only: system calls and allocations). */
 bool isc_session_did_work(void);
+/* No trace for this process: removes its spill, the one it opened or the one an earlier
+ * image of an exec chain left it (none of them did work either). */
+void isc_session_discard(void);
 
 /*
  * Writes the trace: trailer blocks, spill synced, JSON written to a temporary file

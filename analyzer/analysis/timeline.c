@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analyzer/analysis/extras.h"
+#include "analyzer/base/fmt.h"
 #include "analyzer/analysis/timeline.h"
 
 static bool name_matches(const char *name, const char *pattern)
@@ -55,6 +56,57 @@ static int window_from_scopes(const struct isc_trace *t, const struct isc_analyz
 	return 0;
 }
 
+/* An event of an image that exec'd into the program (before the program's image
+ * started: trace_metadata.start_us is the final image's). */
+static bool is_startup(const struct isc_trace *t, const struct isc_ev *e)
+{
+	const struct isc_input *in = &t->inputs[e->input];
+	return in->startup_images > 0 && e->ts < in->meta_start_ns;
+}
+
+static bool has_program_events(const struct isc_trace *t)
+{
+	bool chains = false;
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		chains = chains || t->inputs[i].startup_images > 0;
+	}
+	for (size_t i = 0; chains && i < t->n; i++) {
+		if (!is_startup(t, &t->ev[i])) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static const struct isc_input *first_chain(const struct isc_trace *t)
+{
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		if (t->inputs[i].startup_images > 0) {
+			return &t->inputs[i];
+		}
+	}
+	return NULL;
+}
+
+/* The start-up images and their time: from each chain's first event to its program's
+ * start, summed over the inputs that have a chain. */
+static void startup_span(const struct isc_trace *t, int64_t *ns, unsigned *images)
+{
+	for (size_t k = 0; k < t->n_inputs; k++) {
+		const struct isc_input *in = &t->inputs[k];
+		if (in->startup_images == 0) {
+			continue;
+		}
+		int64_t first = in->meta_start_ns;
+		for (size_t i = 0; i < t->n; i++) {
+			const struct isc_ev *e = &t->ev[i];
+			first = e->input == k && e->ts < first ? e->ts : first;
+		}
+		*ns += in->meta_start_ns - first;
+		*images += in->startup_images;
+	}
+}
+
 int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts *o,
 			struct isc_analysis *a, struct isc_diag *d)
 {
@@ -79,13 +131,18 @@ int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts
 		return window_from_scopes(t, o, a, d);
 	}
 	/* Counters and marks are sampled from library start to exit: they say when the
-	 * process lived, not when it worked, so they bound the window only when alone. */
+	 * process lived, not when it worked, so they bound the window only when alone.
+	 * The start-up images of an exec chain (a shim, env, sh -c exec) are left out while
+	 * the program's own image has events: they are not the program. */
+	bool skip_startup = has_program_events(t);
+	int64_t startup_ns = 0;
+	unsigned images = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		bool any = false;
 		for (size_t i = 0; i < t->n; i++) {
 			const struct isc_ev *e = &t->ev[i];
 			bool marker = e->type == ISC_T_COUNTER || e->type == ISC_T_INSTANT;
-			if (marker && pass == 0) {
+			if ((marker && pass == 0) || (skip_startup && is_startup(t, e))) {
 				continue;
 			}
 			a->window.start = !any || e->ts < a->window.start ? e->ts : a->window.start;
@@ -97,7 +154,19 @@ int isc_timeline_window(const struct isc_trace *t, const struct isc_analyze_opts
 			break;
 		}
 	}
-	snprintf(a->window.how, sizeof(a->window.how), "whole trace");
+	if (skip_startup) {
+		startup_span(t, &startup_ns, &images);
+	}
+	if (images > 0) {
+		char b[32];
+		const struct isc_input *in = first_chain(t);
+		snprintf(a->window.how, sizeof(a->window.how),
+			 "the program; start-up in %u earlier image%s (%s) left out: %s", images,
+			 images == 1 ? "" : "s", isc_trace_str(t, in->startup_command),
+			 isc_fmt_dur(b, (double)startup_ns));
+	} else {
+		snprintf(a->window.how, sizeof(a->window.how), "whole trace");
+	}
 	return 0;
 }
 

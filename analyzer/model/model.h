@@ -159,7 +159,11 @@ struct isc_input {
 	 * the pair that puts the traces of several hosts on one axis (model/hosts.h) */
 	bool has_anchor;
 	int64_t anchor_mono_ns, anchor_real_ns;
-	int cpu_count; /* 0 unknown */
+	/* Exec chains (trace_metadata.exec_chain): the images before the program, which
+	 * started at meta_start_ns; their events are start-up, before it. */
+	uint32_t startup_images;
+	uint32_t startup_command; /* the first image's command line */
+	int cpu_count;		  /* 0 unknown */
 	struct isc_device_info device;
 	bool has_aggregates;
 	uint64_t malloc_calls, malloc_frees, malloc_bytes, malloc_sampled;

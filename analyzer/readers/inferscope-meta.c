@@ -289,7 +289,7 @@ static int64_t get_int(const struct isc_jdom *d, uint32_t obj, const char *key, 
 	return isc_jdom_num(d, isc_jdom_get(d, obj, key), &x) ? isc_d2i(x) : dflt;
 }
 
-static void apply_command(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t arr)
+static uint32_t joined(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t arr)
 {
 	char buf[512];
 	size_t len = 0;
@@ -302,7 +302,22 @@ static void apply_command(struct isc_read_ctx *rc, const struct isc_jdom *d, uin
 			len = len < sizeof(buf) ? len : sizeof(buf) - 1;
 		}
 	}
-	rc->t->inputs[rc->input].command = isc_trace_intern(rc->t, buf, len);
+	return isc_trace_intern(rc->t, buf, len);
+}
+
+static void apply_command(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t arr)
+{
+	rc->t->inputs[rc->input].command = joined(rc, d, arr);
+}
+
+static void apply_chain(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t arr)
+{
+	struct isc_input *in = &rc->t->inputs[rc->input];
+	for (uint32_t c = isc_jdom_first(d, arr); c != UINT32_MAX; c = isc_jdom_next(d, c)) {
+		if (in->startup_images++ == 0) {
+			in->startup_command = joined(rc, d, isc_jdom_get(d, c, "command_line"));
+		}
+	}
 }
 
 static void apply_dropped(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t obj)
@@ -407,6 +422,7 @@ int isc_meta_apply(struct isc_read_ctx *rc, const struct isc_jdom *d, char *err,
 	in->anchor_mono_ns = in->has_anchor ? isc_d2i(mono * 1000.0) : 0;
 	in->anchor_real_ns = in->has_anchor ? isc_d2i(real * 1000.0) : 0;
 	apply_command(rc, d, isc_jdom_get(d, 0, "command_line"));
+	apply_chain(rc, d, isc_jdom_get(d, 0, "exec_chain"));
 	apply_dropped(rc, d, isc_jdom_get(d, 0, "dropped_events"));
 	uint32_t cupti = isc_jdom_get(d, 0, "cupti");
 	in->cupti_status = intern_str(rc, d, isc_jdom_get(d, cupti, "status"));

@@ -5,6 +5,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -15,11 +16,13 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "preload/core/intern.h"
+#include "preload/core/procfs.h"
 #include "common/log.h"
 #include "format/spill.h"
 
 #define MAX_TICKS 8
 #define STOP_TIMEOUT_NS (2 * 1000000000ull)
+#define ORPHAN_CHECK_NS (100 * 1000000ull) /* 10 reads of /proc/self/stat a second */
 
 static isc_tick_fn ticks[MAX_TICKS];
 static _Atomic unsigned n_ticks;
@@ -32,6 +35,7 @@ static _Atomic bool stopped_ack;
 static _Atomic uint32_t thread_tid;
 static _Atomic int wake_word;
 static _Atomic bool snapshot_requested;
+static _Atomic int own_threads; /* the library's threads alive in this process */
 
 static struct isc_collector_sink sink;
 static int owner_pid;
@@ -97,6 +101,60 @@ static void sleep_tick(void)
 	syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
 }
 
+void isc_collector_own_thread(int delta)
+{
+	atomic_fetch_add(&own_threads, delta);
+}
+
+/* Threads of the program still alive: the kernel's count (/proc/self/stat, field 20)
+ * less the library's own, and less the main thread when it has ended (a zombie, state
+ * Z in field 3, still counted until the whole process ends). -1 when unreadable. */
+static long program_threads(void)
+{
+	char buf[1024];
+	if (isc_slurp("/proc/self/stat", buf, sizeof(buf)) == 0) {
+		return -1;
+	}
+	const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (p == NULL || p[1] != ' ') {
+		return -1;
+	}
+	bool main_ended = p[2] == 'Z' || p[2] == 'X';
+	for (int field = 2; p && field < 20; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	if (p == NULL) {
+		return -1;
+	}
+	return strtol(p + 1, NULL, 10) - (main_ended ? 1 : 0) - atomic_load(&own_threads);
+}
+
+/*
+ * The program's last thread has gone (its main thread ended with pthread_exit, or a
+ * fork child's only thread returned) and only the library's threads are left. Without
+ * them glibc would have ended the process with exit(0) as that thread ended; do it for
+ * it, after marking the collector stopped so that the exit handlers' flush writes the
+ * trace from this thread.
+ */
+static bool program_gone(uint64_t now)
+{
+	static uint64_t next;
+	if (now < next) {
+		return false;
+	}
+	next = now + ORPHAN_CHECK_NS;
+	return program_threads() == 0;
+}
+
+static _Noreturn void exit_for_the_program(void)
+{
+	isc_collector_own_thread(-1);
+	atomic_store(&thread_tid, 0);
+	atomic_store(&running, false);
+	atomic_store(&starting, false);
+	exit(0);
+}
+
 static void *collector_main(void *arg)
 {
 	(void)arg;
@@ -107,6 +165,7 @@ static void *collector_main(void *arg)
 	isc_tls_guard = 1; /* nothing this thread does is the application's */
 	atomic_store(&thread_tid, (uint32_t)syscall(SYS_gettid));
 	prctl(PR_SET_NAME, "inferscope", 0, 0, 0);
+	isc_collector_own_thread(1);
 
 	while (!atomic_load_explicit(&stop_requested, memory_order_acquire)) {
 		uint64_t now = isc_now();
@@ -120,8 +179,12 @@ static void *collector_main(void *arg)
 		if (atomic_exchange(&snapshot_requested, false) && sink.snapshot) {
 			sink.snapshot("signal");
 		}
+		if (program_gone(now)) {
+			exit_for_the_program();
+		}
 		sleep_tick();
 	}
+	isc_collector_own_thread(-1);
 	atomic_store_explicit(&stopped_ack, true, memory_order_release);
 	return NULL;
 }
@@ -183,6 +246,7 @@ bool isc_collector_stop(void)
 
 void isc_collector_reset_after_fork(void)
 {
+	atomic_store(&own_threads, 0);
 	atomic_store(&running, false);
 	atomic_store(&starting, false);
 	atomic_store(&stop_requested, false);

@@ -6,7 +6,8 @@
  *   - writes new strings, full chunks and the published part of every live chunk
  *     to the spill file, and returns spilled full chunks to the free list,
  *   - releases the chunk of a thread that has exited,
- *   - writes a snapshot when one was requested (signal or API).
+ *   - writes a snapshot when one was requested (signal or API),
+ *   - ends the process as glibc would when the program's last thread has ended.
  * Its own activity is never recorded: it runs with the guard raised.
  *
  * All spilling goes through isc_collector_spill(), called by the collector thread or,
@@ -48,6 +49,13 @@ void isc_collector_request_snapshot(void);
  * `final`, also what only the flush may do (no chunk is released). 0 or -errno.
  */
 int isc_collector_spill(bool final);
+
+/*
+ * Counts a thread of the library's own (+1 when it starts, -1 when it ends). The
+ * collector ends the process with exit(0), as glibc would have, once only such threads
+ * are left: they must never keep alive a program whose last thread has ended.
+ */
+void isc_collector_own_thread(int delta);
 
 /* After fork() in the child: the thread does not exist there. */
 void isc_collector_reset_after_fork(void);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -43,6 +44,7 @@ static const char *const status_names[] = {
 
 static struct {
 	_Atomic int started; /* 0 no, 1 starting, 2 done */
+	_Atomic int starter; /* the thread that is starting it */
 	enum status status;
 	char reason[256];
 	char library[PATH_MAX];
@@ -368,12 +370,41 @@ static void start_locked(void)
 	isc_info("CUPTI %u active (%s), started by the %s", st.version, st.library, st.via);
 }
 
+/* Another thread is starting CUPTI: its activity kinds are not enabled yet, and a call
+ * made now would leave no GPU record. Wait, bounded: a start that hangs (a lock inside
+ * the driver or the loader that this thread holds) costs a stall, never a deadlock. */
+static void wait_for_start(void)
+{
+	uint64_t deadline = isc_now() + 5 * 1000000000ull;
+	while (atomic_load_explicit(&st.started, memory_order_acquire) == 1) {
+		if (isc_now() > deadline) {
+			isc_error("CUPTI's start on thread %d takes over 5 s: going on without it",
+				  atomic_load(&st.starter));
+			return;
+		}
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Once per process. A caller on another thread returns when the start has finished,
+ * so that its next CUDA call is recorded; the starting thread itself (the driver calls
+ * InitializeInjection inside the cuInit that CUPTI's start makes) returns at once. */
 void isc_cupti_start(const char *via)
 {
 	int expected = 0;
-	if (!isc_core_ready() || !atomic_compare_exchange_strong(&st.started, &expected, 1)) {
+	if (!isc_core_ready()) {
 		return;
 	}
+	if (!atomic_compare_exchange_strong(&st.started, &expected, 1)) {
+		if (expected == 1 && atomic_load(&st.starter) != (int)syscall(SYS_gettid)) {
+			isc_tls_guard++;
+			wait_for_start();
+			isc_tls_guard--;
+		}
+		return;
+	}
+	atomic_store(&st.starter, (int)syscall(SYS_gettid));
 	isc_tls_guard++;
 	isc_fmt(st.via, sizeof(st.via), "%s", via);
 	if (!isc_config.cupti) {

@@ -22,6 +22,7 @@ class Trace:
         self.corr = 0
         self.cupti = cupti
         self.cpu = {}  # thread -> (last ts, cumulative cpu us)
+        self.chain = []  # exec_chain entries: images before the program (start-up)
 
     def ev(self, type_, name, ts, dur, **meta):
         meta.setdefault("thread_id", MAIN)
@@ -72,13 +73,17 @@ class Trace:
     def write(self, outdir):
         starts = [e["timestamp_start_us"] for e in self.events]
         ends = [e["timestamp_start_us"] + e["duration_us"] for e in self.events]
+        # the program's image starts where its first event does; start-up before
+        program = [e["timestamp_start_us"] for e in self.events
+                   if "exec_segment" not in e["metadata"]]
         doc = {
             "format_version": "1.0",
             "trace_metadata": {
                 "timestamp_created": "2025-01-01T00:00:00.000000Z",
                 "duration_ms": round((max(ends) - min(starts)) / 1000.0, 3),
-                "start_us": min(starts), "end_us": max(ends),
-                "pid": 1000, "ppid": 1, "root_pid": 1000, "exec_seq": 0,
+                "start_us": min(program), "end_us": max(ends),
+                "pid": 1000, "ppid": 1, "root_pid": 1000, "exec_seq": len(self.chain),
+                **({"exec_chain": self.chain} if self.chain else {}),
                 "command_line": ["python3", "serve.py", "--scenario", self.name],
                 "executable": "/usr/bin/python3", "hostname": "testhost",
                 "inferscope_version": "0.1.0",
@@ -134,11 +139,24 @@ def cpu_bound_tokenize(tr):
         t += 20
 
 
-def gpu_bound(tr):
-    t = T0
+def gpu_bound(tr, t=T0):
     for _ in range(20):
         t = tr.scope("prepare", t, 200)
         t = gpu_step(tr, t, 10, 2000, occupancy=0.2) + 10
+
+
+def shim_then_gpu_bound(tr):
+    """gpu-bound behind a wrapper that execs it (a pyenv shim): 1 s of the shim reading
+    a pipe, as start-up; the verdict is the program's."""
+    t = T0
+    for _ in range(10):
+        t = tr.syscall("read", t, 100000, "io", 64)
+        tr.events[-1]["metadata"]["exec_segment"] = 0
+    tr.chain.append({"segment": 0, "pid": 1000,
+                     "command_line": ["bash", "/root/.pyenv/libexec/pyenv", "exec", "python3"],
+                     "executable": "/usr/bin/bash", "start_us": T0, "end_us": t,
+                     "end_reason": "exec"})
+    gpu_bound(tr, t + 50)
 
 
 def pageable_copies(tr):
@@ -246,6 +264,7 @@ SCENARIOS = {
     "balanced": (balanced, "active"),
     "pipelined": (pipelined, "active"),
     "cupti-refused": (cupti_refused, "refused"),
+    "shim-then-gpu-bound": (shim_then_gpu_bound, "active"),
 }
 
 

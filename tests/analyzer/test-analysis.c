@@ -9,8 +9,9 @@
 #include "helpers.h"
 
 static const char *const scenarios[] = {
-	"balanced",	"cpu-bound-tokenize", "cupti-refused",	 "gpu-bound", "io-wait",
-	"launch-bound", "malloc-in-loop",     "pageable-copies", "pipelined", "sync-heavy",
+	"balanced",  "cpu-bound-tokenize", "cupti-refused",	  "gpu-bound",
+	"io-wait",   "launch-bound",	   "malloc-in-loop",	  "pageable-copies",
+	"pipelined", "sync-heavy",	   "shim-then-gpu-bound",
 };
 
 Test(analysis, breakdown_sums_to_the_window)
@@ -107,13 +108,35 @@ static int check_expected(const char *dir, const char *suffix)
 
 Test(analysis, scenarios_get_their_verdict_and_top_suggestion)
 {
-	cr_assert_eq(check_expected("scenarios", ".json"), 10);
+	cr_assert_eq(check_expected("scenarios", ".json"), 11);
 }
 
 /* The workloads' README table, on traces the preload recorded on the simulated GPU. */
 Test(analysis, recorded_workloads_get_their_readme_verdicts)
 {
 	cr_assert_eq(check_expected("workloads", ".json.gz"), 8);
+}
+
+/* An exec chain's start-up images (a shim reading a pipe for 1 s) are not the program:
+ * the default window starts at the program's image, and says what it left out. */
+Test(analysis, exec_chain_start_up_is_left_out_of_the_window)
+{
+	struct isc_trace *t = load("scenarios/shim-then-gpu-bound.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_eq(a->window.start, t->inputs[0].meta_start_ns);
+	cr_assert(strstr(a->window.how, "start-up in 1 earlier image"), "%s", a->window.how);
+	cr_assert(strstr(a->window.how, "1.000 s"), "%s", a->window.how);
+	cr_assert_eq(a->waits.on_idle[ISC_SYS_IO], 0, "the shim's reads are outside");
+	isc_analysis_destroy(a);
+	/* an explicit window still sees them */
+	struct isc_analyze_opts o = { 0 };
+	o.window_explicit = true;
+	o.window_start = INT64_MIN / 4;
+	o.window_end = INT64_MAX / 4;
+	a = analyse(t, &o);
+	cr_assert_eq(a->waits.on_idle[ISC_SYS_IO], 1000000000, "10 reads of 100 ms");
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
 }
 
 Test(analysis, missing_gpu_timeline_lowers_confidence)

@@ -213,6 +213,22 @@ Test(timeline, records_outlive_the_threads_that_caused_them)
 	isc_run_free(&r);
 }
 
+/* CUPTI's start takes time; threads whose first call comes meanwhile wait for it, or
+ * their work would have no GPU records. */
+Test(timeline, calls_during_cupti_start_are_recorded)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("cw-threads"), "4", "3", NULL };
+	const char *env[] = { truth_var(), "SIMGPU_CUPTI_SUBSCRIBE_MS=300", NULL };
+	yajl_val t = cw_run(argv, env, &r);
+
+	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/cupti/status"), "active");
+	cr_assert_eq(isc_trace_count(t, "gpu_kernel", "slow_kernel"), 12);
+	cr_assert_eq(cw_check_truth(t, cw_path("truth.json")), 12);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
 Test(timeline, _exit_still_delivers_the_gpu_records)
 {
 	struct isc_run r;

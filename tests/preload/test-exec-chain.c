@@ -48,6 +48,20 @@ static int count_traces(void)
 	return n;
 }
 
+/* Spill files left in dir: every image that ended wrote its trace or removed them. */
+static int count_spills(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	cr_assert_not_null(d, "%s", dir);
+	while ((e = readdir(d)) != NULL) {
+		n += strstr(e->d_name, ".spill") != NULL;
+	}
+	closedir(d);
+	return n;
+}
+
 static void write_file(const char *name, const char *text, mode_t mode)
 {
 	const char *path = isc_test_in_dir(name);
@@ -226,8 +240,26 @@ Test(exec_chain, real_pyenv_shim)
 	}
 	const char *argv[] = { shim, "prog.py", NULL };
 	/* the shim is bash running pyenv's libexec scripts: at least that one image. Its
-	 * $(...) subshells are children of their own, which may write files beside. */
+	 * $(...) subshells are children of their own, which may write files beside, but
+	 * leave no spill (some cd elsewhere and exec readlink: the spill they hand over
+	 * must be found and removed there). */
 	check_chain_files(argv, py_env, 1, false);
+	cr_assert_eq(count_spills(isc_test_dir()), 0);
+}
+
+/* A wrapper that changes directory before the exec: the program's image finds the
+ * spill the wrapper left, and the trace lands where the run started. */
+Test(exec_chain, wrapper_that_changes_directory)
+{
+	cr_assert_eq(mkdir(isc_test_in_dir("elsewhere"), 0755), 0);
+	char sub[4200], prog[4200];
+	snprintf(sub, sizeof(sub), "%s", isc_test_in_dir("elsewhere"));
+	snprintf(prog, sizeof(prog), "%s", isc_test_in_dir("prog.py"));
+	const char *argv[] = { "/bin/sh", "-c", "cd \"$1\" && exec \"$0\" \"$2\"", ISC_PYTHON3, sub,
+			       prog,	  NULL };
+	cr_assert_eq(check_chain(argv, py_env, 1), 1);
+	cr_assert_eq(count_spills(sub), 0);
+	cr_assert_not(isc_test_exists(isc_test_in_dir("elsewhere/trace.json")));
 }
 
 Test(exec_chain, c_program_execs_itself)

@@ -62,6 +62,48 @@ Test(lifecycle, events_of_exited_threads_survive)
 	isc_run_free(&r);
 }
 
+/* Without the preload the process ends (exit status 0) when its last thread does; the
+ * library's collector thread must not keep it alive. */
+Test(lifecycle, main_thread_leaving_first_still_ends_the_process)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-threads"), "4", "20000", "pthread_exit",
+			       NULL };
+	run_in_dir(argv, NULL, &r);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "status %d, stderr: %s",
+		  r.status, r.err);
+	cr_assert(strstr(r.out, "main leaves first"), "stdout: %s", r.out);
+	yajl_val t = load("trace.json");
+	cr_assert_str_eq(isc_trace_str(t, "trace_metadata/end_reason"), "exit");
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "work"), 4 * 20000);
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "main_after_join"), 0);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+static void fork_in_thread(const char *python)
+{
+	struct isc_run r;
+	const char *argv[] = { python, ISC_WORKLOAD_DIR "/fork-in-thread.py", NULL };
+	cr_assert_eq(isc_test_run(argv, NULL, true, isc_test_dir(), &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s: status %d, err %s",
+		  python, r.status, r.err);
+	cr_assert(strstr(r.out, "child status 0"), "%s: stdout %s, stderr %s", python, r.out,
+		  r.err);
+	isc_run_free(&r);
+}
+
+/* CPython's test_threading.test_main_thread_after_fork_from_nonmain_thread: the child's
+ * only thread returns, and the child must end with it. */
+Test(lifecycle, python_child_forked_from_a_thread_ends)
+{
+	const char *py;
+	for (size_t i = 0; (py = isc_test_nth_path(ISC_PYTHONS, i)) != NULL; i++) {
+		cr_log_info("python %s", py);
+		fork_in_thread(py);
+	}
+}
+
 Test(lifecycle, fork_child_writes_its_own_file)
 {
 	struct isc_run r;

@@ -134,15 +134,18 @@ static void *resolve_symbol(const char *name, const void *caller)
 	return p;
 }
 
-/* First CUDA call of the process: versions, then the GPU timeline. */
+/* First CUDA call of the process: versions, then the GPU timeline. Every resolving
+ * thread goes through isc_cupti_start(), which returns only once the timeline is on
+ * (or has failed): a thread that lost the race must not make its call unseen. */
 static void start(const void *caller)
 {
-	if (atomic_exchange(&started, true)) {
-		return;
+	if (!atomic_exchange(&started, true)) {
+		runtime_version_fn =
+			(cudaError_t(*)(int *))resolve_symbol("cudaRuntimeGetVersion", caller);
+		driver_version_fn =
+			(cudaError_t(*)(int *))resolve_symbol("cudaDriverGetVersion", caller);
+		atomic_store_explicit(&isc_cuda_versions_pending, true, memory_order_release);
 	}
-	runtime_version_fn = (cudaError_t(*)(int *))resolve_symbol("cudaRuntimeGetVersion", caller);
-	driver_version_fn = (cudaError_t(*)(int *))resolve_symbol("cudaDriverGetVersion", caller);
-	atomic_store_explicit(&isc_cuda_versions_pending, true, memory_order_release);
 	isc_cupti_start("first CUDA runtime call");
 }
 
@@ -170,15 +173,16 @@ void *isc_cuda_resolve(unsigned fn, const void *caller)
 	int saved = errno;
 	isc_guard_enter();
 	void *p = resolve_symbol(isc_cuda_fn_names[fn], caller);
+	if (p && isc_core_ready() && atomic_load(&isc_cuda_on)) {
+		start(caller);
+	}
 	if (p) {
+		/* published after start(): a thread that finds the pointer finds CUPTI on */
 		atomic_store_explicit(&isc_cuda_real_fns[fn], p, memory_order_release);
 	} else if (!atomic_exchange(&complained, true)) {
 		isc_error("%s: no CUDA runtime in this process implements it; returning "
 			  "cudaErrorInitializationError",
 			  isc_cuda_fn_names[fn]);
-	}
-	if (p && isc_core_ready() && atomic_load(&isc_cuda_on)) {
-		start(caller);
 	}
 	isc_guard_leave();
 	errno = saved;

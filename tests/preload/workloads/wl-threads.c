@@ -1,9 +1,11 @@
 /* Many threads open nested scopes, then exit before the process does: their events
- * must survive them. Usage: wl-threads THREADS SCOPES */
+ * must survive them. Usage: wl-threads THREADS SCOPES [pthread_exit]; with pthread_exit
+ * the main thread ends first, and the process ends when the last worker does. */
 #include <inferscope/inferscope.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int scopes;
 
@@ -26,6 +28,11 @@ int main(int argc, char **argv)
 	pthread_t *t = calloc((size_t)n, sizeof(*t));
 	for (int i = 0; i < n; i++) {
 		pthread_create(&t[i], NULL, worker, NULL);
+	}
+	if (argc > 3 && strcmp(argv[3], "pthread_exit") == 0) {
+		printf("main leaves first\n");
+		fflush(stdout);
+		pthread_exit(NULL);
 	}
 	for (int i = 0; i < n; i++) {
 		pthread_join(t[i], NULL);

@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "tests/simgpu/cupti/cupti-sim.h"
@@ -48,6 +49,13 @@ static CUptiResult subscribe(CUpti_SubscriberHandle *out, CUpti_CallbackFunc cal
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	}
 	isc_cupti_setup();
+	if (isc_cupti.subscribe_ms) {
+		/* the real library initialises here, for tens to hundreds of milliseconds:
+		 * long enough for other threads to make calls meanwhile */
+		struct timespec ts = { (time_t)(isc_cupti.subscribe_ms / 1000),
+				       (long)(isc_cupti.subscribe_ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
 	if (isc_cupti.holder[0] || isc_cupti_has_subscriber()) {
 		report_holder(params);
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;

@@ -103,6 +103,7 @@ static void setup(void)
 	isc_cupti.ts_offset = calibrate(now_realtime);
 	isc_cupti.buffer_limit = env_u64("SIMGPU_CUPTI_BUFFER_LIMIT", 0);
 	isc_cupti.flush_period_ms = (uint32_t)env_u64("SIMGPU_CUPTI_FLUSH_MS", 100);
+	isc_cupti.subscribe_ms = (uint32_t)env_u64("SIMGPU_CUPTI_SUBSCRIBE_MS", 0);
 	if (holder && holder[0]) {
 		snprintf(isc_cupti.holder, sizeof(isc_cupti.holder), "%s", holder);
 	}

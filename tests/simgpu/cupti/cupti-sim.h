@@ -68,6 +68,7 @@ struct isc_cupti_state {
 	uint64_t buffers_requested;
 	uint64_t buffer_limit; /* SIMGPU_CUPTI_BUFFER_LIMIT, 0: none */
 	uint32_t flush_period_ms;
+	uint32_t subscribe_ms; /* SIMGPU_CUPTI_SUBSCRIBE_MS: how long a subscription takes */
 	struct isc_cupti_buf *cur;
 	struct isc_cupti_buf *full_head;
 	struct isc_cupti_buf *full_tail;
