@@ -234,7 +234,8 @@ static int loop(struct watch *w, struct isc_segdir *sd, struct isc_http *h,
 			fprintf(stderr, "inferscope watch: poll: %s\n", strerror(errno));
 			return 3;
 		}
-		if (r > 0) {
+		if (r >= 0) {
+			/* also on a timeout: idle clients are dropped */
 			isc_http_service(h, pf, in, now_ms(), handle, w);
 		}
 		if (r > 0 && in < n && (pf[in].revents & POLLIN)) {
