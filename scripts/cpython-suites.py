@@ -21,6 +21,8 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+TEST_TIMEOUT = 1200
+
 SUITES = [
     "test_os", "test_signal", "test_subprocess", "test_threading", "test_fork1",
     "test_select", "test_poll", "test_mmap", "test_tempfile", "test_json",
@@ -77,7 +79,7 @@ def failing_modules(output):
     return bad
 
 
-def run(exe, tests, jobs, preload, env_extra, workdir):
+def run(exe, tests, jobs, preload, env_extra, workdir, timeout=TEST_TIMEOUT):
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     env.update(env_extra)
@@ -86,7 +88,10 @@ def run(exe, tests, jobs, preload, env_extra, workdir):
         env["INFERSCOPE_OUTPUT"] = os.path.join(workdir, "traces", "trace.json")
         os.makedirs(os.path.dirname(env["INFERSCOPE_OUTPUT"]), exist_ok=True)
     junit = os.path.join(workdir, "junit-%s.xml" % ("preload" if preload else "plain"))
-    cmd = [exe, "-m", "test", "-j", str(jobs), "--junit-xml", junit, "-q"] + tests
+    # a test that hangs (test_socket's accept on some networks, with or without the
+    # preload) is killed after `timeout` seconds and counted as failed
+    cmd = [exe, "-m", "test", "-j", str(jobs), "--timeout", str(timeout), "--junit-xml",
+           junit, "-q"] + tests
     p = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True)
     cases = failing_cases(junit)
     mods = failing_modules(p.stdout + p.stderr)
@@ -103,8 +108,8 @@ def compare(exe, tests, args, env_extra):
     print("== %s: %s" % (exe, " ".join(tests)), flush=True)
     work = tempfile.mkdtemp(prefix="isc-cpython-")
     try:
-        plain_c, plain_m, _ = run(exe, tests, args.jobs, None, env_extra, work)
-        pre_c, pre_m, out = run(exe, tests, args.jobs, args.preload, env_extra, work)
+        plain_c, plain_m, _ = run(exe, tests, args.jobs, None, env_extra, work, args.timeout)
+        pre_c, pre_m, out = run(exe, tests, args.jobs, args.preload, env_extra, work, args.timeout)
         new_c = pre_c - plain_c
         new_m = pre_m - plain_m
         if new_c or new_m:
@@ -113,8 +118,9 @@ def compare(exe, tests, args, env_extra):
             mods = {m for m in new_m if m.startswith("test_")}
             mods |= {c.split(".")[1] for c in new_c if c.count(".") >= 2}
             again = sorted(mods & set(tests)) or tests
-            plain2_c, plain2_m, _ = run(exe, again, args.jobs, None, env_extra, work)
-            pre2_c, pre2_m, out = run(exe, again, args.jobs, args.preload, env_extra, work)
+            plain2_c, plain2_m, _ = run(exe, again, args.jobs, None, env_extra, work, args.timeout)
+            pre2_c, pre2_m, out = run(exe, again, args.jobs, args.preload, env_extra, work,
+                                      args.timeout)
             new_c &= pre2_c - plain2_c
             new_m &= pre2_m - plain2_m
         print("   without the preload: %d failing cases, modules failed: %s" %
@@ -140,6 +146,8 @@ def main():
                     "default: every CPython >= 3.8 found with its test package")
     ap.add_argument("--tests", nargs="+", default=SUITES)
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=int, default=TEST_TIMEOUT,
+                    help="seconds before regrtest kills one test file (default %(default)s)")
     ap.add_argument("--env", action="append", default=[],
                     help="NAME=VALUE set in both runs (e.g. INFERSCOPE_CPU_SAMPLE=0)")
     args = ap.parse_args()

@@ -310,6 +310,8 @@ static void apply_command(struct isc_read_ctx *rc, const struct isc_jdom *d, uin
 	rc->t->inputs[rc->input].command = joined(rc, d, arr);
 }
 
+static void apply_dropped(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t obj);
+
 static void apply_chain(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t arr)
 {
 	struct isc_input *in = &rc->t->inputs[rc->input];
@@ -317,13 +319,16 @@ static void apply_chain(struct isc_read_ctx *rc, const struct isc_jdom *d, uint3
 		if (in->startup_images++ == 0) {
 			in->startup_command = joined(rc, d, isc_jdom_get(d, c, "command_line"));
 		}
+		/* what the earlier images dropped is lost from the same trace */
+		apply_dropped(rc, d, isc_jdom_get(d, c, "dropped_events"));
 	}
 }
 
+/* Adds: the trace's own counts and those of each exec_chain image. */
 static void apply_dropped(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t obj)
 {
 	struct isc_input *in = &rc->t->inputs[rc->input];
-	in->dropped_total = (uint64_t)get_int(d, obj, "total", 0);
+	in->dropped_total += (uint64_t)get_int(d, obj, "total", 0);
 	uint32_t by_kind = isc_jdom_get(d, obj, "by_kind");
 	for (uint32_t c = isc_jdom_first(d, by_kind); c != UINT32_MAX; c = isc_jdom_next(d, c)) {
 		const char *k = isc_jdom_keyof(d, c);

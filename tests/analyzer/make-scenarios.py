@@ -155,7 +155,9 @@ def shim_then_gpu_bound(tr):
     tr.chain.append({"segment": 0, "pid": 1000,
                      "command_line": ["bash", "/root/.pyenv/libexec/pyenv", "exec", "python3"],
                      "executable": "/usr/bin/bash", "start_us": T0, "end_us": t,
-                     "end_reason": "exec"})
+                     "end_reason": "exec",
+                     "dropped_events": {"total": 3, "by_kind": {"cpu_syscall": 3},
+                                        "by_thread": {str(MAIN): 3}}})
     gpu_bound(tr, t + 50)
 
 

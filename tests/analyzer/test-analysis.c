@@ -124,6 +124,7 @@ Test(analysis, exec_chain_start_up_is_left_out_of_the_window)
 	struct isc_trace *t = load("scenarios/shim-then-gpu-bound.json");
 	struct isc_analysis *a = analyse(t, NULL);
 	cr_assert_eq(a->window.start, t->inputs[0].meta_start_ns);
+	cr_assert_eq(t->inputs[0].dropped_total, 3, "the shim's drops count for the trace");
 	cr_assert(strstr(a->window.how, "start-up in 1 earlier image"), "%s", a->window.how);
 	cr_assert(strstr(a->window.how, "1.000 s"), "%s", a->window.how);
 	cr_assert_eq(a->waits.on_idle[ISC_SYS_IO], 0, "the shim's reads are outside");
