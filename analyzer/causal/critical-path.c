@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analyzer/causal/graph.h"
+#include "analyzer/model/stacks.h"
 
 struct walk {
 	const struct isc_trace *t;
@@ -60,6 +61,17 @@ static int gpu_cat(const struct walk *w, const struct isc_ev *e)
 	}
 }
 
+/* The function a CPU sample names (its stack's site), as a string id; 0 when unknown. */
+static uint32_t sampled_function(const struct isc_trace *t, const struct isc_ev *x)
+{
+	struct isc_stack_ref r;
+	if (!isc_stack_of(t, x, &r)) {
+		return 0;
+	}
+	int k = isc_stack_site(t, &r, NULL);
+	return k >= 0 ? isc_stack_frame(&r, (size_t)k)->function : 0;
+}
+
 static int add_piece(struct walk *w, int64_t s, int64_t e, int cat, uint32_t ev, bool gpu)
 {
 	struct isc_causal *c = w->c;
@@ -75,7 +87,13 @@ static int add_piece(struct walk *w, int64_t s, int64_t e, int cat, uint32_t ev,
 			   : x->type == ISC_T_KERNEL				 ? ISC_CPK_KERNEL
 			   : gpu						 ? ISC_CPK_COPY
 										 : ISC_CPK_SCOPE;
-		w->by_name[(size_t)kind * w->ns + x->name] += e - s;
+		uint32_t name = x->name;
+		if (x->type == ISC_T_CPU_SAMPLE) {
+			uint32_t fn = sampled_function(w->t, x);
+			kind = fn != 0 ? ISC_CPK_FUNCTION : kind;
+			name = fn != 0 ? fn : name;
+		}
+		w->by_name[(size_t)kind * w->ns + name] += e - s;
 	}
 	/* The walk goes backwards: a piece that ends where the last one started and has
 	 * its category joins it. */
@@ -243,8 +261,8 @@ const char *isc_cp_cat_name(enum isc_cp_cat c)
 
 const char *isc_cp_kind_name(enum isc_cp_kind k)
 {
-	static const char *const names[ISC_CPK__COUNT] = { "kernel", "scope", "call",
-							   "copy/memset" };
+	static const char *const names[ISC_CPK__COUNT] = { "kernel", "scope", "call", "copy/memset",
+							   "function" };
 	return k < ISC_CPK__COUNT ? names[k] : "unknown";
 }
 

@@ -454,6 +454,59 @@ static int order(struct isc_causal *c)
 	return 0;
 }
 
+/* The k-th smallest of v[0..n), k < n (quickselect, three-way partition; v is reordered). */
+static int64_t kth(int64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		int64_t p = v[lo + (hi - lo) / 2], x;
+		size_t lt = lo, i = lo, gt = hi;
+		while (i < gt) {
+			if (v[i] < p) {
+				x = v[lt];
+				v[lt++] = v[i];
+				v[i++] = x;
+			} else if (v[i] > p) {
+				x = v[--gt];
+				v[gt] = v[i];
+				v[i] = x;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt) {
+			hi = lt;
+		} else if (k >= gt) {
+			lo = gt;
+		} else {
+			return p;
+		}
+	}
+	return v[lo];
+}
+
+/* The launch latency the what-ifs keep after a launch that no longer holds its operation
+ * back: the median gap from a launch's return to its operation's start, over operations
+ * that the launch, not the stream, held back. */
+static int launch_latency(struct isc_causal *c)
+{
+	int64_t *v = malloc((c->gpu_nodes + 1) * sizeof(*v));
+	if (v == NULL) {
+		return -ENOMEM;
+	}
+	size_t m = 0;
+	for (size_t i = c->host_nodes; i < c->n; i++) {
+		const struct isc_gnode *n = &c->node[i];
+		int64_t ed = n->dep != ISC_GN_NONE ? c->node[n->dep].t1 : INT64_MAX;
+		if (n->t0 >= ed && (n->seq == ISC_GN_NONE || c->node[n->seq].t1 < ed)) {
+			v[m++] = n->t0 - ed;
+		}
+	}
+	c->launch_latency = m > 0 ? kth(v, m, m / 2) : 0;
+	free(v);
+	return 0;
+}
+
 int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 {
 	struct isc_causal *c = calloc(1, sizeof(*c));
@@ -475,6 +528,7 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 	free(b.last_seg);
 	r = r == 0 ? waits(&b) : r;
 	r = r == 0 ? order(c) : r;
+	r = r == 0 ? launch_latency(c) : r;
 	c->end = a->window.start;
 	for (size_t i = 0; i < c->n; i++) {
 		if (!(c->node[i].flags & ISC_GN_IDLE)) {

@@ -72,8 +72,17 @@ enum isc_cp_cat {
 	ISC_CP__COUNT
 };
 
-/* The kind of name on the path. */
-enum isc_cp_kind { ISC_CPK_KERNEL, ISC_CPK_SCOPE, ISC_CPK_CALL, ISC_CPK_COPY, ISC_CPK__COUNT };
+/* The kind of name on the path. FUNCTION: host time no recorded event covers, named by the
+ * function of its CPU sample's stack (the site: innermost Python frame, else the innermost
+ * native frame outside the runtime). */
+enum isc_cp_kind {
+	ISC_CPK_KERNEL,
+	ISC_CPK_SCOPE,
+	ISC_CPK_CALL,
+	ISC_CPK_COPY,
+	ISC_CPK_FUNCTION,
+	ISC_CPK__COUNT
+};
 
 #define ISC_CP_TOP 8
 
@@ -110,8 +119,10 @@ struct isc_causal {
 	uint64_t host_nodes, gpu_nodes, launch_edges, stream_edges, wait_edges;
 	uint64_t sync_waits, copy_waits, queue_full, cycle_edges;
 	int64_t max_queue_depth;
-	int64_t host_work; /* the busiest thread's time not blocked in calls nor waiting */
-	int64_t end;	   /* the latest end of work in the window (what the what-ifs shorten): a
+	int64_t launch_latency; /* median gap from a launch's return to its operation's start
+				 * where the launch, not the stream, held the operation back */
+	int64_t host_work;	/* the busiest thread's time not blocked in calls nor waiting */
+	int64_t end; /* the latest end of work in the window (what the what-ifs shorten): a
 		      * background thread sleeping until exit is not the run's work */
 	/* The critical path. */
 	int64_t path_ns;
@@ -159,6 +170,8 @@ enum isc_change_op {
 	ISC_WI_NO_WAIT,	    /* picked blocking calls do not wait for the GPU, cost nothing */
 	ISC_WI_ASYNC,	    /* picked blocking calls do not wait: they return as launches do */
 	ISC_WI_NO_GPU_GAPS, /* streams start operations as soon as the previous one ends */
+	ISC_WI_GRAPH,	    /* picked launches cost nothing; their operations follow each other
+			     * launch.graph_node_gap_us apart, as a CUDA graph replays them */
 };
 
 enum isc_selector {

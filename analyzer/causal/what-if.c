@@ -149,6 +149,50 @@ static bool picks(const struct run *r, int k, const struct isc_gnode *n, double 
 	return false;
 }
 
+/* Whether a change with op GRAPH picks the launch call of GPU node n (its dep may be the
+ * segment before the call, when the operation started before the call returned). */
+static bool graph_launched(const struct run *r, const struct isc_gnode *n)
+{
+	const struct isc_ev *api = isc_trace_launch_of(r->t, &r->t->ev[n->ev]);
+	if (api == NULL || api->type != ISC_T_CUDA_API || api->sub != ISC_AC_LAUNCH) {
+		return false;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (r->ch[k] != NULL && r->ch[k]->op == ISC_WI_GRAPH &&
+		    api->ts >= r->ch[k]->after) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The re-timed start of a GPU operation with both a stream predecessor and a launch. The
+ * one that held it back in the recording (the later to end) keeps the gap it had; the
+ * other keeps at most what the device needs after it: nothing after the previous
+ * operation of the stream (a queued operation starts when it ends), the launch latency
+ * after a launch. Neither is more than the recorded gap, so an unchanged graph re-times
+ * to the recorded start. Under a graph change the stream's operations follow each other
+ * launch.graph_node_gap_us apart.
+ */
+static int64_t gpu_start(const struct run *r, const struct isc_gnode *n, const int64_t *ne)
+{
+	const struct isc_causal *c = r->c;
+	int64_t es = c->node[n->seq].t1, ed = c->node[n->dep].t1;
+	int64_t gs = n->t0 - es, gd = n->t0 - ed;
+	if (es >= ed) {
+		gd = gd < c->launch_latency ? gd : c->launch_latency;
+	} else {
+		gs = gs < 0 ? gs : 0;
+	}
+	if (graph_launched(r, n)) {
+		int64_t g = (int64_t)(isc_thr(&r->a->th, ISC_THR_GRAPH_NODE_GAP_US) * 1000.0);
+		gs = gs > g ? gs : g;
+	}
+	int64_t s = ne[n->seq] + gs, d = ne[n->dep] + gd;
+	return s > d ? s : d;
+}
+
 /* New end of node i, the ends of its predecessors known. */
 static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 {
@@ -176,6 +220,10 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		gap = gap > 0 ? 0 : gap; /* released by the stream: start at once */
 	}
 	int64_t t0 = po == INT64_MIN ? n->t0 : pn + gap;
+	if (gpu && n->seq != ISC_GN_NONE && n->dep != ISC_GN_NONE &&
+	    !(k >= 0 && op == ISC_WI_NO_GPU_GAPS)) {
+		t0 = gpu_start(r, n, ne);
+	}
 	int64_t dur = n->t1 - n->t0;
 	bool waits = (n->flags & ISC_GN_WAIT) && n->dep != ISC_GN_NONE;
 	if (k >= 0 && (op == ISC_WI_NO_WAIT || op == ISC_WI_ASYNC)) {
@@ -197,6 +245,9 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		int64_t start = *w == INT64_MIN ? t0 : *w;
 		*w = start + dur;
 		return *w > t0 ? *w : t0;
+	}
+	if (op == ISC_WI_GRAPH) {
+		return gpu ? t0 + dur : t0; /* the launch: one graph launch for all, nothing each */
 	}
 	return t0 + (int64_t)llround((double)dur * (op == ISC_WI_SCALE ? f : 1.0));
 }
@@ -335,7 +386,7 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 		return 0;
 	}
 	if (strcmp(spec, "graph") == 0) {
-		ch->op = ISC_WI_SCALE;
+		ch->op = ISC_WI_GRAPH;
 		ch->sel = ISC_SEL_LAUNCH;
 		ch->factor = 0;
 		return 0;
@@ -372,6 +423,11 @@ static void describe(const struct isc_change *ch, const char *spec, char *out, s
 	case ISC_WI_ASYNC:
 		snprintf(out, n,
 			 "synchronous copies return as launches do, the host does not wait");
+		return;
+	case ISC_WI_GRAPH:
+		snprintf(out, n,
+			 "launch calls cost nothing: a CUDA graph replays the kernels, "
+			 "launch.graph_node_gap_us apart");
 		return;
 	default:
 		break;

@@ -107,6 +107,12 @@ static const struct isc_thr_def defs[ISC_THR__COUNT] = {
 				       "a slow launch that starts with at least this many "
 				       "operations in flight (and at least 90 % of the deepest "
 				       "queue seen) waits for a free slot of a full launch queue" },
+	[ISC_THR_GRAPH_NODE_GAP_US] = { "launch.graph_node_gap_us", 1.0, 0, 1e6,
+					"the what-if of a CUDA graph (launch.tiny-kernels, "
+					"--what-if "
+					"graph): the device still spaces the graph's nodes this "
+					"far "
+					"apart" },
 };
 
 const struct isc_thr_def *isc_thr_defs(void)

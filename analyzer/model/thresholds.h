@@ -41,6 +41,7 @@ enum isc_thr {
 	ISC_THR_WAIT_SHARE,	       /* host.io-wait / host.lock-contention: share that fires */
 	ISC_THR_DROPPED_FRACTION,      /* data.dropped-events: fraction that halves confidence */
 	ISC_THR_QUEUE_FULL_DEPTH,      /* graph: launches in flight that make a full queue */
+	ISC_THR_GRAPH_NODE_GAP_US,     /* what-if graph: device time between replayed nodes */
 	ISC_THR__COUNT
 };
 

@@ -50,12 +50,15 @@ static bool tiny_kernels(struct isc_rule_ctx *c, struct isc_suggestion *s)
 			  isc_fmt_dur(b1, (double)l->short_kernel_gap_ns),
 			  isc_fmt_dur(b2, fw_launch));
 	struct isc_change ch = {
-		.op = ISC_WI_SCALE, .sel = ISC_SEL_LAUNCH, .factor = 0, .after = INT64_MIN
+		.op = ISC_WI_GRAPH, .sel = ISC_SEL_LAUNCH, .factor = 0, .after = INT64_MIN
 	};
 	(void)saving;
-	s->improvement_pct = isc_sugg_simulate(c, &ch, s,
-					       "launch calls cost nothing (a CUDA graph replays "
-					       "them with one launch)");
+	char what[ISC_LINE];
+	isc_sugg_text(what, sizeof(what),
+		      "launch calls cost nothing, a CUDA graph replays the kernels %.1f us "
+		      "apart (launch.graph_node_gap_us)",
+		      isc_thr(&a->th, ISC_THR_GRAPH_NODE_GAP_US));
+	s->improvement_pct = isc_sugg_simulate(c, &ch, s, what);
 	return true;
 }
 

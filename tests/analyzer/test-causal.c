@@ -144,3 +144,46 @@ Test(causal, what_if_option_on_the_command_line)
 	free(out);
 	free(err);
 }
+
+/* Host time no event covers is named by the function its CPU samples were in. */
+Test(causal, sampled_functions_name_the_path)
+{
+	struct isc_trace *t = load("stacks/stacks-cpu.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_not_null(a->causal);
+	const struct isc_cp_name *top = &a->causal->top[0];
+	cr_assert_eq(top->kind, ISC_CPK_FUNCTION, "%s", isc_cp_kind_name(top->kind));
+	cr_assert_str_eq(isc_trace_str(t, top->name), "tokenize");
+	cr_assert_gt(top->ns, 0);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+/* A graph what-if: launches cost nothing, the kernels follow each other
+ * launch.graph_node_gap_us apart; an unchanged launch-bound graph re-times exactly. */
+Test(causal, graph_change_spaces_kernels_by_the_node_gap)
+{
+	struct isc_trace *t = load("scenarios/launch-bound.json");
+	double gain[2];
+	for (int k = 0; k < 2; k++) {
+		struct isc_thresholds th;
+		isc_thresholds_init(&th);
+		th.v[ISC_THR_GRAPH_NODE_GAP_US] = k == 0 ? 0 : 5;
+		struct isc_analyze_opts o = { .th = &th };
+		struct isc_analysis *a = analyse(t, &o);
+		struct isc_change same = {
+			.op = ISC_WI_SCALE, .sel = ISC_SEL_ALL_GPU, .factor = 1, .after = INT64_MIN
+		};
+		struct isc_change graph = { .op = ISC_WI_GRAPH,
+					    .sel = ISC_SEL_LAUNCH,
+					    .after = INT64_MIN };
+		int64_t b, e;
+		cr_assert_eq(isc_whatif_run(t, a, &same, &b, &e, &gain[k]), 0);
+		cr_assert_eq(b, e);
+		cr_assert_eq(isc_whatif_run(t, a, &graph, &b, &e, &gain[k]), 0);
+		cr_assert_gt(gain[k], 0, "launches that cost nothing shorten a launch-bound run");
+		isc_analysis_destroy(a);
+	}
+	cr_assert_lt(gain[1], gain[0], "kernels 5 us apart gain less than back to back");
+	isc_trace_destroy(t);
+}

@@ -52,6 +52,7 @@ static const struct var vars[] = {
 	{ "SIMGPU_HOST_ALLOC_NS_PER_MIB", VAR_NS, "5000", &C->host_alloc_cost_ns, 0 },
 	{ "SIMGPU_SPIN_NS", VAR_NS, "50000", &C->spin_ns, 0 },
 	{ "SIMGPU_GRAPH_NODE_GAP_NS", VAR_NS, "1000", &C->graph_node_gap_ns, 0 },
+	{ "SIMGPU_QUEUE_DEPTH", VAR_NS, "0", &C->queue_depth, 0 }, /* a count */
 	{ "SIMGPU_BW_H2D_PINNED_GBPS", VAR_GBPS, "25", &C->bw_h2d_pinned, 0 },
 	{ "SIMGPU_BW_D2H_PINNED_GBPS", VAR_GBPS, "26", &C->bw_d2h_pinned, 0 },
 	{ "SIMGPU_BW_H2D_PAGEABLE_GBPS", VAR_GBPS, "6", &C->bw_h2d_pageable, 0 },

@@ -245,6 +245,19 @@ cudaError_t isc_sim_launch(struct isc_sim_call *c, struct CUkern_st *k, dim3 gri
 		pthread_mutex_unlock(&isc_sim_lock);
 		return err;
 	}
+	if (!s->capture && isc_sim_stream_slot(s) > isc_sim_now()) {
+		/* A full launch queue: the call returns once the slot's kernel has ended. */
+		uint64_t free_at = isc_sim_stream_slot(s);
+
+		pthread_mutex_unlock(&isc_sim_lock);
+		isc_sim_wait_until(free_at, true);
+		pthread_mutex_lock(&isc_sim_lock);
+		s = isc_sim_stream_resolve(stream, ptsz, &err);
+		if (!s) {
+			pthread_mutex_unlock(&isc_sim_lock);
+			return err;
+		}
+	}
 	if (!duration) {
 		duration = isc_sim_kernel_duration(k);
 	}
@@ -260,6 +273,7 @@ cudaError_t isc_sim_launch(struct isc_sim_call *c, struct CUkern_st *k, dim3 gri
 	op.end_ns = isc_sim_schedule(s, SIM_ENGINE_KERNEL,
 				     op.enqueue_ns + isc_sim_cfg.launch_latency_ns, duration,
 				     &op.start_ns);
+	isc_sim_stream_slot_take(s, op.end_ns);
 	isc_sim_truth_op(&op);
 	pthread_mutex_unlock(&isc_sim_lock);
 	isc_sim_notify_op(&op);

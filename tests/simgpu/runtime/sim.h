@@ -46,6 +46,8 @@ struct isc_sim_config {
 	uint64_t host_alloc_cost_ns; /* cudaMallocHost / cudaHostRegister, per MiB */
 	uint64_t spin_ns;	     /* blocking waits spin for their last part */
 	uint64_t graph_node_gap_ns;
+	uint64_t
+		queue_depth; /* kernels in flight per stream before a launch blocks (0: no limit) */
 	double bw_h2d_pinned; /* bandwidths in bytes per ns (= GB/s) */
 	double bw_d2h_pinned;
 	double bw_h2d_pageable;
@@ -139,6 +141,8 @@ struct CUstream_st {
 	uint64_t tail;		    /* end of the last operation or awaited event */
 	struct CUgraph_st *capture; /* graph being captured, or NULL */
 	unsigned long long capture_id;
+	uint64_t *ring; /* SIMGPU_QUEUE_DEPTH: ends of the stream's last kernels, or NULL */
+	uint32_t ring_pos;
 };
 
 enum isc_sim_engine {
@@ -149,6 +153,8 @@ enum isc_sim_engine {
 };
 
 struct CUstream_st *isc_sim_stream_resolve(cudaStream_t handle, bool ptsz, cudaError_t *err);
+uint64_t isc_sim_stream_slot(struct CUstream_st *s);
+void isc_sim_stream_slot_take(struct CUstream_st *s, uint64_t end);
 uint64_t isc_sim_stream_floor(const struct CUstream_st *s);
 void isc_sim_stream_advance(struct CUstream_st *s, uint64_t t);
 uint64_t isc_sim_schedule(struct CUstream_st *s, enum isc_sim_engine engine, uint64_t ready,

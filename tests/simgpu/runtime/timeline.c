@@ -80,7 +80,33 @@ struct CUstream_st *isc_sim_stream_new(unsigned flags, int priority)
 void isc_sim_stream_kill(struct CUstream_st *s)
 {
 	isc_sim_handle_remove(s);
+	free(s->ring);
 	free(s);
+}
+
+/* The launch queue (SIMGPU_QUEUE_DEPTH): when the kernel queue_depth launches back has
+ * not ended, the slot a new launch needs frees at its end. Caller holds the lock. */
+uint64_t isc_sim_stream_slot(struct CUstream_st *s)
+{
+	uint64_t depth = isc_sim_cfg.queue_depth;
+
+	if (depth == 0 || depth > 1000000) {
+		return 0;
+	}
+	if (!s->ring) {
+		s->ring = calloc((size_t)depth, sizeof(*s->ring));
+		if (!s->ring) {
+			return 0;
+		}
+	}
+	return s->ring[s->ring_pos % depth];
+}
+
+void isc_sim_stream_slot_take(struct CUstream_st *s, uint64_t end)
+{
+	if (s->ring) {
+		s->ring[s->ring_pos++ % isc_sim_cfg.queue_depth] = end;
+	}
 }
 
 struct CUstream_st *isc_sim_stream_resolve(cudaStream_t handle, bool ptsz, cudaError_t *err)

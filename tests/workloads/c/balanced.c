@@ -8,6 +8,9 @@
  * 120 batches, double-buffered: the host tokenises batch i+1 while the GPU runs
  * batch i (pinned upload, three kernels, download) on its own stream; an event
  * per buffer guards its reuse.
+ *
+ * Fixed (argument "tokenize=F"): tokenising takes F x its CPU time (--what-if
+ * 'scope:preprocess*F': one side faster gains little).
  */
 #include "tests/workloads/common/workload.h"
 
@@ -17,8 +20,9 @@ static const char encoder;
 static const char decoder;
 static const char sampler;
 
-int main(void)
+int main(int argc, char **argv)
 {
+	double tokenize = wl_knob_factor(argc, argv, "tokenize", 1.0);
 	cudaStream_t stream = NULL;
 	cudaEvent_t done[2] = { NULL, NULL };
 	void *host[2] = { NULL, NULL };
@@ -43,7 +47,7 @@ int main(void)
 			WL_CUDA(&w, cudaEventSynchronize(done[slot]));
 		}
 		inferscope_range_push("preprocess");
-		wl_tokenize(2000000);
+		wl_tokenize((uint64_t)(2000000 * tokenize));
 		inferscope_range_pop();
 		if (!w.gpu) {
 			continue;

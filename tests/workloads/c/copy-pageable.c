@@ -7,7 +7,11 @@
  *
  * 40 iterations of a 32 MiB pageable upload (cudaMemcpy), a 0.4 ms kernel and an
  * 8 MiB pageable download. Copies take ~85 % of the time.
+ *
+ * Fixed (argument "pinned", the change copy.pageable simulates): the same copies from
+ * cudaMallocHost buffers.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,17 +19,27 @@
 
 static const char preprocess;
 
-int main(void)
+int main(int argc, char **argv)
 {
 	size_t in_bytes = 32u << 20;
 	size_t out_bytes = 8u << 20;
-	char *input = malloc(in_bytes);
-	char *output = malloc(out_bytes);
+	bool pinned = wl_knob(argc, argv, "pinned");
+	char *input = NULL;
+	char *output = NULL;
 	void *dev = NULL;
 	struct wl w;
 	int i;
 
 	wl_start(&w, "copy_pageable");
+	if (pinned) {
+		WL_CUDA(&w, cudaMallocHost((void **)&input, in_bytes));
+		WL_CUDA(&w, cudaMallocHost((void **)&output, out_bytes));
+		pinned = w.gpu; /* without a GPU, pageable memory for the CPU part */
+	}
+	if (!pinned) {
+		input = malloc(in_bytes);
+		output = malloc(out_bytes);
+	}
 	if (!input || !output) {
 		return 1;
 	}
@@ -39,7 +53,12 @@ int main(void)
 		WL_CUDA(&w, cudaMemcpy(output, dev, out_bytes, cudaMemcpyDeviceToHost));
 		inferscope_range_pop();
 	}
-	free(input);
-	free(output);
+	if (pinned) {
+		WL_CUDA(&w, cudaFreeHost(input));
+		WL_CUDA(&w, cudaFreeHost(output));
+	} else {
+		free(input);
+		free(output);
+	}
 	return wl_finish(&w);
 }

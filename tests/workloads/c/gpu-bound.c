@@ -10,6 +10,14 @@
  * step), so one step of work is always queued: host jitter - a loaded CI machine -
  * does not leave the GPU idle, as in a real pipeline that keeps the device fed.
  * GPU busy ~98 %.
+ *
+ * Fixed (argument "gemm=F"): gemm_bf16_large runs F x its time (--what-if
+ * 'kernel:gemm_bf16_large*F').
+ *
+ * Argument "queue": the host does not wait for the step before the previous one but
+ * queues all the work at once; with a launch queue of limited depth
+ * (SIMGPU_QUEUE_DEPTH) its launches then block on a full queue, as a GPU-bound
+ * training loop's do.
  */
 #include "tests/workloads/common/workload.h"
 
@@ -17,8 +25,10 @@ static const char gemm;
 static const char attention;
 static const char layernorm;
 
-int main(void)
+int main(int argc, char **argv)
 {
+	double gemm_f = wl_knob_factor(argc, argv, "gemm", 1.0);
+	bool queue = wl_knob(argc, argv, "queue");
 	cudaStream_t stream = NULL;
 	cudaEvent_t done[2] = { NULL, NULL };
 	void *host = NULL;
@@ -27,7 +37,7 @@ int main(void)
 	int step;
 
 	wl_start(&w, "gpu_bound");
-	wl_kernel(&gemm, "gemm_bf16_large", 2000000);
+	wl_kernel(&gemm, "gemm_bf16_large", (uint64_t)(2000000 * gemm_f));
 	wl_kernel(&attention, "flash_attention_fwd", 1500000);
 	wl_kernel(&layernorm, "layernorm_fwd", 300000);
 	WL_CUDA(&w, cudaStreamCreate(&stream));
@@ -37,7 +47,7 @@ int main(void)
 	WL_CUDA(&w, cudaEventCreate(&done[1]));
 	for (step = 0; step < 60 && w.gpu; step++) {
 		inferscope_range_push("step");
-		if (step >= 2) {
+		if (step >= 2 && !queue) {
 			WL_CUDA(&w, cudaEventSynchronize(done[step % 2]));
 		}
 		WL_CUDA(&w, cudaMemcpyAsync(dev, host, 1 << 20, cudaMemcpyHostToDevice, stream));

@@ -8,13 +8,17 @@
  *
  * 3,000 iterations of 40 µs of host preparation, a 50 µs kernel and a
  * cudaDeviceSynchronize.
+ *
+ * Fixed (argument "no-sync", the change sync.excessive simulates): no synchronisation in
+ * the loop, one after it.
  */
 #include "tests/workloads/common/workload.h"
 
 static const char step_kernel;
 
-int main(void)
+int main(int argc, char **argv)
 {
+	bool sync = !wl_knob(argc, argv, "no-sync");
 	struct wl w;
 	int i;
 
@@ -26,8 +30,13 @@ int main(void)
 		inferscope_range_pop();
 		if (w.gpu) {
 			wl_launch(&w, &step_kernel, 132, 256, NULL);
-			WL_CUDA(&w, cudaDeviceSynchronize());
+			if (sync) {
+				WL_CUDA(&w, cudaDeviceSynchronize());
+			}
 		}
+	}
+	if (!sync) {
+		WL_CUDA(&w, cudaDeviceSynchronize());
 	}
 	return wl_finish(&w);
 }

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -29,6 +30,37 @@ static uint64_t thread_cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool wl_knob(int argc, char **argv, const char *name)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+double wl_knob_factor(int argc, char **argv, const char *name, double dflt)
+{
+	size_t n = strlen(name);
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') {
+			char *end = NULL;
+			double f = strtod(argv[i] + n + 1, &end);
+
+			if (end != argv[i] + n + 1 && *end == '\0' && f > 0 && f < 1e6) {
+				return f;
+			}
+			fprintf(stderr, "%s: ignored (expected %s=FACTOR)\n", argv[i], name);
+		}
+	}
+	return dflt;
 }
 
 void wl_start(struct wl *w, const char *name)

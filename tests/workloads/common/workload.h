@@ -49,4 +49,11 @@ uint64_t wl_tokenize(uint64_t cpu_ns);
 
 uint64_t wl_now_ns(void);
 
+/*
+ * The fix a before/after pair applies (docs/causal-pairs.md): true when NAME is one of the
+ * program's arguments. wl_knob_factor() reads "NAME=F" (a positive factor), else dflt.
+ */
+bool wl_knob(int argc, char **argv, const char *name);
+double wl_knob_factor(int argc, char **argv, const char *name, double dflt);
+
 #endif /* WL_WORKLOAD_H */
