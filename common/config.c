@@ -50,6 +50,8 @@ static const struct isc_cfg_entry table[] = {
 	  10 * NS_PER_S, "system calls and waits at least this long are recorded as events" },
 	{ "INFERSCOPE_STACKS", ISC_CFG_INT, F(stacks), "0", 0, 64,
 	  "frames of call stack on sampled allocations and slow system calls; 0 = off" },
+	{ "INFERSCOPE_CPU_SAMPLE", ISC_CFG_INT, F(cpu_sample_hz), "100", 0, 10000,
+	  "CPU samples (native and Python stacks) per second of each thread's CPU time; 0 = off" },
 	{ "INFERSCOPE_CUDA", ISC_CFG_BOOL, F(hook_cuda), "1", 0, 0,
 	  "0 turns off the CUDA runtime hooks" },
 	{ "INFERSCOPE_CUPTI", ISC_CFG_BOOL, F(cupti), "1", 0, 0,

@@ -34,7 +34,8 @@ struct isc_config {
 	uint64_t malloc_sample;	   /* mean bytes between sampled allocations; 0 = every one */
 	uint64_t malloc_threshold; /* allocations at least this large are always events */
 	uint64_t syscall_threshold_ns;
-	unsigned stacks; /* frames per stack, 0 = off */
+	unsigned stacks;	/* frames per stack, 0 = off */
+	unsigned cpu_sample_hz; /* CPU samples per second of each thread's CPU time, 0 = off */
 	/* CUDA */
 	bool hook_cuda;
 	bool cupti;

@@ -17,6 +17,7 @@ static const isc_encode_fn encoders[ISC_EV__COUNT] = {
 	[ISC_EV_GPU_KERNEL] = isc_encode_gpu_kernel, [ISC_EV_GPU_MEMCPY] = isc_encode_gpu_memcpy,
 	[ISC_EV_GPU_MEMSET] = isc_encode_gpu_memset, [ISC_EV_GPU_SYNC] = isc_encode_gpu_sync,
 	[ISC_EV_SYSCALL] = isc_encode_syscall,	     [ISC_EV_MEMORY] = isc_encode_memory,
+	[ISC_EV_CPU_SAMPLE] = isc_encode_cpu_sample,
 };
 
 #define OUT_BUF (1u << 20)
@@ -405,6 +406,8 @@ static int write_trace(struct isc_spill_reader *rd, struct isc_json *j, const st
 	e.strings = st;
 	e.resolve = o->resolve;
 	e.resolve_ctx = o->resolve_ctx;
+	e.pid = rd->pid;
+	e.stacks = isc_stack_table_create(o->symbolize, o->symbolize_ctx);
 	isc_vec_init(&e.scopes, sizeof(struct isc_scope_rec));
 
 	isc_json_begin_object(j);
@@ -426,11 +429,15 @@ static int write_trace(struct isc_spill_reader *rd, struct isc_json *j, const st
 	write_records(&e, o->extra, o->extra ? o->n_extra : 0, res);
 	isc_json_end_array(j);
 	write_scopes(&e);
+	if (isc_stack_table_count(e.stacks) > 0) {
+		isc_stack_table_write(e.stacks, j, st);
+	}
 	isc_json_end_object(j);
 	isc_json_raw(j, "\n", 1);
 	res->events = e.written;
 	res->skipped = e.skipped;
 	isc_vec_finish(&e.scopes);
+	isc_stack_table_destroy(e.stacks);
 	return isc_json_flush(j);
 }
 

@@ -35,6 +35,9 @@ struct isc_convert_opts {
 	/* Symbolises code addresses (kernel host stubs, stack frames); NULL offline. */
 	isc_resolve_fn resolve;
 	void *resolve_ctx;
+	/* Symbolises sampled stacks' native frames; NULL offline (raw addresses). */
+	isc_symbolize_fn symbolize;
+	void *symbolize_ctx;
 	/* Wall-clock time to write as timestamp_created (ns since the epoch); 0 = now. */
 	uint64_t created_realtime_ns;
 };

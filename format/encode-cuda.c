@@ -102,6 +102,9 @@ unsigned isc_encode_cuda_api(struct isc_enc *e, const struct isc_event *r, unsig
 	if (r->aux & ISC_API_LAUNCH) {
 		used += launch_json(e, r + 1, avail);
 	}
+	if (r->aux & ISC_API_STACK && used < avail) {
+		used += isc_encode_stack_block(e, r + used, avail - used, 0);
+	}
 	isc_json_kv_string(j, ISC_KEY_SOURCE, (r->flags & ISC_EVF_CUPTI) ? "cupti" : "interposer");
 	isc_enc_end(e);
 	return used;

@@ -45,37 +45,48 @@ static unsigned stack_span(const struct isc_event *recs, unsigned avail, unsigne
 }
 
 /*
- * Writes "stack" from the records after the head when they are all there. Returns
- * the records the event consumes: the head and the stack records present.
+ * Writes "stack" (native frames as strings, the format's older field) and "stack_id"
+ * (native and Python frames, interned) from the records after the head when they are
+ * all there. Returns the records the event consumes: the head and the stack records
+ * present.
  */
 static unsigned encode_stack(struct isc_enc *e, const struct isc_event *recs, unsigned avail,
-			     unsigned frames)
+			     unsigned frames, unsigned py, bool text)
 {
-	unsigned need = isc_stack_records(frames);
+	unsigned words = frames + 2 * py;
+	unsigned need = isc_stack_records(words);
 	unsigned have = stack_span(recs, avail, need);
 	if (have < need) {
 		e->skipped++; /* a torn stack: the event is written without it */
 		return 1 + have;
 	}
-	if (frames == 0) {
+	if (words == 0) {
 		return 1;
 	}
-	isc_json_key(e->j, ISC_KEY_STACK);
-	isc_json_begin_array(e->j);
-	for (unsigned k = 0; k < frames; k++) {
-		const unsigned char *b = (const unsigned char *)&recs[k / ISC_STACK_PER_RECORD];
-		uint64_t pc;
-		memcpy(&pc, b + isc_stack_offset(k % ISC_STACK_PER_RECORD), sizeof(pc));
+	uint64_t w[512];
+	unsigned n = isc_stack_words(recs, have, words, w, 512);
+	for (unsigned k = 0; text && k < frames && k < n; k++) {
 		char buf[512];
 		const char *sym =
-			e->resolve ? e->resolve(e->resolve_ctx, pc, buf, sizeof(buf)) : NULL;
+			e->resolve ? e->resolve(e->resolve_ctx, w[k], buf, sizeof(buf)) : NULL;
+		if (k == 0) {
+			isc_json_key(e->j, ISC_KEY_STACK);
+			isc_json_begin_array(e->j);
+		}
 		if (sym) {
 			isc_json_string(e->j, sym);
 		} else {
-			isc_json_hex(e->j, pc);
+			isc_json_hex(e->j, w[k]);
+		}
+		if (k + 1 == frames || k + 1 == n) {
+			isc_json_end_array(e->j);
 		}
 	}
-	isc_json_end_array(e->j);
+	uint32_t id = n == words ? isc_stack_intern(e->stacks, w, frames, py) : 0;
+	if (id) {
+		isc_json_kv_uint(e->j, "stack_id", id); /* and in the event (isc_enc_end) */
+		e->stack_id = id;
+	}
 	return 1 + need;
 }
 
@@ -103,7 +114,8 @@ unsigned isc_encode_syscall(struct isc_enc *e, const struct isc_event *r, unsign
 			   p->category < sizeof(categories) / sizeof(categories[0])
 				   ? categories[p->category]
 				   : "io");
-	unsigned used = encode_stack(e, r + 1, avail - 1, p->frames);
+	unsigned used = encode_stack(e, r + 1, avail - 1, p->frames, p->py_frames,
+				     r->flags & ISC_EVF_STACK_TEXT);
 	isc_enc_end(e);
 	return used;
 }
@@ -127,7 +139,8 @@ unsigned isc_encode_memory(struct isc_enc *e, const struct isc_event *r, unsigne
 	if (migration) {
 		isc_json_kv_uint(j, ISC_KEY_NUMA_PAGES_MIGRATED, p->bytes);
 	}
-	unsigned used = encode_stack(e, r + 1, avail - 1, p->frames);
+	unsigned used = encode_stack(e, r + 1, avail - 1, p->frames, p->py_frames,
+				     r->flags & ISC_EVF_STACK_TEXT);
 	isc_enc_end(e);
 	return used;
 }

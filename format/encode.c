@@ -56,6 +56,10 @@ void isc_enc_begin(struct isc_enc *e, const char *type, uint32_t name_id, const 
 void isc_enc_end(struct isc_enc *e)
 {
 	isc_json_end_object(e->j);
+	if (e->stack_id) { /* the contract's place: a member of the event */
+		isc_json_kv_uint(e->j, "stack_id", e->stack_id);
+		e->stack_id = 0;
+	}
 	isc_json_end_object(e->j);
 	e->written++;
 }

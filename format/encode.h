@@ -19,6 +19,19 @@
 /* Resolves a code address to a symbol name (live process only). */
 typedef const char *(*isc_resolve_fn)(void *ctx, uint64_t addr, char *buf, size_t cap);
 
+/* What a symboliser knows of a code address (strings live until the trace is
+ * written; NULL or "" when unknown). */
+struct isc_symbol {
+	const char *function;
+	const char *module;   /* shared object basename, "[exe]"-style names allowed */
+	const char *file;     /* source file, NULL when unknown */
+	const char *build_id; /* hex, NULL when the module has none */
+	uint64_t offset;      /* the address as an offset in the module */
+};
+typedef bool (*isc_symbolize_fn)(void *ctx, uint64_t pc, struct isc_symbol *out);
+
+struct isc_stack_table; /* encode-stacks.c: frames and stacks interned for the trace */
+
 struct isc_scope_rec {
 	uint64_t id;
 	uint64_t parent;
@@ -38,8 +51,11 @@ struct isc_enc {
 	struct isc_vec scopes;		    /* struct isc_scope_rec, for relationships.scopes */
 	isc_resolve_fn resolve;
 	void *resolve_ctx;
-	uint64_t skipped; /* records not understood (torn, unknown kind) */
-	uint64_t written; /* events written */
+	uint64_t skipped;		/* records not understood (torn, unknown kind) */
+	uint64_t written;		/* events written */
+	uint64_t pid;			/* of the process whose spill this is */
+	struct isc_stack_table *stacks; /* NULL: stacks are written inline only */
+	uint32_t stack_id;		/* of the open event, written by isc_enc_end */
 };
 
 /*
@@ -83,5 +99,40 @@ unsigned isc_encode_gpu_sync(struct isc_enc *e, const struct isc_event *r, unsig
 /* encoders of the host family (encode-host.c) */
 unsigned isc_encode_syscall(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 unsigned isc_encode_memory(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+
+/*
+ * Sampled stacks (encode-stacks.c). A stack block is ISC_EV_STACK records of 7 words:
+ * native return addresses (innermost first), then Python frames of two words each
+ * (event.h). Frames and stacks are interned into the trace's top-level "stacks"
+ * object; events refer to them by stack_id.
+ */
+struct isc_stack_table *isc_stack_table_create(isc_symbolize_fn fn, void *ctx);
+void isc_stack_table_destroy(struct isc_stack_table *t);
+/* Stacks interned so far (0 for NULL). */
+size_t isc_stack_table_count(const struct isc_stack_table *t);
+/* Interns the stack of `native` pcs and `python` frames in words; 0 when empty or out of
+ * memory. */
+uint32_t isc_stack_intern(struct isc_stack_table *t, const uint64_t *words, unsigned native,
+			  unsigned python);
+/* Reads `words` stack words from the STACK records at recs (fewer when torn). */
+unsigned isc_stack_words(const struct isc_event *recs, unsigned avail, unsigned words,
+			 uint64_t *out, unsigned max);
+/* Writes "stacks": {"frames": [...], "stacks": [...]} as a member of the open object. */
+void isc_stack_table_write(struct isc_stack_table *t, struct isc_json *j,
+			   const struct isc_strings *strings);
+
+/* A stack block with a header word (events other than cpu_sample): magic | native |
+ * python << 16 | ... (recording side fills it with isc_stack_block_header). */
+#define ISC_STACK_BLOCK_MAGIC 0x5354ull /* "ST" */
+static inline uint64_t isc_stack_block_header(unsigned native, unsigned python)
+{
+	return ISC_STACK_BLOCK_MAGIC << 48 | (uint64_t)python << 16 | native;
+}
+/* Encodes the header block of `nrec` records at recs (0: as many as its header says):
+ * writes "stack_id" when the table exists. Returns records consumed (fewer when torn). */
+unsigned isc_encode_stack_block(struct isc_enc *e, const struct isc_event *recs, unsigned avail,
+				unsigned nrec);
+
+unsigned isc_encode_cpu_sample(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 
 #endif /* ISC_ENCODE_H */

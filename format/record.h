@@ -36,6 +36,7 @@ enum isc_event_kind {
 	ISC_EV_STACK,	    /* continuation: up to 7 return addresses */
 	ISC_EV_RANGE_START, /* NVTX start/end range opened (paired by id at write time) */
 	ISC_EV_RANGE_END,   /* NVTX start/end range closed */
+	ISC_EV_CPU_SAMPLE,  /* cpu_sample; followed by ISC_EV_STACK records (samplers/) */
 	ISC_EV__COUNT
 };
 
@@ -46,6 +47,8 @@ enum {
 	ISC_EVF_CUPTI = 1u << 2,	/* cuda_api: seen only by CUPTI */
 	ISC_EVF_ERRNO = 1u << 3,	/* syscall: failed, errno in payload */
 	ISC_EVF_ASYNC = 1u << 4,	/* copies: asynchronous API */
+	ISC_EVF_STACK_TEXT = 1u << 5,	/* memory, syscall: write the stack as strings too
+					 * (INFERSCOPE_STACKS, the older "stack" field) */
 };
 
 /* Scope sources (ISC_EV_SCOPE, ISC_EV_INSTANT aux). */
@@ -144,6 +147,7 @@ enum {
 	ISC_API_HAS_BYTES = 1u << 14,
 	ISC_API_HAS_PTR = 1u << 15,
 	ISC_API_LAUNCH = 1u << 16, /* an ISC_EV_EXT with struct isc_launch_payload follows */
+	ISC_API_STACK = 1u << 17,  /* then ISC_EV_STACK records of a block with a header word */
 };
 
 #define ISC_STREAM_NONE 0xffffffffu	 /* the call names no stream */
@@ -250,13 +254,13 @@ enum isc_mem_op {
 };
 
 struct isc_memory_payload {
-	uint64_t ptr;	   /* address returned (or released) */
-	uint64_t bytes;	   /* size requested (free: usable size); numa_migration: pages */
-	uint64_t weight;   /* bytes this sample stands for */
-	uint16_t op;	   /* enum isc_mem_op */
-	int16_t numa_node; /* node of the thread's CPU, -1 unknown */
-	uint16_t frames;   /* stack frames that follow */
-	uint16_t reserved;
+	uint64_t ptr;	    /* address returned (or released) */
+	uint64_t bytes;	    /* size requested (free: usable size); numa_migration: pages */
+	uint64_t weight;    /* bytes this sample stands for */
+	uint16_t op;	    /* enum isc_mem_op */
+	int16_t numa_node;  /* node of the thread's CPU, -1 unknown */
+	uint16_t frames;    /* stack frames that follow */
+	uint16_t py_frames; /* Python frames after them (two words each) */
 };
 
 /* System calls and waits (ISC_EV_SYSCALL): name = the call's name. */
@@ -280,15 +284,15 @@ enum isc_fd_target {
 };
 
 struct isc_syscall_payload {
-	int64_t ret;	  /* raw result */
-	uint64_t bytes;	  /* bytes requested, 0 when the call moves none */
-	int32_t fd;	  /* -1 when the call has none */
-	int32_t err;	  /* errno, valid with ISC_EVF_ERRNO */
-	int16_t nr;	  /* x86-64 syscall number, -1 for futex-based waits */
-	uint8_t category; /* enum isc_sys_category */
-	uint8_t target;	  /* enum isc_fd_target */
-	uint16_t frames;  /* stack frames that follow */
-	uint16_t reserved;
+	int64_t ret;	    /* raw result */
+	uint64_t bytes;	    /* bytes requested, 0 when the call moves none */
+	int32_t fd;	    /* -1 when the call has none */
+	int32_t err;	    /* errno, valid with ISC_EVF_ERRNO */
+	int16_t nr;	    /* x86-64 syscall number, -1 for futex-based waits */
+	uint8_t category;   /* enum isc_sys_category */
+	uint8_t target;	    /* enum isc_fd_target */
+	uint16_t frames;    /* stack frames that follow */
+	uint16_t py_frames; /* Python frames after them (two words each) */
 };
 
 /*
@@ -307,6 +311,41 @@ static inline unsigned isc_stack_records(unsigned frames)
 {
 	return (frames + ISC_STACK_PER_RECORD - 1) / ISC_STACK_PER_RECORD;
 }
+
+/*
+ * CPU sample (ISC_EV_CPU_SAMPLE): dur = CPU time the sample stands for (ns of the
+ * thread's CPU clock). `native` return addresses, then `python` frames of two words
+ * each (struct isc_pyframe_words), follow in ISC_EV_STACK records, 7 words per
+ * record. Other events that carry a stack use the same words (samplers/stack-words.h).
+ */
+struct isc_cpu_sample_payload {
+	uint64_t overrun; /* timer expirations merged into this one (kernel's overrun) */
+	uint16_t native;  /* return addresses, innermost first */
+	uint16_t python;  /* Python frames, innermost first */
+	uint16_t status;  /* enum isc_py_status of the Python walk */
+	uint16_t reserved;
+	uint64_t reserved2[2];
+};
+
+/*
+ * A Python frame in a stack is two words. The signal handler writes what it can
+ * read without the GIL: word 0 the code object's address, word 1 the instruction
+ * offset (code units) | flags << 32. Before the records are spilled, the collector
+ * turns them into word 0 = name string id | file string id << 32 and word 1 = line
+ * | (flags | ISC_PYF_RESOLVED) << 32, while the code objects are alive.
+ */
+enum {
+	ISC_PYF_RESOLVED = 1u << 0, /* words hold string ids and a line */
+	ISC_PYF_ENTRY = 1u << 1,    /* the outermost frame of one evaluator call */
+	ISC_PYF_BAD = 1u << 2,	    /* the code object could not be read */
+};
+
+/* Outcome of the Python walk of a sample (isc_cpu_sample_payload.status). */
+enum isc_py_status {
+	ISC_PY_NONE = 0,      /* no interpreter, or the thread has no Python state */
+	ISC_PY_OK = 1,	      /* frames read */
+	ISC_PY_TRUNCATED = 2, /* frames read, the walk stopped early (changing under us) */
+};
 
 /* The common header; the payload union follows at offset 32. */
 struct isc_event {
@@ -331,6 +370,7 @@ struct isc_event {
 		struct isc_gpu_sync_payload gpu_sync;
 		struct isc_memory_payload memory;
 		struct isc_syscall_payload syscall;
+		struct isc_cpu_sample_payload sample;
 		uint64_t raw[4];
 		unsigned char bytes[32];
 	} u;

@@ -20,6 +20,7 @@
 #include "preload/core/collector.h"
 #include "common/config.h"
 #include "preload/hooks/cuda/cuda-family.h"
+#include "preload/samplers/cpu-sampler.h"
 #include "preload/hooks/host/host.h"
 #include "preload/core/ids.h"
 #include "preload/core/intern.h"
@@ -51,6 +52,9 @@ static void set_live(void)
  *   - pthread_atfork(fork_prepare, fork_parent, fork_child), in isc_lifecycle_init();
  *   - SIGTERM/SIGINT (opt-in) and the snapshot signal, in install_signals(), when the
  *     collector starts;
+ *   - the CPU sampler's real-time signal, in install_sampler_signal(), from the
+ *     constructor: the one handler installed that early, because a CPU-bound program
+ *     may never call anything hooked and its main thread must be sampled from the start;
  *   - one exception: gpu/cupti.c registers an atexit handler when CUPTI starts (the
  *     driver's injection or the first CUDA call), because it must run before the
  *     CUDA runtime's own atexit teardown, which is registered only then.
@@ -66,6 +70,7 @@ static const struct isc_family families[] = {
 	{ "cuda", isc_hooks_cuda_init, isc_hooks_cuda_flush, isc_hooks_cuda_fork_child },
 	{ "nvtx", isc_hooks_nvtx_init, isc_hooks_nvtx_flush, NULL },
 	{ "stacks", isc_stacks_init, NULL, NULL },
+	{ "cpu-samples", isc_samplers_init, NULL, isc_samplers_fork_child },
 	{ "numa", isc_numa_init, isc_numa_flush, NULL },
 	{ "cpu-time", isc_cpu_time_init, isc_cpu_time_flush, NULL },
 	{ "malloc", isc_hooks_malloc_init, NULL, isc_hooks_malloc_fork_child },
@@ -132,6 +137,35 @@ static void install_signals(void)
 			isc_info("SIGINT has a handler of the program's: left alone");
 		}
 	}
+}
+
+/*
+ * The CPU sampler's signal: the first real-time signal from SIGRTMIN+4 that the program
+ * leaves at the default (glibc keeps SIGRTMIN..+2, programs that use real-time signals
+ * take them from the bottom), never the snapshot signal. SA_RESTART: a system call the
+ * signal interrupts is restarted, never failed with EINTR.
+ */
+static void install_sampler_signal(void)
+{
+	if (!isc_samplers_wanted()) {
+		return;
+	}
+	for (int s = SIGRTMIN + 4; s <= SIGRTMAX; s++) {
+		struct sigaction old, sa;
+		if (s == isc_config.snapshot_signal || sigaction(s, NULL, &old) != 0 ||
+		    (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) {
+			continue;
+		}
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = isc_samplers_on_signal;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		if (sigaction(s, &sa, NULL) == 0) {
+			isc_samplers_start(s);
+			return;
+		}
+	}
+	isc_error("CPU samples: no free real-time signal; sampling is off");
 }
 
 /* First chunk taken anywhere: the process records, so the collector starts. */
@@ -216,6 +250,7 @@ void isc_lifecycle_init(void)
 	for (const struct isc_family *f = families; f->name; f++) {
 		f->init();
 	}
+	install_sampler_signal();
 	atomic_store_explicit(&init_state, 2, memory_order_release);
 	isc_core_set_ready();
 	set_live();

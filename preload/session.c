@@ -24,6 +24,7 @@
 #include "preload/trailer.h"
 #include "format/scratch.h"
 #include "format/convert.h"
+#include "preload/samplers/cpu-sampler.h"
 
 struct isc_session isc_session;
 
@@ -410,6 +411,7 @@ static int write_trace_file(const char *path, const char *end_reason, const char
 		.n_extra = extra.len,
 		.snapshot_reason = snapshot,
 		.resolve = isc_stacks_resolve, /* stack frames, symbolised while we can */
+		.symbolize = isc_symbolize,    /* sampled stacks' native frames */
 	};
 	isc_fmt(tmp, sizeof(tmp), "%s.tmp-%d", path, s->pid);
 	int in = open(s->spill.path, O_RDONLY | O_CLOEXEC);

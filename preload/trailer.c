@@ -29,6 +29,7 @@
 #include "preload/core/procfs.h"
 #include "preload/hooks/cuda/cuda-family.h"
 #include "preload/hooks/host/host.h"
+#include "preload/samplers/cpu-sampler.h"
 #include "preload/samplers/samplers.h"
 #include "preload/session.h"
 
@@ -310,6 +311,30 @@ static void json_heap(struct isc_json *j)
 	isc_json_end_object(j);
 }
 
+static void json_sampling(struct isc_json *j)
+{
+	struct isc_sampling_report r;
+	if (!isc_sampling_report(&r)) {
+		return;
+	}
+	isc_json_key(j, "sampling");
+	isc_json_begin_object(j);
+	isc_json_kv_uint(j, "cpu_hz", r.cpu_hz);
+	isc_json_kv_int(j, "signal", r.signal);
+	isc_json_kv_string(j, "python", r.python);
+	isc_json_kv_uint(j, "samples", r.samples);
+	isc_json_kv_uint(j, "lost", r.lost);
+	isc_json_kv_string(j, "unwinder", r.unwinder);
+	isc_json_kv_uint(j, "unwind_fallbacks", r.unwind_fallbacks);
+	isc_json_kv_bool(j, "stepped_aside", r.stepped_aside);
+	isc_json_kv_uint(j, "timer_failures", r.timer_failures);
+	isc_json_key(j, "handler_us");
+	isc_json_ns_as_us(j, (int64_t)r.handler_ns);
+	isc_json_key(j, "python_walk_us");
+	isc_json_ns_as_us(j, (int64_t)r.python_ns);
+	isc_json_end_object(j);
+}
+
 /* ---- per-thread aggregates: exact counters the hooks keep in struct isc_thread ---- */
 
 static void json_thread_cuda(struct isc_json *j, const struct isc_thread *t,
@@ -475,6 +500,10 @@ static void json_aggregates(struct isc_json *j, const struct end *e)
 		}
 		json_thread_malloc(j, t);
 		json_thread_syscalls(j, t);
+		if (isc_sampler_signal()) {
+			isc_json_kv_uint(j, "cpu_samples", t->samples);
+			isc_json_kv_uint(j, "cpu_samples_lost", t->samples_lost);
+		}
 		isc_json_end_object(j);
 	}
 	isc_json_end_array(j);
@@ -510,6 +539,7 @@ static void trailer_meta_json(struct isc_json *j, const struct end *e)
 	}
 	json_numa(j);
 	json_heap(j);
+	json_sampling(j);
 	json_aggregates(j, e);
 	isc_json_end_object(j);
 }

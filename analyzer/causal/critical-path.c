@@ -221,9 +221,10 @@ int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a, s
 		w.comm[i] = strstr(n, "nccl") != NULL || strstr(n, "gloo") != NULL;
 	}
 	/* The work that ends last (the order puts a host segment after a GPU operation that
-	 * ends with it); a thread sleeping or waiting until exit is not where the run ends. */
+	 * ends with it); a thread sleeping or waiting until exit is not where the run ends,
+	 * nor a CPU sample while recorded work exists (isc_graph_ends_run). */
 	size_t last = c->n;
-	while (last > 1 && (c->node[c->order[last - 1]].flags & ISC_GN_IDLE)) {
+	while (last > 1 && !isc_graph_ends_run(t, c, c->order[last - 1])) {
 		last--;
 	}
 	uint32_t at = c->order[last - 1];

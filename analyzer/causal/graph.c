@@ -530,12 +530,28 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 	r = r == 0 ? order(c) : r;
 	r = r == 0 ? launch_latency(c) : r;
 	c->end = a->window.start;
+	c->samples_only = true;
+	for (size_t i = 0; i < c->n && c->samples_only; i++) {
+		const struct isc_gnode *g = &c->node[i];
+		c->samples_only =
+			(g->flags & ISC_GN_IDLE) ||
+			(!(g->flags & ISC_GN_GPU) && t->ev[g->ev].type == ISC_T_CPU_SAMPLE);
+	}
 	for (size_t i = 0; i < c->n; i++) {
-		if (!(c->node[i].flags & ISC_GN_IDLE)) {
+		if (isc_graph_ends_run(t, c, (uint32_t)i)) {
 			c->end = c->node[i].t1 > c->end ? c->node[i].t1 : c->end;
 		}
 	}
 	return r == 0 ? isc_critical_path(t, a, c) : r;
+}
+
+bool isc_graph_ends_run(const struct isc_trace *t, const struct isc_causal *c, uint32_t i)
+{
+	const struct isc_gnode *g = &c->node[i];
+	if (g->flags & ISC_GN_IDLE) {
+		return false;
+	}
+	return c->samples_only || (g->flags & ISC_GN_GPU) || t->ev[g->ev].type != ISC_T_CPU_SAMPLE;
 }
 
 void isc_causal_destroy(struct isc_causal *c)

@@ -131,7 +131,8 @@ struct isc_causal {
 	struct isc_cp_piece *pieces;
 	size_t n_pieces;
 	uint64_t path_nodes;
-	bool kineto; /* an input has no wait records (Kineto) */
+	bool kineto;	   /* an input has no wait records (Kineto) */
+	bool samples_only; /* the host work is CPU samples alone: no recorded host event */
 	uint64_t unknown_device_ops;
 	/* Answers to --what-if. */
 	struct isc_whatif_result *whatif;
@@ -146,6 +147,12 @@ struct isc_causal {
  * ISC_GN_NONE. NULL when memory runs out; the caller frees both arrays. */
 bool isc_graph_in_window(const struct isc_analysis *a, const struct isc_ev *e);
 int64_t isc_graph_host_dur(const struct isc_ev *e);
+/* Whether node i can be where the run ends (c->end, the critical path's last node, a
+ * what-if's end): not a thread waiting until exit, and not a CPU sample while recorded
+ * work exists - a sample is placed one sampling period after the CPU time it stands
+ * for, and a wrapper process (a shell, `timeout`) sampled on its way out would end the
+ * run after the program did, where re-timing the program cannot move it. */
+bool isc_graph_ends_run(const struct isc_trace *t, const struct isc_causal *c, uint32_t i);
 uint32_t *isc_graph_host_events(const struct isc_trace *t, const struct isc_analysis *a,
 				size_t **off);
 

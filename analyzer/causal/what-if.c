@@ -305,7 +305,7 @@ int isc_whatif_run(const struct isc_trace *t, const struct isc_analysis *a,
 	for (size_t k = 0; k < c->n; k++) {
 		uint32_t i = c->order[k];
 		ne[i] = retime(&r, i, ne);
-		if (!(c->node[i].flags & ISC_GN_IDLE)) {
+		if (isc_graph_ends_run(t, c, i)) {
 			end = ne[i] > end ? ne[i] : end;
 		}
 	}

@@ -207,6 +207,39 @@ struct isc_event *isc_event_reserve_slow(struct isc_thread *t, unsigned kind, un
 	return &c->rec[0];
 }
 
+struct isc_event *isc_event_reserve_sample(struct isc_thread *t, unsigned n)
+{
+	if (t == NULL || region == NULL || n == 0 || n > ISC_CHUNK_RECORDS) {
+		return NULL;
+	}
+	struct isc_chunk *c = atomic_load_explicit(&t->sample_chunk, memory_order_relaxed);
+	if (c != NULL) {
+		uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
+		if (h + n <= ISC_CHUNK_RECORDS) {
+			return &c->rec[h];
+		}
+		/* Lock-free list and free-list CAS: safe in a signal handler. */
+		atomic_store_explicit(&t->sample_chunk, NULL, memory_order_release);
+		full_push(c);
+		if (isc_buffer_on_full) {
+			isc_buffer_on_full(); /* a futex wake at most */
+		}
+	}
+	c = chunk_get(t->tid);
+	if (c == NULL) {
+		return NULL;
+	}
+	atomic_store_explicit(&t->sample_chunk, c, memory_order_release);
+	return &c->rec[0];
+}
+
+void isc_event_commit_sample(struct isc_thread *t, unsigned n)
+{
+	struct isc_chunk *c = atomic_load_explicit(&t->sample_chunk, memory_order_relaxed);
+	uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
+	atomic_store_explicit(&c->head, h + n, memory_order_release);
+}
+
 uint64_t isc_buffer_orphan_drops(unsigned kind)
 {
 	return kind < ISC_EV__COUNT ? atomic_load(&orphan_drops[kind]) : 0;
@@ -241,6 +274,9 @@ void isc_buffer_reset_after_fork(void)
 	/* Keep the slab slot (the TLS pointer refers to it) but start it over: its
 	 * counters described the parent. Open scopes stay: the child is inside them. */
 	atomic_store(&self->chunk, NULL);
+	atomic_store(&self->sample_chunk, NULL);
+	self->samples = self->samples_lost = 0;
+	self->py_tstate = 0;
 	self->next = NULL;
 	self->tid = (uint32_t)syscall(SYS_gettid);
 	atomic_store(&self->state, ISC_THREAD_LIVE);

@@ -97,6 +97,14 @@ static inline void isc_event_commit(unsigned n)
 	t->recorded++;
 }
 
+/*
+ * The sample chunk of thread t (its own signal handler only): n slots, or NULL when
+ * memory is exhausted (the caller counts the loss). Never starts the collector: it
+ * runs in a signal handler. Commit publishes them.
+ */
+struct isc_event *isc_event_reserve_sample(struct isc_thread *t, unsigned n);
+void isc_event_commit_sample(struct isc_thread *t, unsigned n);
+
 /* Registry walk (collector, flush): threads in reverse order of attachment. */
 struct isc_thread *isc_registry_first(void);
 

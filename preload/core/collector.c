@@ -25,6 +25,7 @@
 #define ORPHAN_CHECK_NS (100 * 1000000ull) /* 10 reads of /proc/self/stat a second */
 
 static isc_tick_fn ticks[MAX_TICKS];
+void (*isc_spill_prepare)(struct isc_event *recs, uint32_t n);
 static _Atomic unsigned n_ticks;
 
 static pthread_t thread;
@@ -264,6 +265,9 @@ static int queue_range(struct isc_spill *s, struct isc_chunk *c, uint32_t upto,
 	if (upto <= c->spilled) {
 		return 0;
 	}
+	if (isc_spill_prepare) {
+		isc_spill_prepare(&c->rec[c->spilled], upto - c->spilled);
+	}
 	hdr->tid = c->tid;
 	hdr->count = upto - c->spilled;
 	int r = isc_spill_queue(s, ISC_BLK_EVENTS, hdr, sizeof(*hdr), &c->rec[c->spilled],
@@ -376,18 +380,31 @@ int isc_collector_spill(bool final)
 	}
 	for (struct isc_thread *t = isc_registry_first(); t && r == 0; t = t->next) {
 		struct isc_chunk *c = atomic_load_explicit(&t->chunk, memory_order_acquire);
-		if (c == NULL) {
+		struct isc_chunk *sc = atomic_load_explicit(&t->sample_chunk, memory_order_acquire);
+		if (c == NULL && sc == NULL) {
 			continue;
 		}
 		bool gone = !final && thread_gone(t);
-		uint32_t head = atomic_load_explicit(&c->head, memory_order_acquire);
-		r = batch_add(s, &b, c, head, false);
+		if (c != NULL) {
+			uint32_t head = atomic_load_explicit(&c->head, memory_order_acquire);
+			r = batch_add(s, &b, c, head, false);
+		}
+		if (sc != NULL && r == 0) {
+			uint32_t head = atomic_load_explicit(&sc->head, memory_order_acquire);
+			r = batch_add(s, &b, sc, head, false);
+		}
 		if (r == 0 && gone) {
 			r = batch_flush(s, &b);
 			if (r == 0) {
 				atomic_store(&t->chunk, NULL);
+				atomic_store(&t->sample_chunk, NULL);
 				atomic_store(&t->state, ISC_THREAD_GONE);
-				isc_chunk_release(c);
+				if (c != NULL) {
+					isc_chunk_release(c);
+				}
+				if (sc != NULL) {
+					isc_chunk_release(sc);
+				}
 			}
 		}
 	}

@@ -61,6 +61,14 @@ void isc_collector_own_thread(int delta);
 void isc_collector_reset_after_fork(void);
 
 /*
+ * Called by the spiller on each range of records just before they are written, by
+ * whichever thread spills (one at a time): the CPU sampler resolves the Python code
+ * objects its samples point to there, while they are still alive. NULL = none.
+ */
+struct isc_event;
+extern void (*isc_spill_prepare)(struct isc_event *recs, uint32_t n);
+
+/*
  * Where the collector's output goes, given by the layer above (lifecycle.c registers
  * the session's functions at init), so the core never calls up: `spill` returns the
  * open spill file (opened with its metadata blocks on first use) or NULL when none can

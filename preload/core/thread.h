@@ -110,6 +110,26 @@ struct isc_thread {
 	struct isc_malloc_counters malloc;
 	struct isc_syscall_agg syscalls[ISC_SYSCALL_SLOTS];
 	int32_t numa_node; /* 1 + node last seen by a host hook; 0 = unknown */
+
+	/* CPU samples (samplers/): the signal handler writes them into a chunk of their
+	 * own, so that a sample never lands in the middle of a record the interrupted
+	 * code is writing. Owned by the thread (in its handler), spilled like chunk. */
+	struct isc_chunk *_Atomic sample_chunk;
+	uint64_t samples;      /* samples recorded */
+	uint64_t samples_lost; /* samples not recorded (memory cap, re-entered handler) */
+	uint32_t in_unwind;    /* the thread is unwinding its own stack (a sampled event) */
+	uint32_t py_skip;      /* handler nesting guard */
+	uint64_t py_tstate;    /* last PyThreadState found for this thread (a hint) */
+	uint64_t py_chain[32]; /* addresses of its Python frames at the last sample */
+	uint32_t py_chain_n;
+	uint16_t py_absent;	     /* samples left before looking for its PyThreadState again */
+	uint16_t py_backoff;	     /* and how many the next miss skips (doubling, at most 64) */
+	uint64_t sample_cpu_ns;	     /* the thread's CPU clock at its previous sample */
+	uint64_t sample_ns;	     /* time spent in the sampling handler (ns) */
+	uint64_t sample_py_ns;	     /* of which walking Python frames */
+	uint64_t stack_window;	     /* event stacks: start of the current second (ns) */
+	uint32_t stack_budget[2];    /* event stacks taken in it: launches, other events */
+	uint64_t stack_lo, stack_hi; /* the unwinder's checked range of this thread's stack */
 };
 
 #endif /* ISC_THREAD_H */

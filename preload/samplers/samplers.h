@@ -22,6 +22,12 @@
 unsigned isc_stacks_capture(uint64_t *pcs, unsigned max);
 unsigned isc_stacks_depth(void);
 void isc_stacks_fill(struct isc_event *recs, uint32_t tid, const uint64_t *pcs, unsigned n);
+/* The stack of an event: native return addresses then Python frames (two words each),
+ * with CPU sampling on (rate limited per thread, cpu-sampler.c); the opt-in
+ * INFERSCOPE_STACKS frames otherwise. Returns words; max must hold ISC_EVENT_STACK_WORDS. */
+#define ISC_EVENT_STACK_WORDS (ISC_STACK_MAX + 2 * 48)
+unsigned isc_stacks_capture_event(uint64_t *words, unsigned max, uint16_t *native,
+				  uint16_t *python);
 /* The converter's resolver (live process): "symbol+0x1f (libfoo.so)". */
 const char *isc_stacks_resolve(void *ctx, uint64_t addr, char *buf, size_t cap);
 void isc_stacks_init(void);

@@ -24,6 +24,7 @@
 #include "common/config.h"
 #include "preload/hooks/host/host.h"
 #include "common/log.h"
+#include "preload/samplers/cpu-sampler.h"
 
 typedef int (*backtrace_fn)(void **buffer, int size);
 
@@ -77,7 +78,16 @@ unsigned isc_stacks_capture(uint64_t *pcs, unsigned max)
 		return 0;
 	}
 	max = max < ISC_STACK_MAX ? max : ISC_STACK_MAX;
+	struct isc_thread *t = isc_tls_self;
+	if (t) {
+		t->in_unwind++; /* the CPU sampler stays out of libunwind meanwhile */
+	}
+	isc_unwind_enter();
 	int n = unw_backtrace_fn(raw, (int)(max + 16));
+	isc_unwind_leave();
+	if (t) {
+		t->in_unwind--;
+	}
 	unsigned skip = 0, out = 0;
 	/* our own frames (the hook, the recorder) come first */
 	while ((int)skip < n && (uintptr_t)raw[skip] >= self_lo && (uintptr_t)raw[skip] < self_hi) {
@@ -87,6 +97,32 @@ unsigned isc_stacks_capture(uint64_t *pcs, unsigned max)
 		pcs[out++] = (uintptr_t)raw[i];
 	}
 	return out;
+}
+
+unsigned isc_stacks_capture_event(uint64_t *words, unsigned max, uint16_t *native, uint16_t *python)
+{
+	*native = *python = 0;
+	struct isc_thread *t = isc_tls_self;
+	if (isc_sampler_signal() == 0 || t == NULL) {
+		/* sampling off: the opt-in INFERSCOPE_STACKS frames, native only */
+		unsigned n = isc_stacks_capture(words, max < depth ? max : depth);
+		*native = (uint16_t)n;
+		return n;
+	}
+	/* At most 100 stacks a second per thread: a stack costs tens of microseconds
+	 * (libunwind, the Python walk's system calls), so a thread of many slow calls
+	 * pays at most a few milliseconds a second. Beyond, events have no stack. */
+	if (!isc_sampler_stack_budget(t, 1)) {
+		return 0;
+	}
+	unsigned cap = isc_config.stacks ? isc_config.stacks : ISC_STACK_MAX;
+	unsigned n = isc_sampler_stack_here(words, max, native, python);
+	if (*native > cap) { /* INFERSCOPE_STACKS still bounds the native frames */
+		memmove(words + cap, words + *native, 2u * *python * sizeof(*words));
+		n -= *native - cap;
+		*native = (uint16_t)cap;
+	}
+	return n;
 }
 
 void isc_stacks_fill(struct isc_event *recs, uint32_t tid, const uint64_t *pcs, unsigned n)

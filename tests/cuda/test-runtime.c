@@ -199,3 +199,27 @@ Test(runtime, another_tool_owning_the_injection_variable)
 	yajl_tree_free(t);
 	isc_run_free(&r);
 }
+
+/* Calls the rules point at carry the stack of the call (issue 12): a copy from
+ * pageable memory, a synchronisation, a sampled launch; an async copy from pinned
+ * memory that did not wait does not. */
+Test(runtime, rule_points_carry_stacks)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("cw-runtime"), NULL };
+	yajl_val t = cw_run(argv, NULL, &r);
+	const char *const pointed[] = { "cudaMemcpy", "cudaStreamSynchronize", "cudaLaunchKernel" };
+	yajl_val stacks = isc_trace_get(t, "stacks/stacks");
+	for (size_t i = 0; i < sizeof(pointed) / sizeof(pointed[0]); i++) {
+		yajl_val c = api(t, pointed[i], 0);
+		long long id = isc_trace_int(c, "stack_id", 0);
+		cr_assert_gt(id, 0, "%s carries a stack", pointed[i]);
+		cr_assert(YAJL_IS_ARRAY(stacks) && (size_t)id <= YAJL_GET_ARRAY(stacks)->len);
+		yajl_val fr = isc_trace_get(YAJL_GET_ARRAY(stacks)->values[id - 1], "frames");
+		cr_assert(YAJL_IS_ARRAY(fr) && YAJL_GET_ARRAY(fr)->len >= 2, "%s", pointed[i]);
+	}
+	cr_assert_eq(isc_trace_int(api(t, "cudaMemcpyAsync", 0), "stack_id", 0), 0,
+		     "an async copy from pinned memory is not a rule's concern");
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}

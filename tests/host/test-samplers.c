@@ -106,7 +106,9 @@ Test(samplers, stacks_are_symbolised)
 	isc_run_free(&r);
 }
 
-Test(samplers, no_stacks_by_default)
+/* Without INFERSCOPE_STACKS, no stack as strings; with CPU sampling on (the default)
+ * the event refers to an interned stack instead, and with it off it has none. */
+Test(samplers, no_stack_strings_by_default)
 {
 	struct isc_run r;
 	const char *argv[] = { isc_test_workload("wl-alloc"), "large", NULL };
@@ -114,6 +116,19 @@ Test(samplers, no_stacks_by_default)
 	yajl_val m = isc_trace_find(t, "memory_event", "malloc", 0);
 	cr_assert_not_null(m);
 	cr_assert_null(isc_trace_get(m, "metadata/stack"));
+	long long id = isc_trace_int(m, "stack_id", 0);
+	cr_assert_gt(id, 0, "a sampled allocation carries the stack of its call");
+	cr_assert_eq(isc_trace_int(m, "metadata/stack_id", 0), id);
+	yajl_val stacks = isc_trace_get(t, "stacks/stacks");
+	cr_assert(stacks && YAJL_IS_ARRAY(stacks) && (size_t)id <= YAJL_GET_ARRAY(stacks)->len);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+	const char *off[] = { "INFERSCOPE_CPU_SAMPLE=0", NULL };
+	t = host_trace(argv, off, &r);
+	m = isc_trace_find(t, "memory_event", "malloc", 0);
+	cr_assert_not_null(m);
+	cr_assert_null(isc_trace_get(m, "metadata/stack"));
+	cr_assert_null(isc_trace_get(m, "stack_id"));
 	yajl_tree_free(t);
 	isc_run_free(&r);
 }

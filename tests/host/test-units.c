@@ -124,7 +124,7 @@ static unsigned syscall_records(struct isc_event *r, uint32_t name, unsigned fra
 	r[0].dur = 25000;
 	r[0].tid = 77;
 	r[0].kind = ISC_EV_SYSCALL;
-	r[0].flags = ISC_EVF_ERRNO;
+	r[0].flags = ISC_EVF_ERRNO | ISC_EVF_STACK_TEXT; /* INFERSCOPE_STACKS was set */
 	r[0].name = name;
 	r[0].u.syscall.ret = -1;
 	r[0].u.syscall.bytes = 4096;

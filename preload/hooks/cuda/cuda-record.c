@@ -6,6 +6,7 @@
 
 #include "preload/hooks/cuda/cuda-family.h"
 #include "preload/hooks/cuda/cuda-hook.h"
+#include "preload/samplers/cpu-sampler.h"
 
 static uint32_t aux_of(const struct isc_cuda_call *c, const struct isc_cuda_info *info)
 {
@@ -52,9 +53,18 @@ void isc_cuda_record(const struct isc_cuda_call *c, uint64_t end, int result,
 	}
 	t->cuda.calls[c->fn].count++;
 	t->cuda.calls[c->fn].ns += end - c->t0;
-	struct isc_event *e = isc_event_reserve(ISC_EV_CUDA_API, n);
+	uint32_t aux = aux_of(c, info);
+	/* where the rules point: calls that waited, copies from pageable memory, and a
+	 * sample of launches (their exact count is in the aggregates) */
+	uint64_t w[ISC_CUDA_STACK_WORDS];
+	unsigned nw = 0;
+	bool pageable = (aux >> ISC_API_HOSTMEM_SHIFT & 7) == ISC_MEM_PAGEABLE;
+	if (launch || pageable || blocked(c, info, aux)) {
+		nw = isc_cuda_stack(w, ISC_CUDA_STACK_WORDS, launch != NULL);
+	}
+	unsigned ns = nw ? isc_stack_records(nw) : 0;
+	struct isc_event *e = isc_event_reserve(ISC_EV_CUDA_API, n + ns);
 	if (e) {
-		uint32_t aux = aux_of(c, info);
 		unsigned f = isc_cuda_fn_flags[c->fn];
 		e->ts = c->t0;
 		e->dur = end - c->t0;
@@ -63,7 +73,7 @@ void isc_cuda_record(const struct isc_cuda_call *c, uint64_t end, int result,
 		e->flags = (uint16_t)((blocked(c, info, aux) ? ISC_EVF_BLOCKED : 0) |
 				      ((f & ISC_CF_A) ? ISC_EVF_ASYNC : 0));
 		e->name = isc_cuda_fn_ids[c->fn];
-		e->aux = aux | (launch ? ISC_API_LAUNCH : 0);
+		e->aux = aux | (launch ? ISC_API_LAUNCH : 0) | (ns ? ISC_API_STACK : 0);
 		e->u.cuda_api.correlation_id = c->corr;
 		e->u.cuda_api.bytes = info->bytes;
 		e->u.cuda_api.ptr = info->ptr;
@@ -77,7 +87,10 @@ void isc_cuda_record(const struct isc_cuda_call *c, uint64_t end, int result,
 			e[1].kind = ISC_EV_EXT;
 			e[1].u.launch = *launch;
 		}
-		isc_event_commit(n);
+		if (ns) {
+			isc_cuda_stack_fill(&e[n], t->tid, w, nw);
+		}
+		isc_event_commit(n + ns);
 	}
 	isc_guard_leave();
 	errno = saved;

@@ -189,9 +189,10 @@ void isc_host_record_memory(struct isc_thread *t, unsigned op, const void *ptr, 
 	isc_tls_guard++;
 	uint64_t now = isc_now();
 	if (isc_capturing(now)) {
-		uint64_t pcs[ISC_STACK_MAX];
-		unsigned nf = isc_stacks_capture(pcs, isc_stacks_depth());
-		unsigned n = 1 + isc_stack_records(nf);
+		uint64_t pcs[ISC_EVENT_STACK_WORDS];
+		uint16_t nf, npy;
+		unsigned nw = isc_stacks_capture_event(pcs, ISC_EVENT_STACK_WORDS, &nf, &npy);
+		unsigned n = 1 + isc_stack_records(nw);
 		int node = isc_numa_node_now();
 		struct isc_event *e = isc_event_reserve(ISC_EV_MEMORY, n);
 		if (e) {
@@ -199,7 +200,7 @@ void isc_host_record_memory(struct isc_thread *t, unsigned op, const void *ptr, 
 			e->dur = 0;
 			e->tid = t->tid;
 			e->kind = ISC_EV_MEMORY;
-			e->flags = 0;
+			e->flags = isc_config.stacks ? ISC_EVF_STACK_TEXT : 0;
 			e->name = 0;
 			e->aux = 0;
 			e->u.memory.ptr = (uintptr_t)ptr;
@@ -207,9 +208,9 @@ void isc_host_record_memory(struct isc_thread *t, unsigned op, const void *ptr, 
 			e->u.memory.weight = weight;
 			e->u.memory.op = (uint16_t)op;
 			e->u.memory.numa_node = (int16_t)node;
-			e->u.memory.frames = (uint16_t)nf;
-			e->u.memory.reserved = 0;
-			isc_stacks_fill(e + 1, t->tid, pcs, nf);
+			e->u.memory.frames = nf;
+			e->u.memory.py_frames = npy;
+			isc_stacks_fill(e + 1, t->tid, pcs, nw);
 			isc_event_commit(n);
 			t->malloc.sampled++;
 		}

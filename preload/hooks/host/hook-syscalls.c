@@ -212,16 +212,17 @@ void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t
 	if (cat == ISC_SYSCAT_IO && target == ISC_FD_SOCKET) {
 		cat = ISC_SYSCAT_NET;
 	}
-	uint64_t pcs[ISC_STACK_MAX];
-	unsigned nf = isc_stacks_capture(pcs, isc_stacks_depth());
-	unsigned n = 1 + isc_stack_records(nf);
+	uint64_t pcs[ISC_EVENT_STACK_WORDS];
+	uint16_t nf, npy;
+	unsigned nw = isc_stacks_capture_event(pcs, ISC_EVENT_STACK_WORDS, &nf, &npy);
+	unsigned n = 1 + isc_stack_records(nw);
 	struct isc_event *e = isc_event_reserve(ISC_EV_SYSCALL, n);
 	if (e) {
 		e->ts = start;
 		e->dur = dur_ns;
 		e->tid = c->t->tid;
 		e->kind = ISC_EV_SYSCALL;
-		e->flags = err ? ISC_EVF_ERRNO : 0;
+		e->flags = (err ? ISC_EVF_ERRNO : 0) | (isc_config.stacks ? ISC_EVF_STACK_TEXT : 0);
 		e->name = name_ids[c->sc];
 		e->aux = 0;
 		e->u.syscall.ret = ret;
@@ -231,9 +232,9 @@ void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t
 		e->u.syscall.nr = d->nr;
 		e->u.syscall.category = (uint8_t)cat;
 		e->u.syscall.target = (uint8_t)target;
-		e->u.syscall.frames = (uint16_t)nf;
-		e->u.syscall.reserved = 0;
-		isc_stacks_fill(e + 1, c->t->tid, pcs, nf);
+		e->u.syscall.frames = nf;
+		e->u.syscall.py_frames = npy;
+		isc_stacks_fill(e + 1, c->t->tid, pcs, nw);
 		isc_event_commit(n);
 		c->t->syscalls[c->sc].events++;
 	}

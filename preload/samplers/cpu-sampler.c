@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CPU sampling: every thread on its own CPU-time clock (INFERSCOPE_CPU_SAMPLE Hz).
+ *
+ * Signal: a real-time signal the program leaves at SIG_DFL, from SIGRTMIN+4 up
+ * (glibc keeps SIGRTMIN..+2 for itself, programs that use real-time signals start at
+ * the bottom), chosen and installed by lifecycle.c, which registers every handler of
+ * the library. SIGPROF and SIGALRM stay the program's. Should the program later put
+ * a handler on ours, the collector sees it at its next tick, deletes every timer and
+ * counts it (trace_metadata.sampling.stepped_aside): our signals stop, its handler
+ * stays.
+ *
+ * Timers: one POSIX timer per thread on that thread's CPU clock, delivering to that
+ * thread (SIGEV_THREAD_ID), created with raw system calls. The main thread's is
+ * created when the library starts - a CPU-bound program may never call anything we
+ * hook; other threads' by the collector, for every thread that recorded an event and
+ * every thread it finds in /proc/self/task. A thread that only waits never consumes
+ * CPU time, so its timer never fires: sampling costs nothing while a program blocks.
+ * Since Linux 5.11 (POSIX_CPU_TIMERS_TASK_WORK) an expired CPU timer's signal is
+ * generated on the way back to user space, after the system call that consumed the
+ * time has finished, so it cannot interrupt that call; SA_RESTART covers the rest.
+ *
+ * Handler: errno saved and restored; the stack into the thread's sample chunk
+ * (buffer.h), never into the chunk the interrupted code may be writing. Weight: the
+ * thread's CPU time since its previous sample (the clock is read through the vDSO).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload/core/buffer.h"
+#include "preload/core/capture.h"
+#include "common/clock.h"
+#include "preload/core/collector.h"
+#include "common/config.h"
+#include "preload/hooks/host/host.h"
+#include "common/log.h"
+#include "preload/samplers/cpu-sampler.h"
+#include "format/json-writer.h"
+
+#define TIMERS 4096
+#define SCAN_EVERY 10 /* ticks between /proc/self/task scans */
+
+struct timer_slot {
+	uint32_t tid; /* 0 = free */
+	int id;	      /* kernel timer id */
+};
+
+static int sig;	    /* 0: sampling off */
+static bool wanted; /* configured on: lifecycle.c installs the handler */
+static uint64_t period_ns;
+static struct timer_slot timers[TIMERS]; /* the collector's (and fork child's) */
+static unsigned n_timers;
+static uint64_t ticks;
+static bool stepped_aside;
+static uint64_t timer_failures;
+static uint64_t self_lo, self_hi; /* this library's code, skipped in event stacks */
+
+int isc_sampler_signal(void)
+{
+	return sig;
+}
+
+static clockid_t thread_clock(uint32_t tid)
+{
+	return (clockid_t)((~(unsigned)tid) << 3) | 6; /* CPUCLOCK_SCHED of a thread */
+}
+
+static uint64_t cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the handler ---- */
+
+static void fill_words(struct isc_event *recs, uint32_t tid, const uint64_t *w, unsigned n)
+{
+	isc_stacks_fill(recs, tid, w, n);
+}
+
+void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
+{
+	int saved = errno;
+	(void)s;
+	struct isc_thread *t = isc_tls_self;
+	if (t == NULL && isc_tls_guard == 0 && isc_core_ready()) {
+		isc_tls_guard++;
+		t = isc_thread_attach(); /* a thread the collector found in /proc */
+		isc_tls_guard--;
+	}
+	if (t == NULL || si->si_code != SI_TIMER) {
+		errno = saved;
+		return;
+	}
+	uint64_t cpu = cpu_now();
+	uint64_t weight = t->sample_cpu_ns && cpu > t->sample_cpu_ns
+				  ? cpu - t->sample_cpu_ns
+				  : period_ns * (1 + (unsigned)si->si_overrun);
+	t->sample_cpu_ns = cpu;
+	if (t->in_unwind || t->py_skip) {
+		t->samples_lost++; /* interrupted our own unwinding: libunwind is not re-entrant */
+		errno = saved;
+		return;
+	}
+	uint64_t now = isc_now();
+	if (!isc_capturing(now)) {
+		errno = saved;
+		return;
+	}
+	t->py_skip = 1;
+	/* libunwind may take a mutex: our own pthread_mutex_lock hook must not see it */
+	isc_tls_guard++;
+	uint64_t w[ISC_SAMPLE_NATIVE_MAX + 2 * ISC_SAMPLE_PY_MAX];
+	unsigned native = isc_unwind_signal(ucv, w, ISC_SAMPLE_NATIVE_MAX, true);
+	uint16_t status;
+	uint64_t py0 = isc_now();
+	unsigned py = isc_py_walk(t, w + native, ISC_SAMPLE_PY_MAX, &status);
+	uint64_t py1 = isc_now();
+	t->sample_py_ns += py1 - py0;
+	unsigned words = native + 2 * py;
+	unsigned n = 1 + isc_stack_records(words);
+	struct isc_event *e = isc_event_reserve_sample(t, n);
+	if (e == NULL) {
+		t->samples_lost++;
+	} else {
+		memset(e, 0, sizeof(*e));
+		e->ts = now;
+		e->dur = weight;
+		e->tid = t->tid;
+		e->kind = ISC_EV_CPU_SAMPLE;
+		e->u.sample.overrun = (uint64_t)si->si_overrun;
+		e->u.sample.native = (uint16_t)native;
+		e->u.sample.python = (uint16_t)py;
+		e->u.sample.status = status;
+		fill_words(e + 1, t->tid, w, words);
+		isc_event_commit_sample(t, n);
+		t->samples++;
+	}
+	t->sample_ns += isc_now() - now; /* the handler's own cost, for the trace */
+	isc_tls_guard--;
+	t->py_skip = 0;
+	errno = saved;
+}
+
+/* ---- timers ---- */
+
+static int timer_start(uint32_t tid, clockid_t clock)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = sig;
+	sev._sigev_un._tid = (pid_t)tid;
+	int id = -1;
+	if (syscall(SYS_timer_create, clock, &sev, &id) != 0) {
+		return -errno;
+	}
+	struct itimerspec its;
+	its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	if (syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
+		int err = errno;
+		syscall(SYS_timer_delete, id);
+		return -err;
+	}
+	return id;
+}
+
+static struct timer_slot *slot_of(uint32_t tid, bool add)
+{
+	struct timer_slot *free_slot = NULL;
+	for (unsigned i = 0; i < n_timers; i++) {
+		if (timers[i].tid == tid) {
+			return &timers[i];
+		}
+		if (timers[i].tid == 0 && free_slot == NULL) {
+			free_slot = &timers[i];
+		}
+	}
+	if (!add) {
+		return NULL;
+	}
+	if (free_slot == NULL && n_timers < TIMERS) {
+		free_slot = &timers[n_timers++];
+	}
+	return free_slot;
+}
+
+/* Starts sampling thread tid (self: its own clock id) unless it already is sampled. */
+static void ensure_timer(uint32_t tid, bool self)
+{
+	if (sig == 0 || stepped_aside || slot_of(tid, false)) {
+		return;
+	}
+	struct timer_slot *s = slot_of(tid, true);
+	if (s == NULL) {
+		return;
+	}
+	int id = timer_start(tid, self ? CLOCK_THREAD_CPUTIME_ID : thread_clock(tid));
+	if (id < 0) {
+		timer_failures += id != -EINVAL && id != -ESRCH; /* EINVAL/ESRCH: it exited */
+		return;
+	}
+	s->tid = tid;
+	s->id = id;
+}
+
+static void delete_all(void)
+{
+	for (unsigned i = 0; i < n_timers; i++) {
+		if (timers[i].tid) {
+			syscall(SYS_timer_delete, timers[i].id);
+		}
+	}
+	memset(timers, 0, sizeof(timers));
+	n_timers = 0;
+}
+
+static bool alive(uint32_t tid)
+{
+	return !(syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH);
+}
+
+/* Threads of the process that never recorded anything: from /proc/self/task. */
+static void scan_tasks(uint32_t self)
+{
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		return;
+	}
+	char buf[4096];
+	long n;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			uint32_t tid = (uint32_t)strtoul(d->d_name, NULL, 10);
+			if (tid && tid != self) {
+				ensure_timer(tid, false);
+			}
+			off += d->d_reclen;
+		}
+	}
+	close(fd);
+}
+
+static void tick(uint64_t now)
+{
+	(void)now;
+	if (sig == 0 || stepped_aside) {
+		return;
+	}
+	struct sigaction cur;
+	if (sigaction(sig, NULL, &cur) == 0 && cur.sa_sigaction != isc_samplers_on_signal) {
+		/* the program took our signal: its handler stays, our timers go */
+		stepped_aside = true;
+		delete_all();
+		isc_info("CPU samples: the program installed a handler for signal %d; sampling "
+			 "stopped",
+			 sig);
+		return;
+	}
+	uint32_t self = isc_collector_tid();
+	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
+		if (t->tid != self &&
+		    atomic_load_explicit(&t->state, memory_order_relaxed) != ISC_THREAD_GONE) {
+			ensure_timer(t->tid, false);
+		}
+	}
+	if (ticks++ % SCAN_EVERY == 0) {
+		scan_tasks(self);
+		for (unsigned i = 0; i < n_timers; i++) {
+			if (timers[i].tid && !alive(timers[i].tid)) {
+				syscall(SYS_timer_delete, timers[i].id);
+				timers[i].tid = 0;
+			}
+		}
+	}
+	if (ticks % 100 == 1) {
+		isc_py_discover(); /* an interpreter loaded with dlopen (embedding) */
+	}
+}
+
+/* ---- stacks of events (isc_sampler_stack_here) ---- */
+
+unsigned isc_sampler_stack_here(uint64_t *words, unsigned max, uint16_t *native, uint16_t *python)
+{
+	struct isc_thread *t = isc_tls_self;
+	*native = *python = 0;
+	if (sig == 0 || t == NULL || max < 8) {
+		return 0;
+	}
+	t->in_unwind++;
+	isc_tls_guard++; /* libunwind's mutex is not the application's */
+	ucontext_t uc;
+	/* getcontext returns twice in principle (setcontext): volatile keeps them honest */
+	volatile unsigned n = 0, skip = 0;
+	if (getcontext(&uc) == 0) {
+		n = isc_unwind_signal(&uc, words, max / 2, false);
+	}
+	while (skip < n && words[skip] >= self_lo && words[skip] < self_hi) {
+		skip++; /* our own frames: the hook and the recorder */
+	}
+	memmove(words, words + skip, (n - skip) * sizeof(*words));
+	n -= skip;
+	uint16_t status;
+	unsigned py = isc_py_walk(t, words + n, (max - n) / 2, &status);
+	isc_tls_guard--;
+	t->in_unwind--;
+	*native = (uint16_t)n;
+	*python = (uint16_t)py;
+	return n + 2 * py;
+}
+
+bool isc_sampler_stack_budget(struct isc_thread *t, unsigned cls)
+{
+	static const uint32_t limit[2] = { 20, 20 };
+	uint64_t now = isc_now();
+	if (now - t->stack_window >= 1000000000u) {
+		t->stack_window = now;
+		t->stack_budget[0] = t->stack_budget[1] = 0;
+	}
+	if (t->stack_budget[cls] >= limit[cls]) {
+		return false;
+	}
+	t->stack_budget[cls]++;
+	return true;
+}
+
+unsigned isc_cuda_stack(uint64_t *w, unsigned max, bool launch)
+{
+	struct isc_thread *t = isc_tls_self;
+	if (sig == 0 || t == NULL || max < 2 || !isc_sampler_stack_budget(t, launch ? 0 : 1)) {
+		return 0;
+	}
+	uint16_t native, python;
+	unsigned n = isc_sampler_stack_here(w + 1, max - 1, &native, &python);
+	if (n == 0) {
+		return 0;
+	}
+	w[0] = isc_stack_block_header(native, python);
+	return n + 1;
+}
+
+void isc_cuda_stack_fill(struct isc_event *recs, uint32_t tid, const uint64_t *w, unsigned n)
+{
+	isc_stacks_fill(recs, tid, w, n);
+}
+
+/* ---- fork, metadata, init ---- */
+
+void isc_samplers_fork_child(void)
+{
+	/* timers are not inherited: the child samples its (only) thread anew */
+	isc_unwind_fork_child();
+	memset(timers, 0, sizeof(timers));
+	n_timers = 0;
+	ticks = 0;
+	if (sig && !stepped_aside) {
+		struct isc_thread *t = isc_tls_self;
+		if (t) {
+			t->sample_cpu_ns = 0;
+		}
+		ensure_timer((uint32_t)syscall(SYS_gettid), true);
+	}
+}
+
+bool isc_sampling_report(struct isc_sampling_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
+		r->samples += t->samples;
+		r->lost += t->samples_lost;
+		r->handler_ns += t->sample_ns;
+		r->python_ns += t->sample_py_ns;
+	}
+	r->cpu_hz = sig ? isc_config.cpu_sample_hz : 0;
+	r->signal = sig;
+	r->python = isc_py_status();
+	r->unwinder = isc_unwind_have_libunwind() ? "unwind-tables+libunwind"
+						  : "unwind-tables+frame-pointers";
+	r->unwind_fallbacks = isc_unwind_fallbacks();
+	r->stepped_aside = stepped_aside;
+	r->timer_failures = timer_failures;
+	return true;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t me = (uintptr_t)data;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && me >= lo && me < lo + ph->p_memsz) {
+			self_lo = lo;
+			self_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void isc_samplers_init(void)
+{
+	if (isc_config.cpu_sample_hz == 0) {
+		return;
+	}
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)isc_samplers_init);
+	period_ns = 1000000000ull / isc_config.cpu_sample_hz;
+	isc_unwind_init();
+	isc_py_discover();
+	isc_spill_prepare = isc_py_resolve_records;
+	wanted = true;
+}
+
+bool isc_samplers_wanted(void)
+{
+	return wanted;
+}
+
+void isc_samplers_start(int s)
+{
+	if (!wanted || sig != 0) {
+		return;
+	}
+	sig = s;
+	isc_collector_add_tick(tick);
+	ensure_timer((uint32_t)syscall(SYS_gettid), true);
+}
