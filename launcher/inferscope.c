@@ -5,6 +5,7 @@
  *   inferscope run [options] -- COMMAND [ARGS...]   profile COMMAND, then report
  *   inferscope analyze [ARGS...]                    same as inferscope-analyze
  *   inferscope capture PID --steps N | --duration D  a window of a running process
+ *   inferscope watch [ARGS...] DIR                  same as inferscope-watch (metrics)
  *
  * `run` sets LD_PRELOAD to libinferscope.so's absolute path and INFERSCOPE_* from its
  * options, runs the command, forwards the signals sent to it, then runs the analyzer on
@@ -158,23 +159,30 @@ bool isc_launcher_find_library(char *out, size_t cap)
 	return usable(path, out, R_OK);
 }
 
-bool isc_launcher_find_analyzer(char *out, size_t cap)
+bool isc_launcher_find_tool(const char *name, char *out, size_t cap)
 {
 	char dir[PATH_MAX], path[PATH_MAX * 3], bindir[PATH_MAX * 2];
 	(void)cap;
 	self_dir(dir, sizeof(dir));
-	/* the build tree */
-	snprintf(path, sizeof(path), "%s/../analyzer/inferscope-analyze", dir);
+	/* the build tree: inferscope-analyze in analyzer/, inferscope-watch in watch/ */
+	const char *folder = strncmp(name, "inferscope-", 11) == 0 ? name + 11 : name;
+	snprintf(path, sizeof(path), "%s/../%s/%s", dir,
+		 strcmp(folder, "analyze") == 0 ? "analyzer" : folder, name);
 	if (usable(path, out, X_OK)) {
 		return true;
 	}
-	snprintf(path, sizeof(path), "%s/inferscope-analyze", dir); /* beside us */
+	snprintf(path, sizeof(path), "%s/%s", dir, name); /* beside us */
 	if (usable(path, out, X_OK)) {
 		return true;
 	}
 	join(bindir, sizeof(bindir), ISC_PREFIX, ISC_BINDIR);
-	snprintf(path, sizeof(path), "%s/inferscope-analyze", bindir);
+	snprintf(path, sizeof(path), "%s/%s", bindir, name);
 	return usable(path, out, X_OK);
+}
+
+bool isc_launcher_find_analyzer(char *out, size_t cap)
+{
+	return isc_launcher_find_tool("inferscope-analyze", out, cap);
 }
 
 /* In the child: the environment, the signals and the mask the command should get. */
@@ -326,17 +334,18 @@ static int cmd_run(int argc, char **argv)
 	return WEXITSTATUS(st);
 }
 
-static int cmd_analyze(int argc, char **argv)
+/* `inferscope analyze` and `inferscope watch`: the tool of that name, same arguments. */
+static int cmd_tool(const char *name, int argc, char **argv)
 {
-	char analyzer[PATH_MAX];
-	if (!isc_launcher_find_analyzer(analyzer, sizeof(analyzer))) {
-		fprintf(stderr, "inferscope: inferscope-analyze not found\n");
+	char tool[PATH_MAX];
+	if (!isc_launcher_find_tool(name, tool, sizeof(tool))) {
+		fprintf(stderr, "inferscope: %s not found\n", name);
 		return 2;
 	}
-	argv[0] = analyzer;
+	argv[0] = tool;
 	(void)argc;
-	execv(analyzer, argv);
-	fprintf(stderr, "inferscope: cannot run %s: %s\n", analyzer, strerror(errno));
+	execv(tool, argv);
+	fprintf(stderr, "inferscope: cannot run %s: %s\n", tool, strerror(errno));
 	return 2;
 }
 
@@ -355,13 +364,17 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	}
 	if (strcmp(argv[1], "analyze") == 0) {
-		return cmd_analyze(argc - 1, argv + 1);
+		return cmd_tool("inferscope-analyze", argc - 1, argv + 1);
 	}
 	if (strcmp(argv[1], "capture") == 0) {
 		argv[1] = "inferscope capture";
 		return isc_capture_main(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "inferscope: unknown command '%s' (run, analyze, capture)\n", argv[1]);
+	if (strcmp(argv[1], "watch") == 0) {
+		return cmd_tool("inferscope-watch", argc - 1, argv + 1);
+	}
+	fprintf(stderr, "inferscope: unknown command '%s' (run, analyze, capture, watch)\n",
+		argv[1]);
 	isc_launcher_usage(stderr);
 	return 2;
 }

@@ -56,6 +56,7 @@ void isc_launcher_usage(FILE *f)
 	fprintf(f, "usage: inferscope run [options] -- COMMAND [ARGS...]\n"
 		   "       inferscope analyze [inferscope-analyze options] TRACE...\n"
 		   "       inferscope capture PID [--steps N | --duration D] [-o FILE]\n"
+		   "       inferscope watch [inferscope-watch options] DIR\n"
 		   "       inferscope --version\n\n"
 		   "run options:\n");
 	for (const struct opt *o = opts; o->name; o++) {

@@ -57,5 +57,7 @@ void isc_capture_usage(FILE *f);
 
 bool isc_launcher_find_library(char *out, size_t cap);
 bool isc_launcher_find_analyzer(char *out, size_t cap);
+/* A program installed beside the launcher (inferscope-analyze, inferscope-watch). */
+bool isc_launcher_find_tool(const char *name, char *out, size_t cap);
 
 #endif /* ISC_LAUNCHER_H */

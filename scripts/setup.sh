@@ -27,6 +27,7 @@ packages=(
 	libjemalloc2 libtcmalloc-minimal4 clang-format
 	stress-ng libpython3.11-testsuite
 	libprotobuf-c-dev protobuf-c-compiler
+	prometheus golang-go python3-yaml
 )
 
 missing=()
@@ -43,6 +44,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	$sudo apt-get update -qq
 	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	# The tests start their own Prometheus on a loopback port: the package's system
+	# service stays off (policy-rc.d keeps it from starting in containers; this keeps
+	# it from starting at the next boot elsewhere).
+	if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null; then
+		$sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
+	fi
 fi
 
 if [ ! -f "$build/build.ninja" ]; then

@@ -15,6 +15,7 @@
 
 #include "analyzer/analysis/extras.h"
 #include "analyzer/base/fmt.h"
+#include "analyzer/model/hosts.h"
 
 /* The input's rank, or -1 when the input is not a rank. */
 static int rank_of(const struct isc_trace *t, size_t input, const bool *gpu)
@@ -166,9 +167,45 @@ static void slowest(const struct isc_trace *t, struct isc_analysis *a)
 	(void)t;
 }
 
+/* Several hosts: how each was put on the first one's clock (model/hosts.h). */
+static void host_clocks(const struct isc_trace *t, struct isc_extras *x)
+{
+	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN];
+	for (size_t i = 0; i < t->hosts->n && x->n_clocks < 4; i++) {
+		const struct isc_host_clock *c = &t->hosts->v[i];
+		char *line = x->clocks[x->n_clocks++];
+		const char *host = isc_trace_str(t, c->host);
+		if (c->reference) {
+			snprintf(line, ISC_LINE, "host %s: the reference clock (%u input(s))", host,
+				 c->inputs);
+			continue;
+		}
+		int n = snprintf(line, ISC_LINE, "host %s: %s%s", host,
+				 c->anchored ? "realtime anchors shift it by " : "no anchor pair",
+				 c->anchored ? isc_fmt_dur(b1, (double)c->anchor_shift_ns) : "");
+		if (c->estimated) {
+			snprintf(
+				line + n, ISC_LINE - (size_t)n,
+				"; collectives: a further %s +/- %s (%u NCCL kernel ends matched); "
+				"shifted by %s",
+				isc_fmt_dur(b2, (double)c->offset_ns),
+				isc_fmt_dur(b3, (double)c->uncertainty_ns), c->matched,
+				isc_fmt_dur(b1, (double)c->applied_ns));
+		} else {
+			snprintf(line + n, ISC_LINE - (size_t)n, "; no collectives to match: %s",
+				 c->anchored ? "the anchors alone (as good as NTP, about 1 ms)"
+					     : "not aligned, compare ranks on their own timelines");
+		}
+	}
+}
+
 /* Per host: do its ranks' timelines overlap (one clock), and how far apart they start. */
 static void clocks(const struct isc_trace *t, struct isc_extras *x)
 {
+	if (t->hosts != NULL) {
+		host_clocks(t, x);
+		return;
+	}
 	char b1[ISC_FMT_LEN];
 	for (size_t i = 0; i < x->n_ranks && x->n_clocks < 4; i++) {
 		bool first = true;

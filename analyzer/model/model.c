@@ -11,6 +11,7 @@
 #include "analyzer/base/sort.h"
 #include "analyzer/model/stacks.h"
 #include "analyzer/base/string-table.h"
+#include "analyzer/model/hosts.h"
 #include "analyzer/model/model-extra.h"
 
 struct isc_trace *isc_trace_create(void)
@@ -44,6 +45,7 @@ void isc_trace_destroy(struct isc_trace *t)
 		isc_stacks_destroy(t->inputs[i].stacks);
 	}
 	isc_trace_extra_destroy(t->extra);
+	isc_hosts_destroy(t->hosts);
 	free(t->inputs);
 	free(t->ev);
 	free(t->threads);
@@ -332,7 +334,8 @@ int isc_trace_finalize(struct isc_trace *t)
 		t->ev[i].ts = bound(t->ev[i].ts, -TIME_LIMIT);
 		t->ev[i].dur = bound(t->ev[i].dur, 0);
 	}
-	int r = sort_events(t);
+	int r = isc_hosts_align(t);
+	r = r == 0 ? sort_events(t) : r;
 	if (r == 0) {
 		r = index_correlations(t);
 	}

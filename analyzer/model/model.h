@@ -155,6 +155,10 @@ struct isc_input {
 	uint64_t skipped; /* events of unknown types */
 	uint64_t ignored; /* events read but not modelled (flows, returns, metadata) */
 	int64_t meta_start_ns, meta_end_ns; /* 0 when absent */
+	/* trace_metadata.clock: one monotonic and one realtime reading of the same moment,
+	 * the pair that puts the traces of several hosts on one axis (model/hosts.h) */
+	bool has_anchor;
+	int64_t anchor_mono_ns, anchor_real_ns;
 	/* Exec chains (trace_metadata.exec_chain): the images before the program, which
 	 * started at meta_start_ns; their events are start-up, before it. */
 	uint32_t startup_images;
@@ -204,6 +208,7 @@ struct isc_trace {
 	struct isc_corr_direct *corr_direct; /* per input, when its ids are dense */
 	bool finalized;
 	struct isc_trace_extra *extra; /* what only the export needs (model-extra.h), or NULL */
+	struct isc_hosts *hosts;       /* several hosts: their clocks aligned (hosts.h), or NULL */
 };
 
 struct isc_trace *isc_trace_create(void);
@@ -224,8 +229,9 @@ uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid);
 struct isc_ev *isc_trace_push(struct isc_trace *t);
 
 /*
- * Sorts events by start time (stable), indexes correlation ids and gives GPU events
- * without a thread the thread of the call that launched them. Returns 0 or -ENOMEM.
+ * Puts the inputs of several hosts on one clock (hosts.h), sorts events by start time
+ * (stable), indexes correlation ids and gives GPU events without a thread the thread of
+ * the call that launched them. Returns 0 or -ENOMEM.
  */
 int isc_trace_finalize(struct isc_trace *t);
 /* The cuda_api event with this correlation id in this input, or NULL. */

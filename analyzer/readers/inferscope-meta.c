@@ -420,6 +420,12 @@ int isc_meta_apply(struct isc_read_ctx *rc, const struct isc_jdom *d, char *err,
 	in->complete = complete == UINT32_MAX ? -1 : d->n[complete].v.b;
 	in->meta_start_ns = us_to_ns(d, 0, "start_us");
 	in->meta_end_ns = us_to_ns(d, 0, "end_us");
+	uint32_t clock = isc_jdom_get(d, 0, "clock");
+	double mono, real;
+	in->has_anchor = isc_jdom_num(d, isc_jdom_get(d, clock, "anchor_monotonic_us"), &mono) &&
+			 isc_jdom_num(d, isc_jdom_get(d, clock, "anchor_realtime_us"), &real);
+	in->anchor_mono_ns = in->has_anchor ? isc_d2i(mono * 1000.0) : 0;
+	in->anchor_real_ns = in->has_anchor ? isc_d2i(real * 1000.0) : 0;
 	apply_command(rc, d, isc_jdom_get(d, 0, "command_line"));
 	apply_chain(rc, d, isc_jdom_get(d, 0, "exec_chain"));
 	apply_dropped(rc, d, isc_jdom_get(d, 0, "dropped_events"));

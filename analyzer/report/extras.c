@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyzer/analysis/extras.h"
+#include "analyzer/model/hosts.h"
 #include "analyzer/base/fmt.h"
 #include "analyzer/report/svg.h"
 #include "format/json-writer.h"
@@ -185,6 +186,34 @@ static void json_rank(struct isc_json *j, const struct isc_trace *t, const struc
 	isc_json_end_object(j);
 }
 
+/* Several hosts: each one's shift onto the reference clock (model/hosts.h), in
+ * microseconds like the trace's timestamps. */
+static void json_hosts(struct isc_json *j, const struct isc_trace *t)
+{
+	isc_json_key(j, "hosts");
+	isc_json_begin_array(j);
+	for (size_t i = 0; i < t->hosts->n; i++) {
+		const struct isc_host_clock *c = &t->hosts->v[i];
+		isc_json_begin_object(j);
+		isc_json_kv_string(j, "host", isc_trace_str(t, c->host));
+		isc_json_kv_bool(j, "reference", c->reference);
+		isc_json_kv_int(j, "inputs", c->inputs);
+		isc_json_kv_bool(j, "anchored", c->anchored);
+		isc_json_key(j, "anchor_shift_us");
+		isc_json_ns_as_us(j, c->anchor_shift_ns);
+		isc_json_kv_bool(j, "estimated", c->estimated);
+		isc_json_key(j, "offset_us");
+		isc_json_ns_as_us(j, c->offset_ns);
+		isc_json_key(j, "uncertainty_us");
+		isc_json_ns_as_us(j, c->uncertainty_ns);
+		isc_json_kv_int(j, "collectives_matched", c->matched);
+		isc_json_key(j, "applied_shift_us");
+		isc_json_ns_as_us(j, c->applied_ns);
+		isc_json_end_object(j);
+	}
+	isc_json_end_array(j);
+}
+
 void isc_extras_json(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a)
 {
 	const struct isc_extras *x = a->extras;
@@ -193,6 +222,9 @@ void isc_extras_json(struct isc_json *j, const struct isc_trace *t, const struct
 	}
 	if (x->steps.n > 0) {
 		json_steps(j, &x->steps);
+	}
+	if (t->hosts != NULL) {
+		json_hosts(j, t);
 	}
 	if (x->n_ranks < 2) {
 		return;

@@ -119,14 +119,14 @@ Test(install, files_in_place)
 	const char *files[] = {
 		path_in(libdir, "libinferscope.so"),	    path_in(bindir, "inferscope"),
 		path_in(bindir, "inferscope-analyze"),	    path_in(inc, "inferscope/inferscope.h"),
-		path_in(libdir, "pkgconfig/inferscope.pc"),
+		path_in(libdir, "pkgconfig/inferscope.pc"), path_in(bindir, "inferscope-watch"),
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		cr_assert(isc_test_exists(files[i]), "%s is not installed", files[i]);
 	}
 	const char *pages[] = { "man1/inferscope.1", "man1/inferscope-analyze.1",
-				"man7/libinferscope.7" };
-	for (size_t i = 0; i < 3; i++) {
+				"man1/inferscope-watch.1", "man7/libinferscope.7" };
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
 		FILE *f = fopen(path_in(man, pages[i]), "r");
 		cr_assert_not_null(f, "%s is not installed", pages[i]);
 		char line[1024];
@@ -303,6 +303,9 @@ Test(install, manuals_cover_every_option)
 		"man1/inferscope-analyze.1");
 	options_documented((const char *const[]){ path_in(bindir, "inferscope"), "--help", NULL },
 			   "man1/inferscope.1");
+	options_documented(
+		(const char *const[]){ path_in(bindir, "inferscope-watch"), "--help", NULL },
+		"man1/inferscope-watch.1");
 	struct isc_run r;
 	run_ok((const char *const[]){ path_in(bindir, "inferscope-analyze"), "--list-rules", NULL },
 	       NULL, &r);
