@@ -64,6 +64,9 @@ static const struct isc_cfg_entry table[] = {
 	  "frames of call stack on sampled allocations and slow system calls; 0 = off" },
 	{ "INFERSCOPE_CPU_SAMPLE", ISC_CFG_INT, F(cpu_sample_hz), "100", 0, 10000,
 	  "CPU samples (native and Python stacks) per second of each thread's CPU time; 0 = off" },
+	{ "INFERSCOPE_LIBUNWIND", ISC_CFG_BOOL, F(libunwind), "0", 0, 0,
+	  "1 lets CPU samples fall back to libunwind where unwind tables end (it opens a pipe "
+	  "the program can see)" },
 	{ "INFERSCOPE_CUDA", ISC_CFG_BOOL, F(hook_cuda), "1", 0, 0,
 	  "0 turns off the CUDA runtime hooks" },
 	{ "INFERSCOPE_CUPTI", ISC_CFG_BOOL, F(cupti), "1", 0, 0,

@@ -45,6 +45,7 @@ struct isc_config {
 	uint64_t syscall_threshold_ns;
 	unsigned stacks;	/* frames per stack, 0 = off */
 	unsigned cpu_sample_hz; /* CPU samples per second of each thread's CPU time, 0 = off */
+	bool libunwind;		/* CPU samples may fall back to libunwind (INFERSCOPE_LIBUNWIND) */
 	/* CUDA */
 	bool hook_cuda;
 	bool cupti;

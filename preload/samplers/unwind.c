@@ -26,6 +26,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/config.h"
 #include "common/log.h"
 #include "preload/core/guard.h"
 #include "preload/samplers/cpu-sampler.h"
@@ -77,6 +78,11 @@ void isc_unwind_init(void)
 	/* Loaded already: the program unwinds with it, and a sample taken while one of
 	 * its threads holds libunwind's lock must not wait for that lock. */
 	shared_with_program = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_NOLOAD) != NULL;
+	/* Opt-in: libunwind's first use opens a pipe (its memory validation writes through
+	 * it) in the descriptor table the program sees and may close or reuse. */
+	if (!isc_config.libunwind) {
+		return;
+	}
 	void *h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
 	if (h == NULL) {
 		isc_info("CPU samples: libunwind.so.8 not found; native stacks from frame "
