@@ -61,7 +61,7 @@ static unsigned n_timers;
 static uint64_t ticks;
 static bool stepped_aside;
 static uint64_t timer_failures;
-static uint64_t self_lo, self_hi; /* this library's code, skipped in event stacks */
+static uintptr_t self_lo, self_hi; /* this library's code, skipped in event stacks */
 
 int isc_sampler_signal(void)
 {
@@ -394,20 +394,31 @@ bool isc_sampling_report(struct isc_sampling_report *r)
 	return true;
 }
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+/* The loaded segment that holds addr[0]: stored in addr[0] (start) and addr[1] (end). */
+static int find_segment(struct dl_phdr_info *info, size_t size, void *data)
 {
-	uintptr_t me = (uintptr_t)data;
+	uintptr_t *range = data;
 	(void)size;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && me >= lo && me < lo + ph->p_memsz) {
-			self_lo = lo;
-			self_hi = lo + ph->p_memsz;
+		if (ph->p_type == PT_LOAD && range[0] >= lo && range[0] < lo + ph->p_memsz) {
+			range[0] = lo;
+			range[1] = lo + ph->p_memsz;
 			return 1;
 		}
 	}
 	return 0;
+}
+
+void isc_self_code(uintptr_t *lo, uintptr_t *hi)
+{
+	uintptr_t range[2] = { (uintptr_t)isc_self_code, 0 };
+	*lo = *hi = 0;
+	if (dl_iterate_phdr(find_segment, range) == 1) {
+		*lo = range[0];
+		*hi = range[1];
+	}
 }
 
 void isc_samplers_init(void)
@@ -415,7 +426,7 @@ void isc_samplers_init(void)
 	if (isc_config.cpu_sample_hz == 0) {
 		return;
 	}
-	dl_iterate_phdr(find_self, (void *)(uintptr_t)isc_samplers_init);
+	isc_self_code(&self_lo, &self_hi);
 	period_ns = 1000000000ull / isc_config.cpu_sample_hz;
 	isc_unwind_init();
 	isc_py_discover();

@@ -37,6 +37,8 @@ struct isc_thread;
 /* ---- cpu-sampler.c ---- */
 /* lifecycle.c's family table (constructor): configuration, unwinder, interpreter. */
 void isc_samplers_init(void);
+/* The loaded segment of this library's code (frames to skip in stacks); 0, 0 unknown. */
+void isc_self_code(uintptr_t *lo, uintptr_t *hi);
 /* Sampling is configured on: lifecycle.c picks a free real-time signal, installs
  * isc_samplers_on_signal on it and calls isc_samplers_start with it. */
 bool isc_samplers_wanted(void);

@@ -37,28 +37,12 @@ unsigned isc_stacks_depth(void)
 	return depth;
 }
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	uintptr_t me = (uintptr_t)data;
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && me >= lo && me < lo + ph->p_memsz) {
-			self_lo = lo;
-			self_hi = lo + ph->p_memsz;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 void isc_stacks_init(void)
 {
 	if (isc_config.stacks == 0) {
 		return;
 	}
-	dl_iterate_phdr(find_self, (void *)(uintptr_t)isc_stacks_init);
+	isc_self_code(&self_lo, &self_hi);
 	void *h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
 	void *fn = h ? dlsym(h, "unw_backtrace") : NULL;
 	if (fn == NULL) {
