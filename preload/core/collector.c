@@ -108,6 +108,19 @@ void isc_collector_own_thread(int delta)
 	atomic_fetch_add(&own_threads, delta);
 }
 
+/* A stat line past "pid (comm)": the space before the state, or NULL. The command
+ * name may hold spaces and parentheses: the last ')' ends it. */
+static const char *after_comm(const char *stat)
+{
+	const char *p = strrchr(stat, ')');
+	return p != NULL && p[1] == ' ' ? p + 1 : NULL;
+}
+
+static bool ended(char state)
+{
+	return state == 'Z' || state == 'X';
+}
+
 /* Threads of the program still alive: the kernel's count (/proc/self/stat, field 20)
  * less the library's own, and less the main thread when it has ended (a zombie, state
  * Z in field 3, still counted until the whole process ends). -1 when unreadable. */
@@ -117,12 +130,12 @@ static long program_threads(void)
 	if (isc_slurp("/proc/self/stat", buf, sizeof(buf)) == 0) {
 		return -1;
 	}
-	const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-	if (p == NULL || p[1] != ' ') {
+	const char *p = after_comm(buf);
+	if (p == NULL) {
 		return -1;
 	}
-	bool main_ended = p[2] == 'Z' || p[2] == 'X';
-	for (int field = 2; p && field < 20; field++) {
+	bool main_ended = ended(p[1]);
+	for (int field = 3; p && field < 20; field++) { /* p: the space before field 3 */
 		p = strchr(p + 1, ' ');
 	}
 	if (p == NULL) {
@@ -161,8 +174,8 @@ static long live_tasks(void)
 			if (isc_slurp(path, stat, sizeof(stat)) == 0) {
 				continue; /* gone meanwhile */
 			}
-			const char *p = strrchr(stat, ')');
-			live += p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+			const char *p = after_comm(stat);
+			live += p != NULL && !ended(p[1]);
 		}
 	}
 	syscall(SYS_close, fd);
