@@ -416,6 +416,23 @@ enum isc_api_class isc_api_classify(const char *n)
 	return ISC_AC_OTHER;
 }
 
+enum isc_event_call isc_api_event_call(const char *n)
+{
+	if (starts(n, "cudaEventRecord") || starts(n, "cuEventRecord")) {
+		return ISC_EC_RECORD;
+	}
+	if (starts(n, "cudaStreamWaitEvent") || starts(n, "cuStreamWaitEvent")) {
+		return ISC_EC_WAIT;
+	}
+	if (starts(n, "cudaEventSynchronize") || starts(n, "cuEventSynchronize")) {
+		return ISC_EC_SYNC;
+	}
+	if (starts(n, "cudaEventQuery") || starts(n, "cuEventQuery")) {
+		return ISC_EC_QUERY;
+	}
+	return ISC_EC_NONE;
+}
+
 enum isc_counter_kind isc_counter_kind(const char *name)
 {
 	static const struct {

@@ -87,8 +87,10 @@ struct isc_ev {
 	int64_t dur;   /* ns, >= 0 */
 	uint64_t corr; /* correlation id, 0 = none; memory_event: sample weight */
 	union {
-		uint64_t bytes; /* copies, memsets, syscalls, allocations */
-		double value;	/* counters */
+		uint64_t bytes;	 /* copies, memsets, syscalls, allocations */
+		double value;	 /* counters */
+		uint64_t handle; /* cuda_api event calls (isc_api_event_call): the cudaEvent_t,
+				  * 0 when the input does not say (Kineto) */
 	} v;
 	uint32_t name;	 /* string id */
 	uint32_t thread; /* index into isc_trace.threads (host thread; GPU: launching one) */
@@ -240,6 +242,17 @@ const struct isc_ev *isc_trace_launch_of(const struct isc_trace *t, const struct
 bool isc_type_is_gpu(unsigned type);
 const char *isc_type_name(unsigned type);
 enum isc_api_class isc_api_classify(const char *name);
+
+/* What a CUDA call does with a CUDA event (runtime and driver spellings, the _ptsz and
+ * WithFlags variants): the calls whose handle (isc_ev.v.handle) the graph pairs. */
+enum isc_event_call {
+	ISC_EC_NONE,
+	ISC_EC_RECORD, /* cudaEventRecord: marks the work submitted to its stream so far */
+	ISC_EC_WAIT,   /* cudaStreamWaitEvent: its stream's later work waits for that mark */
+	ISC_EC_SYNC,   /* cudaEventSynchronize: the host waits for that mark */
+	ISC_EC_QUERY,  /* cudaEventQuery: the host polls it, never waits */
+};
+enum isc_event_call isc_api_event_call(const char *name);
 enum isc_counter_kind isc_counter_kind(const char *name);
 int isc_agg_add(struct isc_agg_list *l, const struct isc_agg *a);
 

@@ -395,6 +395,9 @@ static void api_fields(const struct isc_isf_event *e, const char *name, struct i
 	out->stream = SEEN(e, K_STREAM_ID) ? (int32_t)e->iv[K_STREAM_ID] : -1;
 	out->device = SEEN(e, K_DEVICE_ID) ? (int16_t)e->iv[K_DEVICE_ID] : -1;
 	out->v.bytes = SEEN(e, K_BYTES) ? (uint64_t)e->iv[K_BYTES] : 0;
+	if (SEEN(e, K_PTR) && isc_api_event_call(name) != ISC_EC_NONE) {
+		out->v.handle = (uint64_t)e->iv[K_PTR]; /* an event call carries no bytes */
+	}
 	out->aux = SEEN(e, K_RETURN_CODE) ? (uint32_t)e->iv[K_RETURN_CODE] : 0;
 	out->flags |= out->aux != 0 ? ISC_F_ERROR : 0;
 	out->flags |= SEEN(e, K_BLOCKED) && e->iv[K_BLOCKED] ? ISC_F_BLOCKED : 0;

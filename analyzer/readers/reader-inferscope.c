@@ -143,6 +143,25 @@ static int store_time(struct isc_isr *r, int k, const char *s, size_t n)
 	return 1;
 }
 
+/* "0x7f..." (the trace's pointers): 0 when it is not hexadecimal. */
+static uint64_t hex_value(const char *s, size_t n)
+{
+	uint64_t v = 0;
+	size_t i = n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 2 : 0;
+	for (; i < n && i < 18; i++) {
+		char c = s[i];
+		int d = c >= '0' && c <= '9'   ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: c >= 'A' && c <= 'F' ? c - 'A' + 10
+					       : -1;
+		if (d < 0) {
+			return 0;
+		}
+		v = v << 4 | (uint64_t)d;
+	}
+	return i == n ? v : 0;
+}
+
 static int store(struct isc_isr *r, int k, int jt, const char *s, size_t n, bool b)
 {
 	struct isc_isf_event *e = &r->ev;
@@ -173,6 +192,8 @@ static int store(struct isc_isr *r, int k, int jt, const char *s, size_t n, bool
 		int slot = isc_isf_enum_slot(k);
 		if (slot >= 0) {
 			copy_word(e->ev_str[slot], s, n);
+		} else if (k == K_PTR) {
+			e->iv[k] = (int64_t)hex_value(s, n);
 		}
 	}
 	e->seen |= 1ull << k;

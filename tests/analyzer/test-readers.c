@@ -168,3 +168,41 @@ Test(readers, hostile_nesting_is_bounded)
 		  "%s", d.msg);
 	free(text);
 }
+
+/* The ptr of an event call is the cudaEvent_t the graph pairs calls by; on other calls
+ * (an allocation) it is not read, and their bytes stay. */
+Test(readers, event_handles_from_ptr)
+{
+	static const char text[] =
+		"{\"format_version\": \"1.0\", \"trace_metadata\": {\"pid\": 7}, \"events\": ["
+		"{\"id\": 1, \"type\": \"cuda_api\", \"name\": \"cudaEventRecord\", "
+		"\"timestamp_start_us\": 10, \"duration_us\": 1, \"metadata\": {\"thread_id\": 7, "
+		"\"correlation_id\": 1, \"stream_id\": 2, \"return_code\": 0, "
+		"\"ptr\": \"0x5646f778db60\"}},"
+		"{\"id\": 2, \"type\": \"cuda_api\", \"name\": \"cudaStreamWaitEvent_ptsz\", "
+		"\"timestamp_start_us\": 12, \"duration_us\": 1, \"metadata\": {\"thread_id\": 7, "
+		"\"correlation_id\": 2, \"stream_id\": 3, \"return_code\": 0, "
+		"\"ptr\": \"0xABCDEF\"}},"
+		"{\"id\": 3, \"type\": \"cuda_api\", \"name\": \"cudaMalloc\", "
+		"\"timestamp_start_us\": 14, \"duration_us\": 1, \"metadata\": {\"thread_id\": 7, "
+		"\"correlation_id\": 3, \"return_code\": 0, \"bytes\": 4096, "
+		"\"ptr\": \"0x7f0000000000\"}},"
+		"{\"id\": 4, \"type\": \"cuda_api\", \"name\": \"cudaEventSynchronize\", "
+		"\"timestamp_start_us\": 16, \"duration_us\": 1, \"metadata\": {\"thread_id\": 7, "
+		"\"correlation_id\": 4, \"return_code\": 0, \"ptr\": \"not-hex\"}}]}";
+	struct isc_diag d;
+	struct isc_trace *t = NULL;
+	cr_assert_eq(read_text(text, sizeof(text) - 1, &d, &t), 0, "%s", d.msg);
+	cr_assert_eq(isc_trace_finalize(t), 0);
+	cr_assert_eq(t->n, 4);
+	cr_assert_eq(isc_api_event_call(isc_trace_str(t, t->ev[0].name)), ISC_EC_RECORD);
+	cr_assert_eq(t->ev[0].v.handle, UINT64_C(0x5646f778db60));
+	cr_assert_eq(t->ev[0].stream, 2);
+	cr_assert_eq(isc_api_event_call(isc_trace_str(t, t->ev[1].name)), ISC_EC_WAIT);
+	cr_assert_eq(t->ev[1].v.handle, UINT64_C(0xabcdef));
+	cr_assert_eq(isc_api_event_call(isc_trace_str(t, t->ev[2].name)), ISC_EC_NONE);
+	cr_assert_eq(t->ev[2].v.bytes, 4096, "an allocation keeps its size");
+	cr_assert_eq(isc_api_event_call(isc_trace_str(t, t->ev[3].name)), ISC_EC_SYNC);
+	cr_assert_eq(t->ev[3].v.handle, 0, "an unreadable handle is no handle");
+	isc_trace_destroy(t);
+}

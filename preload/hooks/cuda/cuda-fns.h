@@ -123,6 +123,8 @@ enum {
 	X(cudaEventQuery, 0)                                 \
 	X(cudaEventRecord, A)                                \
 	X(cudaEventRecord_ptsz, AP)                          \
+	X(cudaEventRecordWithFlags, A)                       \
+	X(cudaEventRecordWithFlags_ptsz, AP)                 \
 	X(cudaSetDevice, 0)                                  \
 	X(cudaProfilerStart, 0)                              \
 	X(cudaProfilerStop, 0)

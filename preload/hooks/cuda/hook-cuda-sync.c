@@ -14,6 +14,7 @@ __typeof__(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
 __typeof__(cudaStreamWaitEvent) cudaStreamWaitEvent_ptsz;
 __typeof__(cudaStreamQuery) cudaStreamQuery_ptsz;
 __typeof__(cudaEventRecord) cudaEventRecord_ptsz;
+__typeof__(cudaEventRecordWithFlags) cudaEventRecordWithFlags_ptsz;
 
 static struct isc_cuda_info none(void)
 {
@@ -24,6 +25,18 @@ static struct isc_cuda_info none(void)
 static struct isc_cuda_info on(cudaStream_t stream)
 {
 	struct isc_cuda_info i = { .stream = stream, .has_stream = true };
+	return i;
+}
+
+/* The event handle in the record's ptr: the analyzer pairs a cudaStreamWaitEvent or a
+ * cudaEventSynchronize with the cudaEventRecord that last recorded the same handle
+ * (docs/rules.md, "Cross-stream event edges"). A handle is reused once recorded again,
+ * so only the order of the calls gives it meaning, and that is what the trace keeps. */
+static struct isc_cuda_info event_on(cudaEvent_t event, cudaStream_t stream, bool has_stream)
+{
+	struct isc_cuda_info i = {
+		.stream = stream, .has_stream = has_stream, .ptr = (uintptr_t)event, .has_ptr = true
+	};
 	return i;
 }
 
@@ -45,21 +58,22 @@ ISC_CUDA_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
 
 ISC_CUDA_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
-	ISC_CUDA_HOOK(cudaEventSynchronize, ISC_FN_cudaEventSynchronize, (event), none());
+	ISC_CUDA_HOOK(cudaEventSynchronize, ISC_FN_cudaEventSynchronize, (event),
+		      event_on(event, NULL, false));
 }
 
 ISC_CUDA_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
 						unsigned int flags)
 {
 	ISC_CUDA_HOOK(cudaStreamWaitEvent, ISC_FN_cudaStreamWaitEvent, (stream, event, flags),
-		      on(stream));
+		      event_on(event, stream, true));
 }
 
 ISC_CUDA_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,
 						     unsigned int flags)
 {
 	ISC_CUDA_HOOK(cudaStreamWaitEvent, ISC_FN_cudaStreamWaitEvent_ptsz, (stream, event, flags),
-		      on(stream));
+		      event_on(event, stream, true));
 }
 
 ISC_CUDA_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream)
@@ -74,17 +88,33 @@ ISC_CUDA_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream)
 
 ISC_CUDA_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
 {
-	ISC_CUDA_HOOK(cudaEventQuery, ISC_FN_cudaEventQuery, (event), none());
+	ISC_CUDA_HOOK(cudaEventQuery, ISC_FN_cudaEventQuery, (event), event_on(event, NULL, false));
 }
 
 ISC_CUDA_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-	ISC_CUDA_HOOK(cudaEventRecord, ISC_FN_cudaEventRecord, (event, stream), on(stream));
+	ISC_CUDA_HOOK(cudaEventRecord, ISC_FN_cudaEventRecord, (event, stream),
+		      event_on(event, stream, true));
 }
 
 ISC_CUDA_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream)
 {
-	ISC_CUDA_HOOK(cudaEventRecord, ISC_FN_cudaEventRecord_ptsz, (event, stream), on(stream));
+	ISC_CUDA_HOOK(cudaEventRecord, ISC_FN_cudaEventRecord_ptsz, (event, stream),
+		      event_on(event, stream, true));
+}
+
+ISC_CUDA_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+						     unsigned int flags)
+{
+	ISC_CUDA_HOOK(cudaEventRecordWithFlags, ISC_FN_cudaEventRecordWithFlags,
+		      (event, stream, flags), event_on(event, stream, true));
+}
+
+ISC_CUDA_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+							  unsigned int flags)
+{
+	ISC_CUDA_HOOK(cudaEventRecordWithFlags, ISC_FN_cudaEventRecordWithFlags_ptsz,
+		      (event, stream, flags), event_on(event, stream, true));
 }
 
 /* The current device is per thread in CUDA; records carry it without asking the
@@ -148,6 +178,8 @@ ISC_CUDA_VERSIONED(cudaStreamQuery_ptsz)
 ISC_CUDA_VERSIONED(cudaEventQuery)
 ISC_CUDA_VERSIONED(cudaEventRecord)
 ISC_CUDA_VERSIONED(cudaEventRecord_ptsz)
+ISC_CUDA_VERSIONED(cudaEventRecordWithFlags)
+ISC_CUDA_VERSIONED(cudaEventRecordWithFlags_ptsz)
 ISC_CUDA_VERSIONED(cudaSetDevice)
 ISC_CUDA_VERSIONED(cudaProfilerStart)
 ISC_CUDA_VERSIONED(cudaProfilerStop)
