@@ -118,13 +118,18 @@ static int add_piece(struct walk *w, int64_t s, int64_t e, int cat, uint32_t ev,
 	return 0;
 }
 
-/* The predecessor that released node v: the one that ended last. */
+/* The predecessor that released node v: the one that ended last (stream, launch, or the
+ * operation an event wait held it for). */
 static uint32_t release(const struct isc_causal *c, const struct isc_gnode *v)
 {
 	uint32_t r = v->seq;
 	if ((v->flags & ISC_GN_GPU) && v->dep != ISC_GN_NONE &&
 	    (r == ISC_GN_NONE || c->node[v->dep].t1 > c->node[r].t1)) {
 		r = v->dep;
+	}
+	uint32_t x = isc_graph_xdep(c, (uint32_t)(v - c->node));
+	if (x != ISC_GN_NONE && (r == ISC_GN_NONE || c->node[x].t1 > c->node[r].t1)) {
+		r = x; /* an event wait on another stream held it longest */
 	}
 	return r;
 }

@@ -13,7 +13,9 @@ struct build {
 	struct isc_analysis *a;
 	struct isc_causal *c;
 	size_t cap;
-	uint32_t *last_seg; /* per event: the segment that ends it, ISC_GN_NONE */
+	uint32_t *last_seg;	     /* per event: the segment that ends it, ISC_GN_NONE */
+	struct isc_event_wait *sync; /* cudaEventSynchronize calls on known handles */
+	size_t n_sync;
 };
 
 bool isc_graph_in_window(const struct isc_analysis *a, const struct isc_ev *e)
@@ -353,7 +355,22 @@ static void wait_edges(struct build *b, const uint32_t *by_end, size_t n_gpu, co
 			n->flags &= (uint8_t)~ISC_GN_QFULL;
 			continue;
 		}
+		bool known = false;
+		uint32_t src = isc_graph_event_source(b->sync, b->n_sync, n->ev, &known);
+		if (known && (src == ISC_GN_NONE || c->node[src].t1 < e->ts)) {
+			/* the event it waits for had completed (or marked nothing): no wait */
+			n->flags &= (uint8_t)~ISC_GN_SYNC;
+			continue;
+		}
 		ptrdiff_t k = last_ending_by(c, by_end, n_gpu, n->t1);
+		if (known && c->node[src].t1 <= n->t1) {
+			n->dep = src; /* exactly what its record marked */
+			n->flags |= ISC_GN_WAIT;
+			c->wait_edges++;
+			c->sync_waits++;
+			c->event_syncs++;
+			continue;
+		}
 		if (k < 0 || c->node[by_end[k]].t1 < e->ts) {
 			n->flags |= (n->flags & (ISC_GN_SYNC | ISC_GN_COPY)) ? ISC_GN_BLOCKING : 0;
 			n->flags &= (uint8_t) ~(ISC_GN_SYNC | ISC_GN_COPY | ISC_GN_QFULL);
@@ -444,6 +461,12 @@ static int order(struct isc_causal *c)
 			n->seq = ISC_GN_NONE;
 			c->cycle_edges++;
 		}
+		uint32_t x = isc_graph_xdep(c, (uint32_t)i);
+		if (x != ISC_GN_NONE && c->scratch[x] >= c->scratch[i]) {
+			c->xdep[i] = ISC_GN_NONE;
+			c->event_edges--;
+			c->cycle_edges++;
+		}
 		if (n->dep != ISC_GN_NONE && c->scratch[n->dep] >= c->scratch[i]) {
 			n->dep = ISC_GN_NONE;
 			n->flags &=
@@ -487,7 +510,7 @@ static int64_t kth(int64_t *v, size_t n, size_t k)
 
 /* The launch latency the what-ifs keep after a launch that no longer holds its operation
  * back: the median gap from a launch's return to its operation's start, over operations
- * that the launch, not the stream, held back. */
+ * that the launch, not the stream nor an event wait, held back. */
 static int launch_latency(struct isc_causal *c)
 {
 	int64_t *v = malloc((c->gpu_nodes + 1) * sizeof(*v));
@@ -498,7 +521,9 @@ static int launch_latency(struct isc_causal *c)
 	for (size_t i = c->host_nodes; i < c->n; i++) {
 		const struct isc_gnode *n = &c->node[i];
 		int64_t ed = n->dep != ISC_GN_NONE ? c->node[n->dep].t1 : INT64_MAX;
-		if (n->t0 >= ed && (n->seq == ISC_GN_NONE || c->node[n->seq].t1 < ed)) {
+		uint32_t x = isc_graph_xdep(c, (uint32_t)i);
+		if (n->t0 >= ed && (n->seq == ISC_GN_NONE || c->node[n->seq].t1 < ed) &&
+		    (x == ISC_GN_NONE || c->node[x].t1 < ed)) {
 			v[m++] = n->t0 - ed;
 		}
 	}
@@ -526,7 +551,9 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 	int r = host_nodes(&b);
 	r = r == 0 ? gpu_nodes(&b) : r;
 	free(b.last_seg);
+	r = r == 0 ? isc_graph_event_edges(t, a, c, &b.sync, &b.n_sync) : r;
 	r = r == 0 ? waits(&b) : r;
+	free(b.sync);
 	r = r == 0 ? order(c) : r;
 	r = r == 0 ? launch_latency(c) : r;
 	c->end = a->window.start;
@@ -560,6 +587,7 @@ void isc_causal_destroy(struct isc_causal *c)
 		return;
 	}
 	free(c->node);
+	free(c->xdep);
 	free(c->order);
 	free(c->scratch);
 	free(c->pieces);

@@ -16,6 +16,10 @@
  *    that ends a blocking call (stream/device/event synchronize, a synchronous copy, a
  *    launch that returned only when a slot of a full queue freed), the GPU operation whose
  *    end released it.
+ * A third edge, for GPU operations only and kept apart (xdep, NULL when the run has none):
+ *  - event: the first operation launched onto a stream after a cudaStreamWaitEvent waits
+ *    for the operation the matching cudaEventRecord marked on the other stream
+ *    (graph-events.c); a cudaEventSynchronize's wait edge is that operation too.
  * Every edge goes from an earlier end to a later one, so the graph is acyclic; the builder
  * still orders it with Kahn's algorithm and leaves out the edges of a corrupt trace that
  * would close a cycle.
@@ -112,12 +116,16 @@ struct isc_whatif_result {
 struct isc_causal {
 	struct isc_gnode *node;
 	size_t n;
+	uint32_t *xdep;	  /* per node: the operation an event wait holds it for, ISC_GN_NONE;
+			   * NULL when no event edge exists */
 	uint32_t *order;  /* topological order */
 	int64_t *scratch; /* re-timed ends, one per node (the what-if engine's) */
 	uint32_t n_lanes;
 	/* What the builder found. */
 	uint64_t host_nodes, gpu_nodes, launch_edges, stream_edges, wait_edges;
 	uint64_t sync_waits, copy_waits, queue_full, cycle_edges;
+	uint64_t event_edges; /* cross-stream: cudaStreamWaitEvent after a cudaEventRecord */
+	uint64_t event_syncs; /* cudaEventSynchronize waits paired with their record */
 	int64_t max_queue_depth;
 	int64_t launch_latency; /* median gap from a launch's return to its operation's start
 				 * where the launch, not the stream, held the operation back */
@@ -155,6 +163,22 @@ int64_t isc_graph_host_dur(const struct isc_ev *e);
 bool isc_graph_ends_run(const struct isc_trace *t, const struct isc_causal *c, uint32_t i);
 uint32_t *isc_graph_host_events(const struct isc_trace *t, const struct isc_analysis *a,
 				size_t **off);
+
+/* graph-events.c: the event edges of the built nodes into c->xdep, and for every
+ * cudaEventSynchronize on a known handle the operation its record marked (src, or
+ * ISC_GN_NONE when the record came after no operation), in event order in *sync (the
+ * caller frees it). isc_graph_event_source looks one up. 0 or -ENOMEM. */
+struct isc_event_wait {
+	uint32_t ev, src;
+};
+int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *a,
+			  struct isc_causal *c, struct isc_event_wait **sync, size_t *n_sync);
+uint32_t isc_graph_event_source(const struct isc_event_wait *v, size_t n, uint32_t ev, bool *known);
+/* The operation node i waits for through an event, ISC_GN_NONE. */
+static inline uint32_t isc_graph_xdep(const struct isc_causal *c, uint32_t i)
+{
+	return c->xdep != NULL ? c->xdep[i] : ISC_GN_NONE;
+}
 
 int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a);
 void isc_causal_destroy(struct isc_causal *c);

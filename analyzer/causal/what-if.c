@@ -167,30 +167,45 @@ static bool graph_launched(const struct run *r, const struct isc_gnode *n)
 }
 
 /*
- * The re-timed start of a GPU operation with both a stream predecessor and a launch. The
- * one that held it back in the recording (the later to end) keeps the gap it had; the
- * other keeps at most what the device needs after it: nothing after the previous
- * operation of the stream (a queued operation starts when it ends), the launch latency
- * after a launch. Neither is more than the recorded gap, so an unchanged graph re-times
- * to the recorded start. Under a graph change the stream's operations follow each other
+ * The re-timed start of a GPU operation with more than one predecessor: the previous
+ * operation of its stream, its launch, and the operation an event wait holds it for. The
+ * one that held it back in the recording (the last to end) keeps the gap it had; the
+ * others keep at most what the device needs after them: nothing after the previous
+ * operation of the stream (a queued operation starts when it ends) or after an event's
+ * operation (the wait is released on the device), the launch latency after a launch.
+ * None is more than the recorded gap, so an unchanged graph re-times to the recorded
+ * start. Under a graph change the stream's operations follow each other
  * launch.graph_node_gap_us apart.
  */
-static int64_t gpu_start(const struct run *r, const struct isc_gnode *n, const int64_t *ne)
+static int64_t gpu_start(const struct run *r, const struct isc_gnode *n, uint32_t x,
+			 const int64_t *ne)
 {
 	const struct isc_causal *c = r->c;
-	int64_t es = c->node[n->seq].t1, ed = c->node[n->dep].t1;
-	int64_t gs = n->t0 - es, gd = n->t0 - ed;
-	if (es >= ed) {
+	const int64_t none = INT64_MIN;
+	int64_t es = n->seq != ISC_GN_NONE ? c->node[n->seq].t1 : none;
+	int64_t ed = n->dep != ISC_GN_NONE ? c->node[n->dep].t1 : none;
+	int64_t ex = x != ISC_GN_NONE ? c->node[x].t1 : none;
+	int64_t gs = es != none ? n->t0 - es : 0, gd = ed != none ? n->t0 - ed : 0;
+	int64_t gx = ex != none ? n->t0 - ex : 0;
+	if (es >= ed && es >= ex) {
 		gd = gd < c->launch_latency ? gd : c->launch_latency;
+		gx = gx < 0 ? gx : 0;
+	} else if (ed >= ex) {
+		gs = gs < 0 ? gs : 0;
+		gx = gx < 0 ? gx : 0;
 	} else {
 		gs = gs < 0 ? gs : 0;
+		gd = gd < c->launch_latency ? gd : c->launch_latency;
 	}
 	if (graph_launched(r, n)) {
 		int64_t g = (int64_t)(isc_thr(&r->a->th, ISC_THR_GRAPH_NODE_GAP_US) * 1000.0);
 		gs = gs > g ? gs : g;
 	}
-	int64_t s = ne[n->seq] + gs, d = ne[n->dep] + gd;
-	return s > d ? s : d;
+	int64_t s = es != none ? ne[n->seq] + gs : none;
+	int64_t d = ed != none ? ne[n->dep] + gd : none;
+	int64_t e = ex != none ? ne[x] + gx : none;
+	s = s > d ? s : d;
+	return s > e ? s : e;
 }
 
 /* New end of node i, the ends of its predecessors known. */
@@ -208,6 +223,12 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		po = c->node[n->dep].t1 > po ? c->node[n->dep].t1 : po;
 		pn = ne[n->dep] > pn ? ne[n->dep] : pn;
 	}
+	uint32_t x = gpu ? isc_graph_xdep(c, i) : ISC_GN_NONE;
+	if (x != ISC_GN_NONE) {
+		po = c->node[x].t1 > po ? c->node[x].t1 : po;
+		pn = ne[x] > pn ? ne[x] : pn;
+	}
+	int preds = (n->seq != ISC_GN_NONE) + (gpu && n->dep != ISC_GN_NONE) + (x != ISC_GN_NONE);
 	int64_t gap = n->t0 - po;
 	int k = -1;
 	double f = 1.0;
@@ -220,9 +241,8 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		gap = gap > 0 ? 0 : gap; /* released by the stream: start at once */
 	}
 	int64_t t0 = po == INT64_MIN ? n->t0 : pn + gap;
-	if (gpu && n->seq != ISC_GN_NONE && n->dep != ISC_GN_NONE &&
-	    !(k >= 0 && op == ISC_WI_NO_GPU_GAPS)) {
-		t0 = gpu_start(r, n, ne);
+	if (gpu && preds > 1 && !(k >= 0 && op == ISC_WI_NO_GPU_GAPS)) {
+		t0 = gpu_start(r, n, x, ne);
 	}
 	int64_t dur = n->t1 - n->t0;
 	bool waits = (n->flags & ISC_GN_WAIT) && n->dep != ISC_GN_NONE;

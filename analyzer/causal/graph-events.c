@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cross-stream event edges (graph.h): cudaEventRecord(ev, A) marks the work submitted to
+ * stream A so far; cudaStreamWaitEvent(B, ev) makes the work submitted to B afterwards
+ * wait for that mark; cudaEventSynchronize(ev) makes the host wait for it. The calls are
+ * paired by the event handle (isc_ev.v.handle) in submission order, as the device does:
+ * a wait takes the last record of the same handle before it, a record takes the last
+ * operation launched onto its stream before it (Holistic Trace Analysis pairs Kineto's
+ * records and waits the same way, by the record's correlation id).
+ *
+ * Streams here are the calls' stream arguments (the recorder's numbering, one per input),
+ * not CUPTI's ids: a record names a stream handle, and launches name the same handles, so
+ * the launch calls link the two through correlation. Inputs without handles (Kineto)
+ * give no edge: nothing is inferred from timing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/base/sort.h"
+#include "analyzer/causal/graph.h"
+
+/* Open addressing, uint64 key -> uint32 value; key 0 is never stored (keys set bit 63). */
+struct map {
+	uint64_t *key;
+	uint32_t *val;
+	size_t mask;
+	size_t n;
+};
+
+#define KEY_BIT (UINT64_C(1) << 63)
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	return x;
+}
+
+static int map_grow(struct map *m)
+{
+	size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
+	uint64_t *k = calloc(cap, sizeof(*k));
+	uint32_t *v = malloc(cap * sizeof(*v));
+	if (k == NULL || v == NULL) {
+		free(k);
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; m->mask && i <= m->mask; i++) {
+		if (m->key[i] != 0) {
+			size_t j = mix(m->key[i]) & (cap - 1);
+			while (k[j] != 0) {
+				j = (j + 1) & (cap - 1);
+			}
+			k[j] = m->key[i];
+			v[j] = m->val[i];
+		}
+	}
+	free(m->key);
+	free(m->val);
+	m->key = k;
+	m->val = v;
+	m->mask = cap - 1;
+	return 0;
+}
+
+/* The slot of key (inserted with value ISC_GN_NONE when absent), NULL on -ENOMEM. */
+static uint32_t *map_at(struct map *m, uint64_t key)
+{
+	if ((m->n + 1) * 2 > m->mask + 1 && map_grow(m) < 0) {
+		return NULL;
+	}
+	size_t j = mix(key) & m->mask;
+	while (m->key[j] != 0 && m->key[j] != key) {
+		j = (j + 1) & m->mask;
+	}
+	if (m->key[j] == 0) {
+		m->key[j] = key;
+		m->val[j] = ISC_GN_NONE;
+		m->n++;
+	}
+	return &m->val[j];
+}
+
+static void map_free(struct map *m)
+{
+	free(m->key);
+	free(m->val);
+}
+
+static uint64_t stream_key(const struct isc_ev *e)
+{
+	return KEY_BIT | (uint64_t)e->input << 32 | (uint32_t)e->stream;
+}
+
+static uint64_t event_key(const struct isc_ev *e)
+{
+	return KEY_BIT | (uint64_t)e->input << 48 | (e->v.handle & ((UINT64_C(1) << 48) - 1));
+}
+
+struct pass {
+	const struct isc_trace *t;
+	struct isc_causal *c;
+	uint8_t *kind;	   /* per string id: enum isc_event_call + 1, 0 not yet known */
+	uint32_t *by_api;  /* GPU nodes in order of their launch call's index */
+	int64_t *api;	   /* the launch call's index of each GPU node (sort key) */
+	size_t n_launched; /* entries of by_api */
+	struct map last;   /* stream -> the last operation launched onto it */
+	struct map pend;   /* stream -> the mark its next operation waits for */
+	struct map mark;   /* event -> the operation its last record marked */
+};
+
+static enum isc_event_call call_kind(struct pass *p, const struct isc_ev *e)
+{
+	if (p->kind[e->name] == 0) {
+		p->kind[e->name] = (uint8_t)(isc_api_event_call(isc_trace_str(p->t, e->name)) + 1);
+	}
+	return (enum isc_event_call)(p->kind[e->name] - 1);
+}
+
+/* Whether the window has a wait or a synchronize on a known handle: else nothing to do. */
+static bool any_handles(struct pass *p, const struct isc_analysis *a)
+{
+	for (size_t i = 0; i < p->t->n; i++) {
+		const struct isc_ev *e = &p->t->ev[i];
+		if (e->type != ISC_T_CUDA_API || e->v.handle == 0 || !isc_graph_in_window(a, e)) {
+			continue;
+		}
+		enum isc_event_call k = call_kind(p, e);
+		if (k == ISC_EC_WAIT || k == ISC_EC_SYNC) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static int launched_nodes(struct pass *p)
+{
+	const struct isc_causal *c = p->c;
+	p->by_api = malloc((c->gpu_nodes + 1) * sizeof(*p->by_api));
+	p->api = malloc((c->gpu_nodes + 1) * sizeof(*p->api));
+	if (p->by_api == NULL || p->api == NULL) {
+		return -ENOMEM;
+	}
+	size_t m = 0;
+	for (size_t i = c->host_nodes; i < c->n; i++) {
+		const struct isc_ev *api = isc_trace_launch_of(p->t, &p->t->ev[c->node[i].ev]);
+		if (api != NULL && api->stream >= 0) {
+			p->api[i - c->host_nodes] = api - p->t->ev;
+			p->by_api[m++] = (uint32_t)(i - c->host_nodes);
+		}
+	}
+	p->n_launched = m;
+	if (isc_sort_by_key(p->api, sizeof(*p->api), p->by_api, m) < 0) {
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < m; k++) {
+		p->by_api[k] += (uint32_t)c->host_nodes;
+	}
+	return 0;
+}
+
+static int set_xdep(struct isc_causal *c, uint32_t node, uint32_t src)
+{
+	if (c->xdep == NULL) {
+		c->xdep = malloc((c->n + 1) * sizeof(*c->xdep));
+		if (c->xdep == NULL) {
+			return -ENOMEM;
+		}
+		memset(c->xdep, 0xff, (c->n + 1) * sizeof(*c->xdep));
+	}
+	c->xdep[node] = src;
+	c->event_edges++;
+	return 0;
+}
+
+/* The operations of launch call i (by_api[*k...]): the stream's pending mark becomes
+ * their dependency; the last to end is what a record on the stream marks next. */
+static int launch(struct pass *p, size_t i, size_t *k)
+{
+	struct isc_causal *c = p->c;
+	const struct isc_ev *e = &p->t->ev[i];
+	uint32_t *pend = map_at(&p->pend, stream_key(e));
+	uint32_t *last = pend != NULL ? map_at(&p->last, stream_key(e)) : NULL;
+	if (last == NULL) {
+		return -ENOMEM;
+	}
+	for (; *k < p->n_launched && p->api[p->by_api[*k] - c->host_nodes] == (int64_t)i; (*k)++) {
+		uint32_t g = p->by_api[*k];
+		if (*pend != ISC_GN_NONE && set_xdep(c, g, *pend) < 0) {
+			return -ENOMEM;
+		}
+		if (*last == ISC_GN_NONE || c->node[g].t1 >= c->node[*last].t1) {
+			*last = g;
+		}
+	}
+	*pend = ISC_GN_NONE;
+	return 0;
+}
+
+static int event_call(struct pass *p, const struct isc_ev *e, enum isc_event_call k,
+		      struct isc_event_wait **sync, size_t *n_sync, size_t *cap)
+{
+	const struct isc_causal *c = p->c;
+	uint32_t *m = map_at(&p->mark, event_key(e));
+	if (m == NULL) {
+		return -ENOMEM;
+	}
+	if (k == ISC_EC_RECORD) {
+		uint32_t *last = e->stream >= 0 ? map_at(&p->last, stream_key(e)) : NULL;
+		if (e->stream >= 0 && last == NULL) {
+			return -ENOMEM;
+		}
+		*m = last != NULL ? *last : ISC_GN_NONE;
+		return 0;
+	}
+	if (k == ISC_EC_WAIT && *m != ISC_GN_NONE && e->stream >= 0) {
+		uint32_t src = *m;
+		uint32_t *pend = map_at(&p->pend, stream_key(e));
+		if (pend == NULL) {
+			return -ENOMEM;
+		}
+		if (*pend == ISC_GN_NONE || c->node[src].t1 > c->node[*pend].t1) {
+			*pend = src;
+		}
+		return 0;
+	}
+	if (k == ISC_EC_SYNC) {
+		if (*n_sync == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			struct isc_event_wait *v = realloc(*sync, nc * sizeof(*v));
+			if (v == NULL) {
+				return -ENOMEM;
+			}
+			*sync = v;
+			*cap = nc;
+		}
+		(*sync)[(*n_sync)++] = (struct isc_event_wait){ (uint32_t)(e - p->t->ev), *m };
+	}
+	return 0;
+}
+
+int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *a,
+			  struct isc_causal *c, struct isc_event_wait **sync, size_t *n_sync)
+{
+	struct pass p = { .t = t, .c = c };
+	size_t cap = 0, k = 0;
+	*sync = NULL;
+	*n_sync = 0;
+	p.kind = calloc(isc_trace_n_strings(t) + 1, 1);
+	int r = p.kind == NULL ? -ENOMEM : 0;
+	if (r < 0 || !any_handles(&p, a) || (r = launched_nodes(&p)) < 0) {
+		goto out;
+	}
+	for (size_t i = 0; i < t->n && r == 0; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		if (e->type != ISC_T_CUDA_API) {
+			continue;
+		}
+		while (k < p.n_launched && p.api[p.by_api[k] - c->host_nodes] < (int64_t)i) {
+			k++;
+		}
+		if (k < p.n_launched && p.api[p.by_api[k] - c->host_nodes] == (int64_t)i) {
+			r = launch(&p, i, &k);
+			continue;
+		}
+		enum isc_event_call kind = e->v.handle != 0 ? call_kind(&p, e) : ISC_EC_NONE;
+		if (kind != ISC_EC_NONE && kind != ISC_EC_QUERY) {
+			r = event_call(&p, e, kind, sync, n_sync, &cap);
+		}
+	}
+out:
+	free(p.kind);
+	free(p.by_api);
+	free(p.api);
+	map_free(&p.last);
+	map_free(&p.pend);
+	map_free(&p.mark);
+	return r;
+}
+
+uint32_t isc_graph_event_source(const struct isc_event_wait *v, size_t n, uint32_t ev, bool *known)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].ev < ev) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	*known = lo < n && v[lo].ev == ev;
+	return *known ? v[lo].src : ISC_GN_NONE;
+}
