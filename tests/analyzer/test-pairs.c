@@ -64,6 +64,13 @@ static const struct pair pairs[] = {
 	  "kernel:gemm_bf16_large*0.5", NULL, "SIMGPU_QUEUE_DEPTH=64", "step", NULL, "queue" },
 	{ "balanced: one side faster", "balanced", "tokenize=0.5", NULL, "scope:preprocess*0.5",
 	  NULL, "", "preprocess" },
+	/* GPU-bound behind a full queue: faster host code gains nothing, and the what-if
+	 * must say so (a share of host time would not). */
+	{ "queue-full launches, host faster", "gpu-bound", "prep=0.5", NULL, "scope:prep*0.5", NULL,
+	  "SIMGPU_QUEUE_DEPTH=64", "step", NULL, "queue prep" },
+	/* Stream B waits for stream A through an event (graph-events.c). */
+	{ "cross-stream event wait, producer faster", "event-streams", "producer=0.5", NULL,
+	  "kernel:producer*0.5", NULL, "", "step" },
 };
 
 struct measure {
@@ -295,4 +302,14 @@ Test(pairs, queue_full, .timeout = 900)
 Test(pairs, balanced, .timeout = 900)
 {
 	check_pair(&pairs[7]);
+}
+
+Test(pairs, queue_full_host, .timeout = 900)
+{
+	check_pair(&pairs[8]);
+}
+
+Test(pairs, event_streams, .timeout = 900)
+{
+	check_pair(&pairs[9]);
 }

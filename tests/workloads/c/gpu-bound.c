@@ -18,6 +18,10 @@
  * queues all the work at once; with a launch queue of limited depth
  * (SIMGPU_QUEUE_DEPTH) its launches then block on a full queue, as a GPU-bound
  * training loop's do.
+ *
+ * Argument "prep" (with "prep=F": F x): 1 ms of host preprocessing (scope `prep`) per
+ * step before its launches - host work that a GPU-bound run hides, so that halving it
+ * (the host-side change of a before/after pair) gains nothing.
  */
 #include "tests/workloads/common/workload.h"
 
@@ -29,6 +33,7 @@ int main(int argc, char **argv)
 {
 	double gemm_f = wl_knob_factor(argc, argv, "gemm", 1.0);
 	bool queue = wl_knob(argc, argv, "queue");
+	double prep_f = wl_knob_factor(argc, argv, "prep", wl_knob(argc, argv, "prep") ? 1.0 : 0);
 	cudaStream_t stream = NULL;
 	cudaEvent_t done[2] = { NULL, NULL };
 	void *host = NULL;
@@ -49,6 +54,11 @@ int main(int argc, char **argv)
 		inferscope_range_push("step");
 		if (step >= 2 && !queue) {
 			WL_CUDA(&w, cudaEventSynchronize(done[step % 2]));
+		}
+		if (prep_f > 0) {
+			inferscope_range_push("prep");
+			wl_tokenize((uint64_t)(1000000 * prep_f));
+			inferscope_range_pop();
 		}
 		WL_CUDA(&w, cudaMemcpyAsync(dev, host, 1 << 20, cudaMemcpyHostToDevice, stream));
 		wl_launch(&w, &gemm, 528, 256, stream);
