@@ -29,13 +29,92 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-int isc_trace_add_geom(struct isc_trace *t, const struct isc_kernel_geom *g)
+static bool same_shape(const struct isc_kernel_geom *a, const struct isc_kernel_geom *b)
 {
-	struct isc_trace_extra *x = extra(t);
-	if (x == NULL || grow((void **)&x->geom, &x->cap_geom, x->n_geom, sizeof(*g)) < 0) {
+	return memcmp(a->grid, b->grid, sizeof(a->grid)) == 0 &&
+	       memcmp(a->block, b->block, sizeof(a->block)) == 0 && a->regs == b->regs &&
+	       a->smem == b->smem;
+}
+
+static size_t shape_hash(const struct isc_kernel_geom *g)
+{
+	uint64_t h = UINT64_C(1469598103934665603);
+	const int32_t v[8] = { g->grid[0],  g->grid[1],	 g->grid[2], g->block[0],
+			       g->block[1], g->block[2], g->regs,    g->smem };
+	for (int i = 0; i < 8; i++) {
+		h = (h ^ (uint32_t)v[i]) * UINT64_C(1099511628211);
+	}
+	return (size_t)(h ^ h >> 29);
+}
+
+static int rehash(struct isc_trace_extra *x)
+{
+	size_t cap = x->mask ? (x->mask + 1) * 2 : 256;
+	uint32_t *s = calloc(cap, sizeof(*s));
+	if (s == NULL) {
 		return -ENOMEM;
 	}
-	x->geom[x->n_geom++] = *g;
+	for (size_t i = 0; i < x->n_shape; i++) {
+		size_t j = shape_hash(&x->shape[i]) & (cap - 1);
+		while (s[j] != 0) {
+			j = (j + 1) & (cap - 1);
+		}
+		s[j] = (uint32_t)i + 1;
+	}
+	free(x->slot);
+	x->slot = s;
+	x->mask = cap - 1;
+	return 0;
+}
+
+/* 1 + the index of g's shape, added when new; ISC_GEOM_OVERFLOW when the table is full;
+ * 0 on -ENOMEM. */
+static uint16_t shape_id(struct isc_trace_extra *x, const struct isc_kernel_geom *g)
+{
+	if ((x->n_shape + 1) * 2 > x->mask && rehash(x) < 0) {
+		return 0;
+	}
+	size_t j = shape_hash(g) & x->mask;
+	for (; x->slot[j] != 0; j = (j + 1) & x->mask) {
+		if (same_shape(&x->shape[x->slot[j] - 1], g)) {
+			return (uint16_t)x->slot[j];
+		}
+	}
+	if (x->n_shape + 1 >= ISC_GEOM_OVERFLOW) {
+		return ISC_GEOM_OVERFLOW;
+	}
+	if (grow((void **)&x->shape, &x->cap_shape, x->n_shape, sizeof(*g)) < 0) {
+		return 0;
+	}
+	x->shape[x->n_shape] =
+		(struct isc_kernel_geom){ .grid = { g->grid[0], g->grid[1], g->grid[2] },
+					  .block = { g->block[0], g->block[1], g->block[2] },
+					  .regs = g->regs,
+					  .smem = g->smem };
+	x->slot[j] = (uint32_t)++x->n_shape;
+	return (uint16_t)x->n_shape;
+}
+
+int isc_trace_add_geom(struct isc_trace *t, struct isc_ev *k, const struct isc_kernel_geom *g)
+{
+	struct isc_trace_extra *x = extra(t);
+	uint16_t id = x != NULL ? shape_id(x, g) : 0;
+	if (id == 0) {
+		return -ENOMEM;
+	}
+	k->geom = id;
+	if (id != ISC_GEOM_OVERFLOW) {
+		return 0;
+	}
+	if (grow((void **)&x->geom, &x->cap_geom, x->n_geom, sizeof(*g)) < 0) {
+		return -ENOMEM;
+	}
+	struct isc_kernel_geom *o = &x->geom[x->n_geom++];
+	*o = *g;
+	o->ts = k->ts;
+	o->corr = k->corr;
+	o->stream = k->stream;
+	o->input = k->input;
 	return 0;
 }
 
@@ -80,8 +159,11 @@ void isc_trace_extra_finalize(struct isc_trace *t)
 const struct isc_kernel_geom *isc_trace_geom_of(const struct isc_trace *t, const struct isc_ev *k)
 {
 	const struct isc_trace_extra *x = t->extra;
-	if (x == NULL || k->type != ISC_T_KERNEL) {
+	if (x == NULL || k->type != ISC_T_KERNEL || k->geom == 0) {
 		return NULL;
+	}
+	if (k->geom != ISC_GEOM_OVERFLOW) {
+		return k->geom <= x->n_shape ? &x->shape[k->geom - 1] : NULL;
 	}
 	size_t lo = 0, hi = x->n_geom;
 	while (lo < hi) {
@@ -104,6 +186,8 @@ void isc_trace_extra_destroy(struct isc_trace_extra *x)
 	if (x == NULL) {
 		return;
 	}
+	free(x->shape);
+	free(x->slot);
 	free(x->geom);
 	free(x->annot);
 	free(x);

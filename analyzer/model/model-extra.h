@@ -13,7 +13,8 @@
 #include "analyzer/model/model.h"
 
 struct isc_kernel_geom {
-	int64_t ts; /* the kernel's key: input, correlation, start, stream */
+	int64_t ts; /* the kernel's key (only in the overflow table): input, correlation,
+		     * start, stream */
 	uint64_t corr;
 	int32_t stream;
 	uint16_t input;
@@ -30,15 +31,29 @@ struct isc_gpu_annot {
 	uint16_t input;
 };
 
+/*
+ * Kernels share a few launch shapes, so the table holds each distinct one once and a
+ * kernel names its shape by isc_ev.geom (1 + index; 2 bytes the 64-byte event had
+ * spare). Only past ISC_GEOM_OVERFLOW - 1 shapes does a kernel's geometry go, with its
+ * key, into the overflow table (geom), looked up by binary search.
+ */
+#define ISC_GEOM_OVERFLOW UINT16_MAX
+
 struct isc_trace_extra {
-	struct isc_kernel_geom *geom;
+	struct isc_kernel_geom *shape; /* distinct shapes (keys unused) */
+	size_t n_shape, cap_shape;
+	uint32_t *slot; /* open addressing over shape: 1 + index, 0 empty */
+	size_t mask;
+	struct isc_kernel_geom *geom; /* overflow, by key */
 	size_t n_geom, cap_geom;
 	struct isc_gpu_annot *annot;
 	size_t n_annot, cap_annot;
 };
 
+/* Records kernel k's geometry (its key fields are taken from k) and sets k->geom.
+ * Returns 0 or -ENOMEM. */
+int isc_trace_add_geom(struct isc_trace *t, struct isc_ev *k, const struct isc_kernel_geom *g);
 /* Appends; returns 0 or -ENOMEM. */
-int isc_trace_add_geom(struct isc_trace *t, const struct isc_kernel_geom *g);
 int isc_trace_add_annot(struct isc_trace *t, const struct isc_gpu_annot *a);
 /* Sorts the geometry table for lookups (isc_trace_finalize calls it). */
 void isc_trace_extra_finalize(struct isc_trace *t);

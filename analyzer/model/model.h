@@ -107,7 +107,7 @@ struct isc_ev {
 	int16_t device; /* GPU device, -1 unknown */
 	uint16_t input; /* index into isc_trace.inputs */
 	uint16_t depth; /* scopes: call depth */
-	uint16_t pad;
+	uint16_t geom;	/* kernels: their geometry in the trace's table (model-extra.h), 0 none */
 };
 
 _Static_assert(sizeof(struct isc_ev) == 64, "events are 64 bytes");

@@ -478,17 +478,13 @@ void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 	}
 }
 
-int isc_isf_geom(struct isc_trace *t, const struct isc_isf_event *e, const struct isc_ev *k)
+int isc_isf_geom(struct isc_trace *t, const struct isc_isf_event *e, struct isc_ev *k)
 {
 	bool smem = SEEN(e, K_SHMEM) || SEEN(e, K_STATIC_SHMEM) || SEEN(e, K_DYN_SHMEM);
 	if (e->ndims[0] != 3 && e->ndims[1] != 3 && !SEEN(e, K_REGS) && !smem) {
 		return 0;
 	}
 	struct isc_kernel_geom g = {
-		.ts = k->ts,
-		.corr = k->corr,
-		.stream = k->stream,
-		.input = k->input,
 		.regs = SEEN(e, K_REGS) ? (int32_t)e->iv[K_REGS] : -1,
 		.smem = -1,
 	};
@@ -502,5 +498,5 @@ int isc_isf_geom(struct isc_trace *t, const struct isc_isf_event *e, const struc
 		g.grid[i] = e->ndims[0] == 3 ? (int32_t)e->dims[0][i] : 0;
 		g.block[i] = e->ndims[1] == 3 ? (int32_t)e->dims[1][i] : 0;
 	}
-	return isc_trace_add_geom(t, &g);
+	return isc_trace_add_geom(t, k, &g);
 }

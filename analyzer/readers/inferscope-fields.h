@@ -156,6 +156,6 @@ const char *isc_isf_check(const struct isc_isf_event *e, int type, bool strict, 
 void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 		      struct isc_ev *out);
 /* A kernel's geometry into the trace's export table (model-extra.h). 0 or -ENOMEM. */
-int isc_isf_geom(struct isc_trace *t, const struct isc_isf_event *e, const struct isc_ev *k);
+int isc_isf_geom(struct isc_trace *t, const struct isc_isf_event *e, struct isc_ev *k);
 
 #endif /* ISC_INFERSCOPE_FIELDS_H */

@@ -323,17 +323,12 @@ static int gpu_event(struct isc_read_ctx *rc, const struct kev *e, const char *n
 	    (e->ngrid == 0 && e->nblock == 0 && e->regs < 0 && e->smem < 0)) {
 		return 0;
 	}
-	struct isc_kernel_geom g = { .ts = ev->ts,
-				     .corr = ev->corr,
-				     .stream = ev->stream,
-				     .input = ev->input,
-				     .regs = e->regs,
-				     .smem = e->smem };
+	struct isc_kernel_geom g = { .regs = e->regs, .smem = e->smem };
 	for (int k = 0; k < 3; k++) {
 		g.grid[k] = k < e->ngrid ? (int32_t)e->grid[k] : 0;
 		g.block[k] = k < e->nblock ? (int32_t)e->block[k] : 0;
 	}
-	return isc_trace_add_geom(rc->t, &g);
+	return isc_trace_add_geom(rc->t, ev, &g);
 }
 
 static bool api_blocks(const char *name)
