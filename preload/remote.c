@@ -416,6 +416,7 @@ bool isc_remote_pause(void)
 		return false;
 	}
 	pthread_join(rm.thread, NULL);
+	unlink(rm.path); /* made again when it starts; never left behind by an exit meanwhile */
 	atomic_store(&rm.started_pid, 0);
 	return true;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* When traces are written: exit, _exit, exec, fork, signals, snapshots, windows. */
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,7 +109,10 @@ static void fork_quiet(const char *python)
 {
 	struct isc_run r;
 	const char *argv[] = { python, ISC_WORKLOAD_DIR "/fork-quiet.py", ISC_PYTHON_DIR, NULL };
-	run_in_dir(argv, NULL, &r);
+	char xdg[4200];
+	snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", isc_test_dir());
+	const char *env[] = { xdg, NULL };
+	run_in_dir(argv, env, &r);
 	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s: status %d, err %s",
 		  python, r.status, r.err);
 	cr_assert_str_eq(r.err, "", "%s: stderr '%s' (CPython >= 3.12 warns of threads)", python,
@@ -122,6 +126,12 @@ static void fork_quiet(const char *python)
 		snprintf(line, sizeof(line), "fork %d: library threads back True", k);
 		cr_assert(strstr(r.out, line), "%s: no '%s' in %s", python, line, r.out);
 	}
+	glob_t g;
+	char pattern[4200];
+	snprintf(pattern, sizeof(pattern), "%s/inferscope/*.sock", isc_test_dir());
+	cr_assert_eq(glob(pattern, 0, NULL, &g), GLOB_NOMATCH, "%s: a control socket is left: %s",
+		     python, g.gl_pathc ? g.gl_pathv[0] : "");
+	globfree(&g);
 	yajl_val t = load("trace.json");
 	cr_assert_eq(isc_trace_count(t, "cpu_call", "before"), 1);
 	cr_assert_eq(isc_trace_count(t, "cpu_call", "after_fork"), 3, "%s", python);

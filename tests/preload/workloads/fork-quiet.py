@@ -41,3 +41,8 @@ for k in range(3):
     with scope("after_fork"):
         pass
     print("fork %d: library threads back" % k, wait_for(lambda: threads() >= 3))
+# Ends while its threads are away: nothing of theirs (the control socket) is left.
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)
