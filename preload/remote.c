@@ -28,7 +28,9 @@
 #define LINE_MAX_ 512	     /* one request line */
 #define POLL_MS 200	     /* how often a visible socket is checked */
 #define READ_TIMEOUT_MS 2000 /* a requester must send its line within this */
-#define PAUSE_WAIT_NS (100 * 1000000ull) /* the longest a fork waits for the listener */
+/* The longest a fork waits for an idle listener to end: it ends as soon as it runs,
+ * which on a loaded machine may take a while. */
+#define PAUSE_WAIT_NS (2000 * 1000000ull)
 
 static struct {
 	_Atomic int started_pid;
@@ -41,6 +43,7 @@ static struct {
 	_Atomic bool stop;    /* asked to end (a fork's pause); taken by whoever ends it */
 	_Atomic bool alive;   /* the thread runs (it may end on its own: no socket) */
 	_Atomic bool counted; /* it has counted itself as the library's */
+	_Atomic bool busy;    /* serving a requester (a capture window may be open) */
 } rm = { .fd = -1 };
 
 void isc_remote_dir(char *out, size_t cap, const char *xdg, unsigned uid)
@@ -320,7 +323,9 @@ static void *listener_main(void *arg)
 		}
 		int c = accept4(rm.fd, NULL, NULL, SOCK_CLOEXEC);
 		if (c >= 0) {
+			atomic_store(&rm.busy, true);
 			serve(c);
+			atomic_store(&rm.busy, false);
 			close(c);
 		}
 	}
@@ -403,6 +408,9 @@ bool isc_remote_pause(void)
 {
 	if (!isc_remote_running() || !atomic_load(&rm.alive)) {
 		return true; /* none, or it ended on its own: nothing to stop or restart */
+	}
+	if (atomic_load(&rm.busy)) {
+		return false;
 	}
 	atomic_store(&rm.stop, true);
 	knock();
