@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "analyzer/model/model-extra.h"
 #include "analyzer/readers/reader.h"
 
 static int read_text(const char *text, size_t n, struct isc_diag *d, struct isc_trace **out)
@@ -204,5 +205,38 @@ Test(readers, event_handles_from_ptr)
 	cr_assert_eq(t->ev[2].v.bytes, 4096, "an allocation keeps its size");
 	cr_assert_eq(isc_api_event_call(isc_trace_str(t, t->ev[3].name)), ISC_EC_SYNC);
 	cr_assert_eq(t->ev[3].v.handle, 0, "an unreadable handle is no handle");
+	isc_trace_destroy(t);
+}
+
+/* Kernel geometry (export only): shapes are kept once; past 65,534 distinct shapes the
+ * rest go, keyed, into the overflow table; every kernel finds its own. */
+Test(readers, kernel_geometry_shapes_and_overflow)
+{
+	struct isc_trace *t = isc_trace_create();
+	const size_t n = 140000;
+	for (size_t i = 0; i < n; i++) {
+		struct isc_ev *k = isc_trace_push(t);
+		cr_assert_not_null(k);
+		k->type = ISC_T_KERNEL;
+		k->ts = (int64_t)i * 10;
+		k->corr = i + 1;
+		k->stream = 7;
+		/* two kernels per shape until the table is full: regs = i / 2 */
+		struct isc_kernel_geom g = { .grid = { 4, 1, 1 },
+					     .block = { 128, 1, 1 },
+					     .regs = (int32_t)(i / 2),
+					     .smem = 0 };
+		cr_assert_eq(isc_trace_add_geom(t, k, &g), 0);
+	}
+	cr_assert_eq(isc_trace_finalize(t), 0);
+	cr_assert_eq(t->extra->n_shape, ISC_GEOM_OVERFLOW - 1);
+	cr_assert_eq(t->ev[0].geom, t->ev[1].geom, "one shape, stored once");
+	cr_assert_eq(t->extra->n_geom, n - 2 * (ISC_GEOM_OVERFLOW - 1));
+	for (size_t i = 0; i < t->n; i++) {
+		const struct isc_kernel_geom *g = isc_trace_geom_of(t, &t->ev[i]);
+		cr_assert_not_null(g, "kernel %zu", i);
+		cr_assert_eq(g->regs, (int32_t)((t->ev[i].corr - 1) / 2), "kernel %zu", i);
+		cr_assert_eq(g->block[0], 128);
+	}
 	isc_trace_destroy(t);
 }
