@@ -2,11 +2,9 @@
 # Known hot functions in a 6:3:1 split of CPU time (thread CPU clock), interleaved in
 # slices of random length and order (a fixed seed: a fixed cycle would be sampled at
 # the same phases of the kernel's tick every time, see wl-hot.c); "threads" runs each
-# in its own thread; "fork" runs the split in a forked child while the parent spins in
-# parent_spin() (printing "child PID"). With an extension module path, the
-# three functions call into the C extension (hotext) to spin there instead.
-#
-#   python3 hot.py [ms] [threads|fork|ext] [extension dir]
+# in its own thread; "fork" in a forked child while the parent spins in parent_spin().
+# With an extension module path, the three functions call into hotext to spin there.
+# Usage: python3 hot.py [ms] [threads|fork|ext] [extension dir] (tests expect line 25)
 import os
 import random
 import sys
