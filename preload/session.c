@@ -86,7 +86,8 @@ static void resolve_output(void)
 			base ? base + 1 : s->output);
 		if (!dir_writable(fallback, shm_dir)) {
 			/* the last place with a name (tmpfs: memory, reopened by path) */
-			isc_fmt(fallback, sizeof(fallback), "/dev/shm/%s", base ? base + 1 : s->output);
+			isc_fmt(fallback, sizeof(fallback), "/dev/shm/%s",
+				base ? base + 1 : s->output);
 		}
 		/* Only the process the user started says it: children would repeat it. */
 		if (s->is_root && s->exec_seq == 0) {
