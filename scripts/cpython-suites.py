@@ -112,6 +112,7 @@ def compare(exe, tests, args, env_extra):
         pre_c, pre_m, out = run(exe, tests, args.jobs, args.preload, env_extra, work, args.timeout)
         new_c = pre_c - plain_c
         new_m = pre_m - plain_m
+        first_c = set(new_c)
         if new_c or new_m:
             # A flaky case fails once in either run: run the modules concerned again,
             # both ways, and keep what fails under the preload only, twice.
@@ -127,6 +128,8 @@ def compare(exe, tests, args, env_extra):
               (len(plain_c), " ".join(sorted(plain_m)) or "none"))
         print("   with the preload:    %d failing cases, modules failed: %s" %
               (len(pre_c), " ".join(sorted(pre_m)) or "none"))
+        for c in sorted(first_c - new_c):
+            print("   failed once with the preload, passed when both were run again: %s" % c)
         for c in sorted(new_c):
             print("   NEW FAILURE: %s" % c)
         for m in sorted(new_m):
