@@ -66,7 +66,7 @@ static const char *const cats[NCAT] = { "cpu_preprocessing", "h2d_copy", "gpu_co
 
 /* What inferscope-analyze -f json says of one file. */
 struct seg {
-	long events, steps, kernels, copies, launches, syncs, dropped;
+	long inputs, events, steps, kernels, copies, launches, syncs, dropped;
 	double share[NCAT];
 	double start_us; /* the window's start on the trace clock */
 	char verdict[32];
@@ -111,13 +111,14 @@ static double num(yajl_val root, const char *a, const char *b)
 	return v != NULL ? YAJL_GET_DOUBLE(v) : NAN;
 }
 
-/* inferscope-analyze FILE -f json: exit 0 and the counts; false when it failed. */
-static bool analyze(const char *file, struct seg *s)
+/* inferscope-analyze ARGS -f json (ARGS as the shell reads them): exit 0 and the counts;
+ * false when it failed. */
+static bool analyze_args(const char *file, const char *args, struct seg *s)
 {
 	char out[4200], cmd[13000];
 	snprintf(out, sizeof(out), "%s/analysis.json", dir);
-	snprintf(cmd, sizeof(cmd), "'%s' -f json --top 100000 -o '%s' '%s' 2>'%s/analysis.err'",
-		 env("ISC_ANALYZE"), out, file, dir);
+	snprintf(cmd, sizeof(cmd), "'%s' -f json --top 100000 -o '%s' %s 2>'%s/analysis.err'",
+		 env("ISC_ANALYZE"), out, args, dir);
 	if (system(cmd) != 0) {
 		return false;
 	}
@@ -144,6 +145,9 @@ static bool analyze(const char *file, struct seg *s)
 	double window = num(root, "summary", "end_to_end_latency_us");
 	s->start_us = num(root, "window", "start_us");
 	s->events = (long)num(root, "data_quality", "events");
+	const char *ip[] = { "inputs", NULL };
+	yajl_val inputs = yajl_tree_get(root, ip, yajl_t_array);
+	s->inputs = inputs != NULL ? (long)YAJL_GET_ARRAY(inputs)->len : 0;
 	const char *bp[] = { "timeline_breakdown", NULL };
 	yajl_val rows = yajl_tree_get(root, bp, yajl_t_array);
 	for (size_t i = 0; rows != NULL && i < YAJL_GET_ARRAY(rows)->len; i++) {
@@ -162,6 +166,13 @@ static bool analyze(const char *file, struct seg *s)
 	snprintf(s->verdict, sizeof(s->verdict), "%s", v ? YAJL_GET_STRING(v) : "");
 	yajl_tree_free(root);
 	return true;
+}
+
+static bool analyze(const char *file, struct seg *s)
+{
+	char args[4300];
+	snprintf(args, sizeof(args), "'%s'", file);
+	return analyze_args(file, args, s);
 }
 
 static void seg_name(char *out, size_t cap, pid_t pid, unsigned index, bool part)
@@ -423,6 +434,19 @@ Test(done, capture_scrape_sigkill_consistent)
 	cr_expect_eq(total.copies, 2 * steps);
 	cr_expect_eq(total.syncs, steps);
 	cr_expect_eq(total.dropped, 0);
+	/* the segments given together are one input: the last minutes as one trace */
+	char args[4300];
+	struct seg merged;
+	snprintf(args, sizeof(args), "'%s/segs/trace.%d.seg-'*.spill '%s/segs/trace.%d.seg-'*.part",
+		 dir, (int)pid, dir, (int)pid);
+	cr_assert(analyze_args("the segments", args, &merged), "the segments as one input");
+	cr_expect_eq(merged.inputs, 1);
+	cr_expect_eq(merged.steps, steps);
+	cr_expect_eq(merged.kernels, 3 * steps);
+	cr_expect_eq(merged.launches, 3 * steps);
+	cr_expect_eq(merged.copies, 2 * steps);
+	cr_expect_eq(merged.syncs, steps);
+
 	unsigned hi, part, n;
 	list_segments(pid, &hi, &part, &n);
 	fprintf(stderr,
