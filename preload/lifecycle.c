@@ -39,6 +39,8 @@ static _Atomic bool flushed;
  * is handed over to it (a segment of one trace) instead of written as a trace. */
 static bool exec_hand_over;
 static bool handed_over;
+/* Around a fork (collector.h, "Paused around a fork"). */
+static bool paused_for_fork;
 
 /* Recording is live between the end of init and the flush (core/capture.c). */
 static void set_live(void)
@@ -88,7 +90,7 @@ static void resolve_process_hooks(void);
  * memory: not there, and ask again). */
 static bool idle_start(void)
 {
-	if (syscall(SYS_getpid) != isc_session.pid) {
+	if (syscall(SYS_getpid) != isc_session.pid || isc_fork_quiet()) {
 		return false;
 	}
 	isc_tls_guard++;
@@ -97,11 +99,20 @@ static bool idle_start(void)
 	return true;
 }
 
-/* First chunk taken anywhere: the process records, so the collector starts. */
+/* First chunk taken anywhere: the process records, so the collector starts. Armed
+ * again while the collector is paused around a fork: a chunk taken after the quiet
+ * period restarts it. */
 static void on_first_chunk(void)
 {
 	if (syscall(SYS_getpid) != isc_session.pid) {
 		return; /* a vfork child shares our memory: never start threads there */
+	}
+	if (atomic_load(&isc_collector_paused)) {
+		isc_collector_resume_due();
+		if (atomic_load(&isc_collector_paused)) {
+			isc_buffer_rearm_first_chunk();
+		}
+		return;
 	}
 	isc_signals_install();
 	isc_collector_start();
@@ -117,19 +128,51 @@ static void on_chunk_full(void)
 
 /* ---- fork ---- */
 
+/*
+ * A program that is single-threaded but for the library's threads forks: they stop
+ * here and start again a quiet period after fork() returned in the parent, so that
+ * the parent does not look multi-threaded to itself (CPython >= 3.12 warns when it
+ * does). With other threads of its own the program is multi-threaded anyway, and a
+ * listener busy with a capture window stays.
+ */
+static bool collector_stopped; /* by fork_prepare, whether or not the fork is quiet */
+
 static void fork_prepare(void)
 {
+	isc_tls_guard++;
+	collector_stopped = false;
+	paused_for_fork = false;
+	long n = syscall(SYS_getpid) == isc_session.pid ? isc_program_threads() : -1;
+	/* 2: the collector's tick may be starting the listener; stopping it ends that */
+	if (n == 1 || n == 2) {
+		collector_stopped = isc_collector_pause();
+		paused_for_fork = isc_program_threads() == 1 && isc_remote_pause();
+	}
+	isc_tls_guard--;
 	isc_intern_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	isc_intern_fork_release();
+	isc_tls_guard++;
+	isc_fork_quiet_begin(paused_for_fork);
+	if (collector_stopped) {
+		isc_collector_resume_due(); /* not quiet: back at once */
+		if (atomic_load(&isc_collector_paused)) {
+			isc_buffer_rearm_first_chunk(); /* a chunk taken later restarts it */
+		}
+	} else if (paused_for_fork) {
+		set_live(); /* a paused process: the idle hook starts the listener */
+	}
+	isc_tls_guard--;
 }
 
 static void fork_child(void)
 {
 	isc_intern_fork_release();
+	paused_for_fork = false;
+	collector_stopped = false;
 	isc_tls_guard++;
 	isc_collector_reset_after_fork();
 	isc_buffer_reset_after_fork();

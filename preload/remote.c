@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "preload/core/collector.h"
@@ -27,6 +28,9 @@
 #define LINE_MAX_ 512	     /* one request line */
 #define POLL_MS 200	     /* how often a visible socket is checked */
 #define READ_TIMEOUT_MS 2000 /* a requester must send its line within this */
+/* The longest a fork waits for an idle listener to end: it ends as soon as it runs,
+ * which on a loaded machine may take a while. */
+#define PAUSE_WAIT_NS (2000 * 1000000ull)
 
 static struct {
 	_Atomic int started_pid;
@@ -36,6 +40,10 @@ static struct {
 	bool hidden; /* the thread has a descriptor table of its own */
 	dev_t dev;
 	ino_t ino;
+	_Atomic bool stop;    /* asked to end (a fork's pause); taken by whoever ends it */
+	_Atomic bool alive;   /* the thread runs (it may end on its own: no socket) */
+	_Atomic bool counted; /* it has counted itself as the library's */
+	_Atomic bool busy;    /* serving a requester (a capture window may be open) */
 } rm = { .fd = -1 };
 
 void isc_remote_dir(char *out, size_t cap, const char *xdg, unsigned uid)
@@ -286,14 +294,17 @@ static void *listener_main(void *arg)
 	isc_tls_guard = 1; /* nothing this thread does is the application's */
 	prctl(PR_SET_NAME, "inferscope-ctl", 0, 0, 0);
 	isc_collector_own_thread(1); /* never keeps alive a program that has ended */
+	atomic_store(&rm.counted, true);
 	rm.hidden = hide();
 	if (make_socket() < 0) {
-		isc_collector_own_thread(-1);
-		return NULL;
+		goto out;
 	}
 	for (;;) {
 		struct pollfd p = { rm.fd, POLLIN, 0 };
 		int n = poll(&p, 1, POLL_MS);
+		if (atomic_exchange(&rm.stop, false)) {
+			break; /* paused for a fork (the descriptor table goes with the thread) */
+		}
 		if (n == 0 && !isc_collector_running() && isc_collector_orphaned()) {
 			/* the program's last thread ended while nothing recorded (paused): glibc
 			 * would have ended the process with exit(0); the collector, which does
@@ -303,8 +314,7 @@ static void *listener_main(void *arg)
 		if (!still_ours()) {
 			rm.fd = -1; /* not ours to close any more */
 			if (make_socket() < 0) {
-				isc_collector_own_thread(-1);
-				return NULL;
+				goto out;
 			}
 			continue;
 		}
@@ -313,10 +323,19 @@ static void *listener_main(void *arg)
 		}
 		int c = accept4(rm.fd, NULL, NULL, SOCK_CLOEXEC);
 		if (c >= 0) {
+			atomic_store(&rm.busy, true);
 			serve(c);
+			atomic_store(&rm.busy, false);
 			close(c);
 		}
 	}
+	if (!rm.hidden) {
+		close(rm.fd);
+	}
+	rm.fd = -1;
+out:
+	isc_collector_own_thread(-1);
+	atomic_store(&rm.alive, false);
 	return NULL;
 }
 
@@ -332,20 +351,24 @@ void isc_remote_start(void)
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 128 * 1024);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 128 * 1024); /* joinable: a fork's pause joins it */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	isc_tls_guard++;
+	atomic_store(&rm.alive, true);
+	atomic_store(&rm.counted, false);
 	int r = pthread_create(&rm.thread, &attr, listener_main, NULL);
 	isc_tls_guard--;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
+		atomic_store(&rm.alive, false);
 		isc_error("cannot start the control-socket thread (%s): `inferscope capture` "
 			  "cannot reach this process",
 			  strerror(r));
+		return;
 	}
+	isc_collector_await_start(&rm.counted);
 }
 
 /* The listener starts from the collector's first tick: a clean thread, where the hook
@@ -353,12 +376,57 @@ void isc_remote_start(void)
  * created there hung with jemalloc preloaded behind us). */
 void isc_remote_tick(uint64_t now)
 {
-	static int started_pid;
 	(void)now;
-	if (started_pid != isc_session.pid) {
-		started_pid = isc_session.pid;
+	if (isc_config.listen &&
+	    atomic_load_explicit(&rm.started_pid, memory_order_relaxed) != isc_session.pid) {
 		isc_remote_start();
 	}
+}
+
+bool isc_remote_running(void)
+{
+	return atomic_load(&rm.started_pid) == (int)syscall(SYS_getpid);
+}
+
+/* Wakes the listener out of its poll: a connection it will not accept. */
+static void knock(void)
+{
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	isc_fmt(a.sun_path, sizeof(a.sun_path), "%s", rm.path);
+	int fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd >= 0) {
+		syscall(SYS_connect, fd, (struct sockaddr *)&a, sizeof(a));
+		syscall(SYS_close, fd);
+	}
+}
+
+/* The listener ends when it takes `stop`; one busy with a requester (a capture window
+ * open, a request line awaited) is left running: the stop is taken back. */
+bool isc_remote_pause(void)
+{
+	if (!isc_remote_running() || !atomic_load(&rm.alive)) {
+		return true; /* none, or it ended on its own: nothing to stop or restart */
+	}
+	if (atomic_load(&rm.busy)) {
+		return false;
+	}
+	atomic_store(&rm.stop, true);
+	knock();
+	uint64_t deadline = isc_kernel_now() + PAUSE_WAIT_NS;
+	bool taken = false;
+	while (!(taken = !atomic_load(&rm.stop)) && isc_kernel_now() < deadline) {
+		isc_kernel_sleep(100000);
+	}
+	bool mine = true;
+	if (!taken && atomic_compare_exchange_strong(&rm.stop, &mine, false)) {
+		return false;
+	}
+	pthread_join(rm.thread, NULL);
+	unlink(rm.path); /* made again when it starts; never left behind by an exit meanwhile */
+	atomic_store(&rm.started_pid, 0);
+	return true;
 }
 
 void isc_remote_reset_after_fork(void)

@@ -24,6 +24,7 @@
 #ifndef ISC_REMOTE_H
 #define ISC_REMOTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,12 @@
 void isc_remote_start(void);
 /* The collector's tick: starts the listener once per process. */
 void isc_remote_tick(uint64_t now);
+/* Whether the listener was started in this process. */
+bool isc_remote_running(void);
+/* Around a fork (collector.h, "Paused around a fork"): ends the listener and returns
+ * true, or returns false when it is busy with a requester and stays; the collector's
+ * tick or, in a paused process, the idle hook starts it again. */
+bool isc_remote_pause(void);
 /* After fork in the child: the thread is the parent's; a visible socket descriptor
  * (fallback mode) is closed. */
 void isc_remote_reset_after_fork(void);

@@ -255,6 +255,11 @@ uint32_t isc_buffer_chunks_total(void)
 	return n_chunks;
 }
 
+void isc_buffer_rearm_first_chunk(void)
+{
+	atomic_store(&first_chunk_taken, false);
+}
+
 void isc_buffer_reset_after_fork(void)
 {
 	struct isc_thread *self = isc_tls_self;

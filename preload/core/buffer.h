@@ -123,6 +123,8 @@ uint32_t isc_buffer_chunks_total(void);
 extern void (*isc_buffer_on_full)(void);
 /* Called once, on the first chunk any thread takes: the collector starts there. */
 extern void (*isc_buffer_on_first_chunk)(void);
+/* The next chunk taken by a hook calls isc_buffer_on_first_chunk again. */
+void isc_buffer_rearm_first_chunk(void);
 
 /*
  * fork() child: forget every other thread and every chunk (their events are the

@@ -26,6 +26,14 @@ extern struct isc_capture_state isc_capture;
 extern _Atomic int isc_capture_idle_pending;
 void isc_capture_idle(void);
 
+/* The check alone, for a signal handler (the CPU sampler): never runs the idle hook,
+ * which may start a thread. */
+static inline bool isc_capturing_signal_safe(uint64_t now)
+{
+	return atomic_load_explicit(&isc_capture.on, memory_order_relaxed) &&
+	       now >= isc_capture.from_ns && now < isc_capture.until_ns;
+}
+
 static inline bool isc_capturing(uint64_t now)
 {
 	if (!atomic_load_explicit(&isc_capture.on, memory_order_relaxed)) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@ static _Atomic bool running;
 static _Atomic bool starting;
 static _Atomic bool stop_requested;
 static _Atomic bool stopped_ack;
+static _Atomic bool counted; /* the thread has counted itself (isc_collector_own_thread) */
 static _Atomic uint32_t thread_tid;
 static _Atomic int wake_word;
 static _Atomic bool snapshot_requested;
@@ -108,6 +110,16 @@ void isc_collector_own_thread(int delta)
 	atomic_fetch_add(&own_threads, delta);
 }
 
+#define START_WAIT_NS (1000 * 1000000ull)
+
+void isc_collector_await_start(_Atomic bool *flag)
+{
+	uint64_t deadline = isc_kernel_now() + START_WAIT_NS;
+	while (!atomic_load(flag) && isc_kernel_now() < deadline) {
+		isc_kernel_sleep(20000);
+	}
+}
+
 /* A stat line past "pid (comm)": the space before the state, or NULL. The command
  * name may hold spaces and parentheses: the last ')' ends it. */
 static const char *after_comm(const char *stat)
@@ -121,27 +133,26 @@ static bool ended(char state)
 	return state == 'Z' || state == 'X';
 }
 
-/* Threads of the program still alive: the kernel's count (/proc/self/stat, field 20)
- * less the library's own, and less the main thread when it has ended (a zombie, state
- * Z in field 3, still counted until the whole process ends). -1 when unreadable. */
-static long program_threads(void)
+/* Threads of the program still alive, read without a descriptor (a program that lists
+ * its own must never see one of ours): the kernel's count (the link count of
+ * /proc/self/task is 2 + threads) less the library's own, and less the main thread when
+ * it has ended (a zombie, still counted until the whole process ends; its exe link is
+ * gone with its memory). -1 when unreadable. */
+long isc_program_threads(void)
 {
-	char buf[1024];
-	if (isc_slurp("/proc/self/stat", buf, sizeof(buf)) == 0) {
+	struct stat st;
+	if (stat("/proc/self/task", &st) != 0 || st.st_nlink < 3) {
 		return -1;
 	}
-	const char *p = after_comm(buf);
-	if (p == NULL) {
-		return -1;
+	long n = (long)st.st_nlink - 2 - atomic_load(&own_threads);
+	if (n == 1) {
+		char path[64], target[8];
+		isc_fmt(path, sizeof(path), "/proc/self/task/%d/exe", (int)syscall(SYS_getpid));
+		if (readlink(path, target, sizeof(target)) < 0 && errno == ENOENT) {
+			n = 0; /* the one left is the main thread's zombie */
+		}
 	}
-	bool main_ended = ended(p[1]);
-	for (int field = 3; p && field < 20; field++) { /* p: the space before field 3 */
-		p = strchr(p + 1, ' ');
-	}
-	if (p == NULL) {
-		return -1;
-	}
-	return strtol(p + 1, NULL, 10) - (main_ended ? 1 : 0) - atomic_load(&own_threads);
+	return n;
 }
 
 /* Threads of the process not ended, one by one: /proc/self/task/<tid>/stat, state
@@ -186,7 +197,7 @@ static long live_tasks(void)
  * the process is ended: the count was once seen at 0 while a program thread ran. */
 bool isc_collector_orphaned(void)
 {
-	if (program_threads() != 0) {
+	if (isc_program_threads() != 0) {
 		return false;
 	}
 	long live = live_tasks();
@@ -230,6 +241,7 @@ static void *collector_main(void *arg)
 	atomic_store(&thread_tid, (uint32_t)syscall(SYS_gettid));
 	prctl(PR_SET_NAME, "inferscope", 0, 0, 0);
 	isc_collector_own_thread(1);
+	atomic_store(&counted, true);
 
 	while (!atomic_load_explicit(&stop_requested, memory_order_acquire)) {
 		uint64_t now = isc_now();
@@ -269,6 +281,7 @@ void isc_collector_start(void)
 	isc_tls_guard++;
 	atomic_store(&stop_requested, false);
 	atomic_store(&stopped_ack, false);
+	atomic_store(&counted, false);
 	int r = pthread_create(&thread, &attr, collector_main, NULL);
 	isc_tls_guard--;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -279,6 +292,7 @@ void isc_collector_start(void)
 			  strerror(r));
 		return;
 	}
+	isc_collector_await_start(&counted);
 	atomic_store_explicit(&running, true, memory_order_release);
 }
 
@@ -307,8 +321,81 @@ bool isc_collector_stop(void)
 	return true;
 }
 
+_Atomic bool isc_collector_paused;
+
+/*
+ * The quiet period after a fork: 50 ms of the forking thread's own time (the kernel's
+ * clock less the time it waited on a run queue, /proc/self/task/TID/schedstat), so that
+ * a parent descheduled on a loaded machine is still quiet when it runs again; 2 s of
+ * the kernel's clock at most.
+ */
+#define QUIET_NS (50 * 1000000ull)
+#define QUIET_MAX_NS (2000 * 1000000ull)
+static struct {
+	uint32_t tid; /* 0: not quiet */
+	uint64_t wall0, delay0;
+} quiet;
+
+/* Time the thread has waited on a run queue, ns (0 where schedstat is not kept). */
+static uint64_t run_delay(uint32_t tid)
+{
+	char path[64], buf[128];
+	isc_fmt(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
+	if (isc_slurp(path, buf, sizeof(buf)) == 0) {
+		return 0;
+	}
+	const char *p = strchr(buf, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+void isc_fork_quiet_begin(bool on)
+{
+	quiet.tid = on ? (uint32_t)syscall(SYS_gettid) : 0;
+	quiet.wall0 = isc_kernel_now();
+	quiet.delay0 = on ? run_delay(quiet.tid) : 0;
+}
+
+bool isc_fork_quiet(void)
+{
+	if (quiet.tid == 0) {
+		return false;
+	}
+	uint64_t wall = isc_kernel_now() - quiet.wall0;
+	uint64_t waited = run_delay(quiet.tid);
+	waited = waited > quiet.delay0 ? waited - quiet.delay0 : 0;
+	if (wall < QUIET_MAX_NS && wall < QUIET_NS + waited) {
+		return true;
+	}
+	quiet.tid = 0;
+	return false;
+}
+
+bool isc_collector_pause(void)
+{
+	if (!isc_collector_running() || !isc_collector_stop()) {
+		return false;
+	}
+	atomic_store(&isc_collector_paused, true);
+	return true;
+}
+
+void isc_collector_resume_due(void)
+{
+	bool paused = true;
+	if (!atomic_load_explicit(&isc_collector_paused, memory_order_relaxed) ||
+	    isc_fork_quiet() || syscall(SYS_getpid) != owner_pid ||
+	    !atomic_compare_exchange_strong(&isc_collector_paused, &paused, false)) {
+		return; /* (a vfork child shares our memory: never start threads there) */
+	}
+	int saved = errno;
+	isc_collector_start();
+	errno = saved;
+}
+
 void isc_collector_reset_after_fork(void)
 {
+	atomic_store(&isc_collector_paused, false);
+	quiet.tid = 0;
 	atomic_store(&own_threads, 0);
 	atomic_store(&running, false);
 	atomic_store(&starting, false);

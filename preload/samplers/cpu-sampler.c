@@ -112,7 +112,7 @@ void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
 		return;
 	}
 	uint64_t now = isc_now();
-	if (!isc_capturing(now)) {
+	if (!isc_capturing_signal_safe(now)) {
 		errno = saved;
 		return;
 	}

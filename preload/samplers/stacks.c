@@ -2,33 +2,29 @@
 /*
  * Call stacks on sampled memory events and slow system calls (INFERSCOPE_STACKS=N).
  *
- * libunwind is dlopen'ed RTLD_LOCAL and is never a link dependency of the preload:
- * Debian's libunwind.so.8 exports _Unwind_RaiseException, and in the global scope
- * it would take over every C++ exception of the host (about 12x slower throws).
- * It is loaded in the family init, from the constructor, when stacks are on: that
- * is the first moment a stack can be wanted, and loading it later - from inside a
- * malloc hook that may itself run inside the dynamic loader - is not safe.
+ * With CPU sampling on they come from the sampler (isc_sampler_stack_here: native and
+ * Python frames). With it off, native frames only, walked here from the caller's
+ * context by the modules' unwind tables (unwind-cfi.c), as the sampler does: no
+ * libunwind unless INFERSCOPE_LIBUNWIND=1 asks for it where the tables end (its first
+ * use opens a pipe in the program's descriptor table).
  *
- * unw_backtrace costs ~120-420 ns for 15-65 frames, so it runs only on events that
- * are recorded anyway. Frames are raw return addresses; they are symbolised when
- * the trace is written, in the live process (isc_stacks_resolve, through dladdr).
- * dladdr walks a library's symbol table - 17 µs per call in libstdc++ - and a trace
- * repeats the same few thousand return addresses, so names are cached by address
- * (in mmap'd memory: the writer may run in a dying process).
+ * Frames are raw return addresses; they are symbolised when the trace is written, in
+ * the live process (isc_stacks_resolve, through dladdr). dladdr walks a library's
+ * symbol table - 17 µs per call in libstdc++ - and a trace repeats the same few
+ * thousand return addresses, so names are cached by address (in mmap'd memory: the
+ * writer may run in a dying process).
  */
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 
 #include "common/config.h"
 #include "preload/hooks/host/host.h"
 #include "common/log.h"
 #include "preload/samplers/cpu-sampler.h"
 
-typedef int (*backtrace_fn)(void **buffer, int size);
-
-static backtrace_fn unw_backtrace_fn;
 static unsigned depth;
 static uintptr_t self_lo, self_hi; /* this library's code: frames to skip */
 
@@ -43,22 +39,14 @@ void isc_stacks_init(void)
 		return;
 	}
 	isc_self_code(&self_lo, &self_hi);
-	void *h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
-	void *fn = h ? dlsym(h, "unw_backtrace") : NULL;
-	if (fn == NULL) {
-		isc_error("INFERSCOPE_STACKS=%u: libunwind.so.8 cannot be loaded (%s); events are "
-			  "recorded without stacks",
-			  isc_config.stacks, h ? "no unw_backtrace" : "install libunwind8");
-		return;
-	}
-	unw_backtrace_fn = (backtrace_fn)fn;
+	isc_unwind_init();
 	depth = isc_config.stacks < ISC_STACK_MAX ? isc_config.stacks : ISC_STACK_MAX;
 }
 
 unsigned isc_stacks_capture(uint64_t *pcs, unsigned max)
 {
-	void *raw[ISC_STACK_MAX + 16];
-	if (unw_backtrace_fn == NULL || max == 0) {
+	uint64_t raw[ISC_STACK_MAX + 16];
+	if (depth == 0 || max == 0) {
 		return 0;
 	}
 	max = max < ISC_STACK_MAX ? max : ISC_STACK_MAX;
@@ -66,19 +54,22 @@ unsigned isc_stacks_capture(uint64_t *pcs, unsigned max)
 	if (t) {
 		t->in_unwind++; /* the CPU sampler stays out of libunwind meanwhile */
 	}
-	isc_unwind_enter();
-	int n = unw_backtrace_fn(raw, (int)(max + 16));
-	isc_unwind_leave();
+	ucontext_t uc;
+	/* getcontext returns twice in principle (setcontext): volatile keeps it honest */
+	volatile unsigned n = 0;
+	if (getcontext(&uc) == 0) {
+		n = isc_unwind_signal(&uc, raw, max + 16, false);
+	}
 	if (t) {
 		t->in_unwind--;
 	}
 	unsigned skip = 0, out = 0;
 	/* our own frames (the hook, the recorder) come first */
-	while ((int)skip < n && (uintptr_t)raw[skip] >= self_lo && (uintptr_t)raw[skip] < self_hi) {
+	while (skip < n && raw[skip] >= self_lo && raw[skip] < self_hi) {
 		skip++;
 	}
-	for (int i = (int)skip; i < n && out < max; i++) {
-		pcs[out++] = (uintptr_t)raw[i];
+	for (unsigned i = skip; i < n && out < max; i++) {
+		pcs[out++] = raw[i];
 	}
 	return out;
 }

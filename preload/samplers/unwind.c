@@ -74,6 +74,11 @@ static int safe_read_state; /* 0 unknown, 1 works, -1 does not */
 
 void isc_unwind_init(void)
 {
+	static bool done; /* from the constructor: the stacks family, then the sampler */
+	if (done) {
+		return;
+	}
+	done = true;
 	self_pid = (int)syscall(SYS_getpid);
 	/* Loaded already: the program unwinds with it, and a sample taken while one of
 	 * its threads holds libunwind's lock must not wait for that lock. */

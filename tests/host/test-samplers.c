@@ -81,19 +81,19 @@ static bool stack_has(yajl_val e, const char *fn)
 	return false;
 }
 
-Test(samplers, stacks_are_symbolised)
+static void stacks_are_symbolised_with(const char *const env[])
 {
 	struct isc_run r;
 	const char *argv[] = { isc_test_workload("wl-alloc"), "large", NULL };
-	const char *env[] = { "INFERSCOPE_STACKS=8", NULL };
 	yajl_val t = host_trace(argv, env, &r);
 	yajl_val m = isc_trace_find(t, "memory_event", "malloc", 0);
 	cr_assert_not_null(m);
 	yajl_val s = isc_trace_get(m, "metadata/stack");
-	cr_assert(YAJL_IS_ARRAY(s) && YAJL_GET_ARRAY(s)->len >= 2 && YAJL_GET_ARRAY(s)->len <= 8);
+	cr_assert(YAJL_IS_ARRAY(s) && YAJL_GET_ARRAY(s)->len >= 2 && YAJL_GET_ARRAY(s)->len <= 8,
+		  "%s", env[1]);
 	cr_assert(stack_has(m, "wl_alloc_large+0x"), "innermost frames are the program's: %s",
 		  YAJL_GET_STRING(YAJL_GET_ARRAY(s)->values[0]));
-	cr_assert(stack_has(m, "main+0x"));
+	cr_assert(stack_has(m, "main+0x"), "%s", env[1]);
 	yajl_tree_free(t);
 	isc_run_free(&r);
 
@@ -101,9 +101,18 @@ Test(samplers, stacks_are_symbolised)
 	t = host_trace(argv2, env, &r);
 	yajl_val ns = isc_trace_find(t, "cpu_syscall", "nanosleep", 0);
 	cr_assert_not_null(ns);
-	cr_assert(stack_has(ns, "wl_slow_sleep+0x"));
+	cr_assert(stack_has(ns, "wl_slow_sleep+0x"), "%s", env[1]);
 	yajl_tree_free(t);
 	isc_run_free(&r);
+}
+
+/* From the sampler (the default), and walked by the unwind tables with sampling off. */
+Test(samplers, stacks_are_symbolised)
+{
+	const char *sampled[] = { "INFERSCOPE_STACKS=8", "INFERSCOPE_CPU_SAMPLE=100", NULL };
+	const char *unsampled[] = { "INFERSCOPE_STACKS=8", "INFERSCOPE_CPU_SAMPLE=0", NULL };
+	stacks_are_symbolised_with(sampled);
+	stacks_are_symbolised_with(unsampled);
 }
 
 /* Without INFERSCOPE_STACKS, no stack as strings; with CPU sampling on (the default)

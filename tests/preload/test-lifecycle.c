@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* When traces are written: exit, _exit, exec, fork, signals, snapshots, windows. */
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,6 +102,53 @@ Test(lifecycle, python_child_forked_from_a_thread_ends)
 	for (size_t i = 0; (py = isc_test_nth_path(ISC_PYTHONS, i)) != NULL; i++) {
 		cr_log_info("python %s", py);
 		fork_in_thread(py);
+	}
+}
+
+static void fork_quiet(const char *python)
+{
+	struct isc_run r;
+	const char *argv[] = { python, ISC_WORKLOAD_DIR "/fork-quiet.py", ISC_PYTHON_DIR, NULL };
+	char xdg[4200];
+	snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", isc_test_dir());
+	const char *env[] = { xdg, NULL };
+	run_in_dir(argv, env, &r);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s: status %d, err %s",
+		  python, r.status, r.err);
+	cr_assert_str_eq(r.err, "", "%s: stderr '%s' (CPython >= 3.12 warns of threads)", python,
+			 r.err);
+	cr_assert(strstr(r.out, "library threads running True"), "%s: %s", python, r.out);
+	for (int k = 0; k < 3; k++) {
+		char line[128];
+		snprintf(line, sizeof(line), "fork %d: parent saw 1 thread(s), child status %d", k,
+			 10 + k);
+		cr_assert(strstr(r.out, line), "%s: no '%s' in %s", python, line, r.out);
+		snprintf(line, sizeof(line), "fork %d: library threads back True", k);
+		cr_assert(strstr(r.out, line), "%s: no '%s' in %s", python, line, r.out);
+	}
+	glob_t g;
+	char pattern[4200];
+	snprintf(pattern, sizeof(pattern), "%s/inferscope/*.sock", isc_test_dir());
+	cr_assert_eq(glob(pattern, 0, NULL, &g), GLOB_NOMATCH, "%s: a control socket is left: %s",
+		     python, g.gl_pathc ? g.gl_pathv[0] : "");
+	globfree(&g);
+	yajl_val t = load("trace.json");
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "before"), 1);
+	cr_assert_eq(isc_trace_count(t, "cpu_call", "after_fork"), 3, "%s", python);
+	cr_assert_eq(isc_trace_int(t, "trace_metadata/dropped_events/total", -1), 0);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+/* A single-threaded program that forks looks single-threaded to itself: the library's
+ * threads stop around fork() and come back after (CPython's
+ * test_threading.test_main_thread_after_fork fails on 3.12+ otherwise). */
+Test(lifecycle, single_threaded_program_stays_single_threaded_across_fork)
+{
+	const char *py;
+	for (size_t i = 0; (py = isc_test_nth_path(ISC_PYTHONS, i)) != NULL; i++) {
+		cr_log_info("python %s", py);
+		fork_quiet(py);
 	}
 }
 

@@ -48,6 +48,13 @@ struct isc_thread *isc_host_attach(bool may_start)
 	return t;
 }
 
+void isc_host_resume_collector(void)
+{
+	isc_tls_guard++;
+	isc_collector_resume_due();
+	isc_tls_guard--;
+}
+
 uint64_t isc_host_events(const struct isc_thread *t)
 {
 	uint64_t n = t->malloc.sampled;

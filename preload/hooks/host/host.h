@@ -50,6 +50,8 @@ void isc_hooks_syscalls_fork_child(void);
  * isc_host_may_start_collector()).
  */
 struct isc_thread *isc_host_attach(bool may_start);
+/* The collector's restart after a fork's quiet period, from a hooked call (guarded). */
+void isc_host_resume_collector(void);
 
 /* Events the host hooks recorded on thread t (memory and system-call events): a
  * process with nothing else did no work of its own (isc_session_did_work). */
@@ -186,6 +188,10 @@ static inline bool isc_sys_begin(struct isc_sys_call *c, unsigned sc)
 {
 	if (__builtin_expect(!isc_sys.on || isc_tls_guard != 0, 0)) {
 		return false;
+	}
+	if (__builtin_expect(atomic_load_explicit(&isc_collector_paused, memory_order_relaxed),
+			     0)) {
+		isc_host_resume_collector(); /* paused around a fork (collector.h) */
 	}
 	struct isc_thread *t = isc_tls_self;
 	if (__builtin_expect(t == NULL, 0) &&
