@@ -282,6 +282,7 @@ bool isc_lifecycle_flush(const char *reason)
 		return false;
 	}
 	isc_remote_stop();
+	isc_session.flushing = true;
 	bool exec = strcmp(reason, "exec") == 0;
 	handed_over = false;
 	if (exec && exec_hand_over && !isc_config.continuous) {

@@ -81,9 +81,14 @@ static void resolve_output(void)
 		int e = errno;
 		const char *tmp = getenv("TMPDIR");
 		const char *base = strrchr(s->output, '/');
-		char fallback[PATH_MAX];
+		char fallback[PATH_MAX], shm_dir[PATH_MAX];
 		isc_fmt(fallback, sizeof(fallback), "%s/%s", tmp && tmp[0] == '/' ? tmp : "/tmp",
 			base ? base + 1 : s->output);
+		if (!dir_writable(fallback, shm_dir)) {
+			/* the last place with a name (tmpfs: memory, reopened by path) */
+			isc_fmt(fallback, sizeof(fallback), "/dev/shm/%s",
+				base ? base + 1 : s->output);
+		}
 		/* Only the process the user started says it: children would repeat it. */
 		if (s->is_root && s->exec_seq == 0) {
 			isc_error("cannot write to %s (%s); the trace goes to %s instead", dir,
@@ -175,6 +180,8 @@ void isc_session_reset_after_fork(void)
 	isc_spill_close(&s->spill);
 	s->spill_open = false;
 	s->spill_failed = false;
+	s->flushing = false;
+	s->spill_retry_ns = 0;
 	s->pid = getpid();
 	s->ppid = getppid();
 	s->is_root = false;
@@ -193,6 +200,8 @@ void isc_session_after_failed_exec(void)
 	s->exec_seq++;
 	s->spill_open = false;
 	s->spill_failed = false;
+	s->flushing = false; /* recording goes on in this image */
+	s->spill_retry_ns = 0;
 	make_paths();
 }
 
@@ -330,7 +339,7 @@ struct isc_spill *isc_session_spill(void)
 	if (s->spill_open) {
 		return &s->spill;
 	}
-	if (s->spill_failed) {
+	if (s->spill_failed || (!s->flushing && isc_kernel_now() < s->spill_retry_ns)) {
 		return NULL;
 	}
 	int r = -ENOENT;
@@ -341,9 +350,22 @@ struct isc_spill *isc_session_spill(void)
 	if (r < 0) {
 		r = isc_spill_create(&s->spill, s->spill_path, (uint64_t)s->pid, s->start_ns);
 	}
+	if (r < 0 && !s->flushing) {
+		/* While the program runs a spill in memory would be a descriptor it can see
+		 * (a memfd has no name to reopen it by): the records stay in the event
+		 * buffers instead, and the file is tried again a second later. */
+		uint64_t now = isc_kernel_now();
+		if (s->spill_retry_ns == 0) {
+			isc_error("cannot create %s (%s): events stay in memory (at most "
+				  "INFERSCOPE_MAX_MEMORY) until the file can be made",
+				  s->spill_path, strerror(-r));
+		}
+		s->spill_retry_ns = now + 1000000000ull;
+		return NULL;
+	}
 	if (r < 0) {
-		isc_error("cannot create %s (%s): keeping the spill in memory", s->spill_path,
-			  strerror(-r));
+		isc_error("cannot create %s (%s): the trace is made from a spill in memory",
+			  s->spill_path, strerror(-r));
 		r = isc_spill_create_memfd(&s->spill, (uint64_t)s->pid, s->start_ns);
 	}
 	if (r < 0) {

@@ -47,6 +47,8 @@ struct isc_session {
 	char spill_path[PATH_MAX];
 	bool spill_open;
 	bool spill_failed;
+	bool flushing;		 /* the final flush runs (set by lifecycle.c) */
+	uint64_t spill_retry_ns; /* no spill file could be made: not again before (kernel clock) */
 	struct isc_spill spill;
 };
 

@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -71,7 +72,7 @@ Test(daemon_fds, no_descriptor_of_ours_in_steady_state)
 	isc_run_free(&r);
 }
 
-static void python_fds(const char *python);
+static void python_fds(const char *python, bool block_spill);
 
 /* On every CPython found (Debian's, pyenv's 3.8-3.13). */
 Test(daemon_fds, no_descriptor_of_ours_in_a_python_process)
@@ -79,39 +80,66 @@ Test(daemon_fds, no_descriptor_of_ours_in_a_python_process)
 	const char *py;
 	for (size_t i = 0; (py = isc_test_nth_path(ISC_PYTHONS, i)) != NULL; i++) {
 		cr_log_info("python %s", py);
-		python_fds(py);
+		python_fds(py, false);
 	}
 }
 
-static void python_fds(const char *python)
+/* No spill file can be made: nothing of ours in the program's table either, and the
+ * trace is whole at exit (python_fds, block_spill). */
+Test(daemon_fds, no_spill_file_no_descriptor_either)
+{
+	python_fds(ISC_PYTHON3, true);
+}
+
+static const char fds_code[] =
+	"import os, time, inferscope\n"
+	"def fds():\n"
+	"    out = {}\n"
+	"    for f in os.listdir('/proc/self/fd'):\n"
+	"        try:\n"
+	"            out[int(f)] = os.readlink('/proc/self/fd/' + f)\n"
+	"        except OSError:\n"
+	"            pass\n"
+	"    return out\n"
+	"start = fds()\n"
+	"for i in range(3000):\n"
+	"    with inferscope.scope('py'):\n"
+	"        pass\n"
+	"time.sleep(0.06)\n"
+	"print(sorted((f, t) for f, t in fds().items() if f not in start or\n"
+	"    any(w in t for w in ('.spill', 'trace', 'inferscope'))))\n";
+
+/*
+ * block_spill: a shell takes the spill file's name (trace.PID.spill, PID its own and
+ * then Python's: it execs it) with a directory, then execs the preloaded interpreter:
+ * no spill file can be made, and the records must stay in the event buffers (a memfd
+ * would be a descriptor the program sees) until the trace is written at exit.
+ */
+static void python_fds(const char *python, bool block_spill)
 {
 	struct isc_run r;
-	const char *argv[] = {
-		python, "-c",
-		"import os, time, inferscope\n"
-		"def fds():\n"
-		"    out = {}\n"
-		"    for f in os.listdir('/proc/self/fd'):\n"
-		"        try:\n"
-		"            out[int(f)] = os.readlink('/proc/self/fd/' + f)\n"
-		"        except OSError:\n"
-		"            pass\n"
-		"    return out\n"
-		"start = fds()\n"
-		"for i in range(3000):\n"
-		"    with inferscope.scope('py'):\n"
-		"        pass\n"
-		"time.sleep(0.06)\n"
-		"print(sorted((f, t) for f, t in fds().items() if f not in start or\n"
-		"    any(w in t for w in ('.spill', 'trace', 'inferscope'))))\n",
-		NULL
-	};
-	const char *env[] = { "PYTHONPATH=" ISC_PYTHON_DIR, NULL };
-	cr_assert_eq(isc_test_run(argv, env, true, isc_test_dir(), &r), 0);
+	char py[4200], code[sizeof(fds_code) + 8];
+	snprintf(py, sizeof(py), "PY=%s", python);
+	snprintf(code, sizeof(code), "CODE=%s", fds_code);
+	const char *direct[] = { python, "-c", fds_code, NULL };
+	const char *shell[] = { "/bin/sh", "-c",
+				"mkdir \"trace.$$.spill\" && export LD_PRELOAD=\"$P\" && "
+				"exec \"$PY\" -c \"$CODE\"",
+				NULL };
+	const char *env[] = { "PYTHONPATH=" ISC_PYTHON_DIR, "P=" ISC_PRELOAD_PATH, py, code, NULL };
+	cr_assert_eq(
+		isc_test_run(block_spill ? shell : direct, env, !block_spill, isc_test_dir(), &r),
+		0);
 	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "stderr: %s", r.err);
 	/* listdir's own descriptor is closed by the time readlink looks; the ones the
 	 * test runner leaks into its children are there at start */
 	cr_assert_str_eq(r.out, "[]\n", "%s: descriptors the program can see: %s", python, r.out);
+	if (block_spill) {
+		cr_assert(strstr(r.err, "events stay in memory"), "stderr: %s", r.err);
+		char rm[4200];
+		snprintf(rm, sizeof(rm), "rmdir %s/trace.*.spill", isc_test_dir());
+		cr_assert_eq(system(rm), 0, "the shell's directory is left");
+	}
 	yajl_val t = isc_test_load_json(isc_test_in_dir("trace.json"));
 	cr_assert_eq(isc_trace_count(t, "cpu_call", "py"), 3000, "%s", python);
 	yajl_tree_free(t);
