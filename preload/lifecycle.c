@@ -240,7 +240,11 @@ void isc_lifecycle_init(void)
 		isc_collector_add_tick(isc_recorder_tick);
 	}
 	isc_collector_add_tick(isc_window_tick);
-	isc_window_set_drain(isc_hooks_cuda_flush);
+	/* A window's drain while the process goes on: continuous recording keeps the
+	 * activities in flight for the segments (a forced flush would zero their times),
+	 * so it asks for completed records only. */
+	isc_window_set_drain(isc_config.continuous ? isc_hooks_cuda_flush_completed
+						   : isc_hooks_cuda_flush);
 	isc_collector_set_owner(isc_session.pid, isc_session.is_root);
 	isc_capture_init(isc_session.start_ns, isc_config.delay_ns, isc_config.duration_ns,
 			 isc_config.start_paused);
