@@ -93,7 +93,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: inferscope-analyze [OPTIONS] TRACE...\n"
 		"Reads InferScope, Kineto/Chrome (gzip'd or not) and prototype traces; several\n"
-		"traces of one host (parent and children) are merged on their shared clock.\n"
+		"traces of one host (parent and children) are merged on their shared clock;\n"
+		"the segments of one process (BASE.PID.seg-N.spill[.part], continuous mode)\n"
+		"given together are read as one trace, in segment order.\n"
 		"Traces of several ranks (Kineto distributedInfo.rank, or inputs with GPU work\n"
 		"of their own) are also analysed one by one: the verdict is the slowest rank's.\n"
 		"Steps (ProfilerStep#N, or a repeating scope) get per-step distributions and the\n"
@@ -443,11 +445,9 @@ static int read_inputs(const struct cli *c, struct isc_trace *t)
 {
 	struct isc_diag d = { "" };
 	struct isc_read_opts ro = { .format = c->input_format };
-	for (int i = 0; i < c->n_inputs; i++) {
-		if (isc_read_file(t, c->inputs[i], &ro, &d) < 0) {
-			fprintf(stderr, "inferscope-analyze: %s\n", d.msg);
-			return EXIT_INPUT;
-		}
+	if (isc_read_inputs(t, (const char *const *)c->inputs, (size_t)c->n_inputs, &ro, &d) < 0) {
+		fprintf(stderr, "inferscope-analyze: %s\n", d.msg);
+		return EXIT_INPUT;
 	}
 	if (isc_trace_finalize(t) < 0) {
 		fprintf(stderr, "inferscope-analyze: out of memory\n");

@@ -100,18 +100,19 @@ static bool idle_start(void)
 }
 
 /* First chunk taken anywhere: the process records, so the collector starts. Armed
- * again while the collector is paused around a fork: a chunk taken after the quiet
- * period restarts it. */
+ * again after a fork that paused the collector: a chunk taken once the quiet period is
+ * over (re)starts it. */
 static void on_first_chunk(void)
 {
 	if (syscall(SYS_getpid) != isc_session.pid) {
 		return; /* a vfork child shares our memory: never start threads there */
 	}
+	if (isc_fork_quiet()) {
+		isc_buffer_rearm_first_chunk();
+		return;
+	}
 	if (atomic_load(&isc_collector_paused)) {
 		isc_collector_resume_due();
-		if (atomic_load(&isc_collector_paused)) {
-			isc_buffer_rearm_first_chunk();
-		}
 		return;
 	}
 	isc_signals_install();
@@ -137,6 +138,19 @@ static void on_chunk_full(void)
  */
 static bool collector_stopped; /* by fork_prepare, whether or not the fork is quiet */
 
+/* The program's threads once the threads of ours just joined have left the kernel's
+ * count too, that is at most `before` again: pthread_join returns when a thread's stack
+ * is free, a little before the kernel has reaped it (waited for 100 ms at most). */
+static long settled_threads(long before)
+{
+	long n = isc_program_threads();
+	for (uint64_t end = isc_kernel_now() + 100000000ull; n > before && isc_kernel_now() < end;
+	     n = isc_program_threads()) {
+		isc_kernel_sleep(50000);
+	}
+	return n;
+}
+
 static void fork_prepare(void)
 {
 	isc_tls_guard++;
@@ -146,7 +160,10 @@ static void fork_prepare(void)
 	/* 2: the collector's tick may be starting the listener; stopping it ends that */
 	if (n == 1 || n == 2) {
 		collector_stopped = isc_collector_pause();
-		paused_for_fork = isc_program_threads() == 1 && isc_remote_pause();
+		paused_for_fork = settled_threads(n) == 1 && isc_remote_pause();
+		if (paused_for_fork) {
+			settled_threads(1);
+		}
 	}
 	isc_tls_guard--;
 	isc_intern_fork_prepare();
@@ -157,11 +174,11 @@ static void fork_parent(void)
 	isc_intern_fork_release();
 	isc_tls_guard++;
 	isc_fork_quiet_begin(paused_for_fork);
+	if (paused_for_fork) {
+		isc_buffer_rearm_first_chunk(); /* a chunk taken after the quiet period */
+	}
 	if (collector_stopped) {
-		isc_collector_resume_due(); /* not quiet: back at once */
-		if (atomic_load(&isc_collector_paused)) {
-			isc_buffer_rearm_first_chunk(); /* a chunk taken later restarts it */
-		}
+		isc_collector_resume_due(); /* at once unless quiet */
 	} else if (paused_for_fork) {
 		set_live(); /* a paused process: the idle hook starts the listener */
 	}
@@ -223,7 +240,11 @@ void isc_lifecycle_init(void)
 		isc_collector_add_tick(isc_recorder_tick);
 	}
 	isc_collector_add_tick(isc_window_tick);
-	isc_window_set_drain(isc_hooks_cuda_flush);
+	/* A window's drain while the process goes on: continuous recording keeps the
+	 * activities in flight for the segments (a forced flush would zero their times),
+	 * so it asks for completed records only. */
+	isc_window_set_drain(isc_config.continuous ? isc_hooks_cuda_flush_completed
+						   : isc_hooks_cuda_flush);
 	isc_collector_set_owner(isc_session.pid, isc_session.is_root);
 	isc_capture_init(isc_session.start_ns, isc_config.delay_ns, isc_config.duration_ns,
 			 isc_config.start_paused);

@@ -342,7 +342,10 @@ void isc_recorder_discard(void)
  * Continuous mode: CUPTI hands over its buffers when they are full, which at a steady
  * rate can take minutes; a flight recorder killed meanwhile would have no GPU
  * timeline. The collector asks for them twice a segment (at most every second), so
- * each segment holds the GPU work of about its own time.
+ * each segment holds the GPU work of about its own time. Not a forced flush: that one
+ * hands over the activities still in flight with zeroed timestamps, lost for good (and
+ * a segment whose window then starts at 0); completed records only, the rest at the
+ * next tick.
  */
 void isc_recorder_tick(uint64_t now)
 {
@@ -351,6 +354,6 @@ void isc_recorder_tick(uint64_t now)
 	every = every < 1000000000u ? every : 1000000000u;
 	if (now - last >= every) {
 		last = now;
-		isc_hooks_cuda_flush();
+		isc_hooks_cuda_flush_completed();
 	}
 }

@@ -486,6 +486,7 @@ static void json_aggregates(struct isc_json *j, const struct end *e)
 	isc_json_begin_object(j);
 	isc_json_key(j, "threads");
 	isc_json_begin_array(j);
+	isc_thread_names_refresh();
 	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
 		isc_json_begin_object(j);
 		isc_json_kv_uint(j, "thread_id", t->tid);

@@ -115,6 +115,33 @@ static bool worker_frame(const struct isc_trace *t, const struct isc_frame *f)
 	return false;
 }
 
+/* A framework running a model's layers (docs/rules.md, "Model code"): an nn.Module
+ * call, a compiled or exported model's run. Samples under one are the model's own
+ * compute, however the time is spent below it (BLAS, Python layers), not preprocessing. */
+static bool model_frame(const struct isc_trace *t, const struct isc_frame *f)
+{
+	static const char *const files[] = {
+		"torch/nn/modules/module.py",
+		"torch/_dynamo/eval_frame.py",
+		"torch/jit/_script.py",
+		"onnxruntime/capi/onnxruntime_inference",
+		"keras/src/layers/layer.py",
+		"keras/engine/base_layer.py",
+		"tensorflow/python/eager/polymorphic_function/",
+		"flax/linen/module.py",
+	};
+	if (f->kind != ISC_FK_PYTHON) {
+		return false;
+	}
+	const char *file = isc_trace_str(t, f->file);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (strstr(file, files[i]) != NULL) {
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool worker_name(const char *name)
 {
 	return starts(name, "pt_data_worker") || starts(name, "DataLoader");
@@ -189,7 +216,7 @@ static int sample(struct acc *c, const struct isc_ev *e, const struct isc_stack_
 {
 	struct isc_profile *p = c->p;
 	int64_t w = (int64_t)e->v.bytes;
-	bool steady = cat < ISC_PC_STEADY;
+	bool steady = cat < ISC_PC_STEADY, model = false;
 	c->n++;
 	p->samples++;
 	p->total += w;
@@ -204,6 +231,7 @@ static int sample(struct acc *c, const struct isc_ev *e, const struct isc_stack_
 			return -ENOMEM;
 		}
 		th->worker |= worker_frame(c->t, f);
+		model = model || model_frame(c->t, f);
 		if (c->stamp[k] != c->n) {
 			c->stamp[k] = c->n;
 			p->fn[k].total[cat] += w;
@@ -219,6 +247,10 @@ static int sample(struct acc *c, const struct isc_ev *e, const struct isc_stack_
 			    0) {
 			return -ENOMEM;
 		}
+	}
+	if (cat == ISC_PC_GPU_IDLE && model) {
+		p->idle_model += w; /* the model's own compute: not a preprocessing site */
+		return 0;
 	}
 	int s = cat == ISC_PC_GPU_IDLE ? isc_stack_site(c->t, r, NULL) : -1;
 	if (s >= 0) {

@@ -57,9 +57,13 @@ struct isc_profile {
 	size_t n_thr;
 	uint32_t worker_threads, worker_processes;
 	char workers_how[96]; /* "2 processes in torch.utils.data worker loops" */
-	/* The code that computes with the GPU idle: its site (isc_stack_site) by weight. */
+	/* Steady GPU-idle sample time under a framework's model call (an nn.Module's
+	 * forward...): the model computing on the CPU, not preparing its inputs. */
+	int64_t idle_model;
+	/* The code that computes with the GPU idle outside the model: its site
+	 * (isc_stack_site) by weight. */
 	char idle_site[ISC_LINE];
-	double idle_site_share; /* of the steady GPU-idle sample time */
+	double idle_site_share; /* of the steady GPU-idle sample time (the model's too) */
 };
 
 /* Builds a->prof (left NULL when the window has no CPU samples). 0 or -ENOMEM. */

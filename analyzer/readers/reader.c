@@ -128,6 +128,20 @@ int isc_read_file(struct isc_trace *t, const char *path, const struct isc_read_o
 	return r;
 }
 
+int isc_read_fd(struct isc_trace *t, const char *label, int fd, const struct isc_read_opts *o,
+		struct isc_diag *d)
+{
+	struct isc_source src;
+	int r = isc_source_open_fd(&src, fd);
+	if (r < 0) {
+		isc_diag_set(d, "%s: %s", label, src.err);
+	} else {
+		r = read_source(t, label, &src, o, d);
+	}
+	isc_source_close(&src);
+	return r;
+}
+
 int isc_read_buffer(struct isc_trace *t, const char *label, const void *buf, size_t n,
 		    const struct isc_read_opts *o, struct isc_diag *d)
 {

@@ -56,6 +56,20 @@ int isc_read_file(struct isc_trace *t, const char *path, const struct isc_read_o
 		  struct isc_diag *d);
 int isc_read_buffer(struct isc_trace *t, const char *label, const void *buf, size_t n,
 		    const struct isc_read_opts *o, struct isc_diag *d);
+/* Reads fd from its current position; fd is closed in any case. */
+int isc_read_fd(struct isc_trace *t, const char *label, int fd, const struct isc_read_opts *o,
+		struct isc_diag *d);
+
+/*
+ * Reads the inputs in order (isc_read_file each), except that the segments of one
+ * process - files named BASE.PID.seg-NNNNNN.spill or BASE.PID.seg-NNNNNN.spill.part, as
+ * INFERSCOPE_MODE=continuous writes them - given two or more together are merged in
+ * segment order into one spill and read as one input, labelled
+ * "BASE.PID.seg-FIRST..LAST (N segments)": the last minutes of a killed process as one
+ * trace. Not with a forced input format other than spill. (reader-segments.c)
+ */
+int isc_read_inputs(struct isc_trace *t, const char *const *paths, size_t n,
+		    const struct isc_read_opts *o, struct isc_diag *d);
 
 /* Helpers for readers. */
 size_t isc_head_find(const struct isc_source *src, const char *needle);

@@ -197,23 +197,24 @@ static void band_rect(FILE *f, double x0, double x1, int cat)
 		cp_color[cat]);
 }
 
-/* The path as a band above the lanes, at pixel resolution: a piece narrower than half a
- * pixel joins the run it starts in. */
-void isc_svg_causal(FILE *f, const struct isc_analysis *a, double scale)
+/* The path as a band above the lanes, at the timeline's resolution: a piece narrower
+ * than half a pixel of the deepest zoom (ISC_SVG_DETAIL) joins the run it starts in. */
+bool isc_svg_causal(FILE *f, const struct isc_analysis *a, double scale)
 {
 	const struct isc_causal *c = a->causal;
 	if (!has_path(a)) {
-		return;
+		return false;
 	}
-	fprintf(f, "<g id=\"critical-path-band\"><text class=\"lane\" x=\"2\" y=\"22\" "
-		   "font-size=\"10\">critical path</text>\n");
+	/* its label is the timeline's (outside the zoomed marks) */
+	fprintf(f, "<g id=\"critical-path-band\">\n");
 	double x0 = -1, x1 = -1;
 	int cat = -1;
 	for (size_t i = 0; i < c->n_pieces; i++) {
 		const struct isc_cp_piece *p = &c->pieces[i];
 		double s = (double)(p->s - a->window.start) * scale;
 		double e = (double)(p->e - a->window.start) * scale;
-		if (cat >= 0 && s <= x1 + 0.5 && (p->cat == cat || e - s < 0.5)) {
+		if (cat >= 0 && s <= x1 + 0.5 / ISC_SVG_DETAIL &&
+		    (p->cat == cat || e - s < 0.5 / ISC_SVG_DETAIL)) {
 			x1 = e > x1 ? e : x1;
 			continue;
 		}
@@ -228,4 +229,5 @@ void isc_svg_causal(FILE *f, const struct isc_analysis *a, double scale)
 		band_rect(f, x0, x1, cat);
 	}
 	fprintf(f, "</g>\n");
+	return true;
 }

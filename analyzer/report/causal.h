@@ -10,7 +10,8 @@
 void isc_md_causal(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);
 void isc_json_causal(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a);
 void isc_html_causal(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);
-/* The path as a band above the timeline's lanes (x = (time - window start) * scale). */
-void isc_svg_causal(FILE *f, const struct isc_analysis *a, double scale);
+/* The path as a band above the timeline's lanes (x = (time - window start) * scale);
+ * false when there is no path (nothing drawn). */
+bool isc_svg_causal(FILE *f, const struct isc_analysis *a, double scale);
 
 #endif /* ISC_REPORT_PATH_H */

@@ -347,6 +347,15 @@ int isc_export_pprof(FILE *f, const struct isc_trace *t, const struct isc_analys
 	prof.n_string_table = p.strs.n;
 	prof.string_table = (char **)p.strs.v;
 	prof.duration_nanos = a->window.end - a->window.start;
+	/* wall-clock start (profile stores file a profile under it; Pyroscope takes the
+	 * request's from= when it is 0): the window's start through the first anchor */
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		if (t->inputs[i].has_anchor) {
+			prof.time_nanos = a->window.start - t->inputs[i].anchor_mono_ns +
+					  t->inputs[i].anchor_real_ns;
+			break;
+		}
+	}
 	prof.period_type = &period;
 	prof.period = hz > 0 ? (int64_t)(1e9 / hz) : 0;
 	prof.default_sample_type = cpu.type;

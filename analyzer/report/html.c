@@ -155,6 +155,7 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		stats(f, t, &a->stats[g], titles[g], o->top);
 	}
-	fprintf(f, "<script>%s</script>\n</body>\n</html>\n", script);
+	fprintf(f, "<script>%s</script>\n<script>%s</script>\n</body>\n</html>\n", script,
+		isc_html_zoom_script());
 	return ferror(f) ? -EIO : 0;
 }

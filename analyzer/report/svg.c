@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Timeline lanes: one per GPU stream and one per host thread (three rows: scopes and
- * operators, CUDA calls, waits). Events are drawn at pixel resolution: an event that
+ * Timeline lanes: one per GPU stream and one per host thread (four rows: scopes and
+ * operators, CUDA calls, waits, and a thin strip of its CPU samples, each drawn over the
+ * CPU time it stands for, ending at the sample). Events are drawn at pixel resolution: an event that
  * starts inside the current pixel run of its row joins it, so a row never holds more
  * rectangles than it has half-pixels, whatever the number of events.
  */
@@ -50,7 +51,7 @@ void isc_svg_breakdown(FILE *f, const struct isc_analysis *a)
 	fprintf(f, "</svg>\n");
 }
 
-enum { ROW_SCOPE, ROW_API, ROW_WAIT, ROWS };
+enum { ROW_SCOPE, ROW_API, ROW_WAIT, ROW_CPU, ROWS };
 
 struct run {
 	double x0, x1;
@@ -125,6 +126,9 @@ static const char *color_of(const struct isc_ev *e, int *row)
 	case ISC_T_SYSCALL:
 		*row = ROW_WAIT;
 		return "#9c755f";
+	case ISC_T_CPU_SAMPLE:
+		*row = ROW_CPU;
+		return "#a0cbe8";
 	default:
 		return NULL;
 	}
@@ -136,14 +140,18 @@ static void flush(struct timeline *tl, size_t lane, int row)
 	if (!r->open) {
 		return;
 	}
-	double w = r->x1 - r->x0 < 0.5 ? 0.5 : r->x1 - r->x0;
+	double min = 0.5 / ISC_SVG_DETAIL, w = r->x1 - r->x0 < min ? min : r->x1 - r->x0;
 	fprintf(tl->f,
-		"<rect x=\"%.2f\" y=\"%zu\" width=\"%.2f\" height=\"6\" fill=\"%s\">"
+		"<rect x=\"%.2f\" y=\"%zu\" width=\"%.2f\" height=\"%d\" fill=\"%s\">"
 		"<title>",
-		r->x0, 40 + lane * 24 + (size_t)row * 7, w, r->color);
-	isc_html_text(tl->f, isc_trace_str(tl->t, r->name));
-	fprintf(tl->f, r->n > 1 ? " and %llu more</title></rect>\n" : "</title></rect>\n",
-		(unsigned long long)(r->n - 1));
+		r->x0, 40 + lane * 24 + (size_t)row * 7, w, row == ROW_CPU ? 2 : 6, r->color);
+	if (row == ROW_CPU) {
+		fprintf(tl->f, "%llu CPU samples</title></rect>\n", (unsigned long long)r->n);
+	} else {
+		isc_html_text(tl->f, isc_trace_str(tl->t, r->name));
+		fprintf(tl->f, r->n > 1 ? " and %llu more</title></rect>\n" : "</title></rect>\n",
+			(unsigned long long)(r->n - 1));
+	}
 	tl->rects++;
 	r->open = false;
 }
@@ -156,12 +164,14 @@ static void draw(struct timeline *tl, const struct isc_ev *e)
 	if (lane < 0) {
 		return;
 	}
-	double x0 = (double)(e->ts - tl->a->window.start) * tl->scale;
+	/* a sample stands for the CPU time before it */
+	int64_t back = e->type == ISC_T_CPU_SAMPLE ? (int64_t)e->v.bytes : 0;
+	double x0 = (double)(e->ts - back - tl->a->window.start) * tl->scale;
 	double x1 = (double)(e->ts + e->dur - tl->a->window.start) * tl->scale;
 	x0 = x0 < 0 ? 0 : x0;
 	x1 = x1 > ISC_SVG_WIDTH ? ISC_SVG_WIDTH : x1;
 	struct run *r = &tl->lanes[lane].row[row];
-	if (r->open && x0 <= r->x1 + 0.5) {
+	if (r->open && x0 <= r->x1 + 0.5 / ISC_SVG_DETAIL) {
 		r->x1 = x1 > r->x1 ? x1 : r->x1;
 		r->n++;
 		return;
@@ -172,12 +182,19 @@ static void draw(struct timeline *tl, const struct isc_ev *e)
 	};
 }
 
-static void labels(struct timeline *tl)
+/* Lane labels above the marks (a white halo keeps them readable over them), outside the
+ * zoomed group; then the same lanes as JSON beside the picture. */
+static void labels(struct timeline *tl, bool path)
 {
+	static const char halo[] = "font-size=\"10\" stroke=\"#fff\" stroke-width=\"3\" "
+				   "paint-order=\"stroke\"";
+	if (path) {
+		fprintf(tl->f, "<text class=\"lane\" x=\"2\" y=\"22\" %s>critical path</text>\n",
+			halo);
+	}
 	for (size_t i = 0; i < tl->n; i++) {
 		const struct lane *l = &tl->lanes[i];
-		fprintf(tl->f, "<text class=\"lane\" x=\"2\" y=\"%zu\" font-size=\"10\">",
-			38 + i * 24);
+		fprintf(tl->f, "<text class=\"lane\" x=\"2\" y=\"%zu\" %s>", 38 + i * 24, halo);
 		if (l->gpu) {
 			fprintf(tl->f, "GPU %d stream %d", l->device, l->stream);
 		} else if (l->thread < tl->t->n_threads) {
@@ -194,18 +211,40 @@ static void labels(struct timeline *tl)
 	}
 }
 
-/* A time axis over the lanes: ten ticks, in time from the window's start. */
+static void lanes_json(struct timeline *tl)
+{
+	isc_html_lanes_begin(tl->f, tl->a->window.start, tl->a->window.end - tl->a->window.start);
+	size_t shown = 0;
+	for (size_t i = 0; i < tl->n; i++) {
+		const struct lane *l = &tl->lanes[i];
+		if (l->gpu) {
+			isc_html_lane_gpu(tl->f, shown++ == 0, l->device, l->stream);
+		} else if (l->thread < tl->t->n_threads) {
+			const struct isc_thread_info *th = &tl->t->threads[l->thread];
+			isc_html_lane_thread(tl->f, shown++ == 0,
+					     (long long)tl->t->inputs[th->input].pid,
+					     (long long)th->tid,
+					     th->name != 0 ? isc_trace_str(tl->t, th->name) : "");
+		}
+	}
+	isc_html_lanes_end(tl->f);
+}
+
+/* A time axis over the lanes, from the window's start: ticks at 1, 2 or 5 x 10^k of one
+ * unit (isc_svg_ticks); the page's script redraws them for the span in view. */
 static void axis(struct timeline *tl)
 {
 	int64_t span = tl->a->window.end - tl->a->window.start;
-	char b[ISC_FMT_LEN];
-	fprintf(tl->f, "<g class=\"axis\">\n");
-	for (int k = 0; k < 10 && span > 0; k++) {
-		int x = k * ISC_SVG_WIDTH / 10;
+	struct isc_ticks k;
+	isc_svg_ticks((double)span, &k);
+	fprintf(tl->f, "<g class=\"axis\" id=\"tl-axis\">\n");
+	for (int i = 0; span > 0 && i * k.step_ns <= (double)span; i++) {
+		double x = i * k.step_ns * tl->scale;
 		fprintf(tl->f,
-			"<line x1=\"%d\" y1=\"14\" x2=\"%d\" y2=\"%zu\" stroke=\"#ddd\"/>"
-			"<text class=\"tick\" x=\"%d\" y=\"11\" font-size=\"9\">%s</text>\n",
-			x, x, 40 + tl->n * 24, x + 1, isc_fmt_dur(b, (double)span * k / 10));
+			"<line x1=\"%.2f\" y1=\"14\" x2=\"%.2f\" y2=\"%zu\" stroke=\"#ddd\"/>"
+			"<text class=\"tick\" x=\"%.2f\" y=\"11\" font-size=\"9\">%.*f %s</text>\n",
+			x, x, 40 + tl->n * 24, x + 1, k.decimals, i * k.step_ns / k.unit_ns,
+			k.unit);
 	}
 	fprintf(tl->f, "</g>\n");
 }
@@ -226,12 +265,16 @@ int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analys
 			lane_of(&tl, &t->ev[i]);
 		}
 	}
+	isc_html_zoom_controls(f);
 	fprintf(f,
 		"<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%zu\">\n",
-		ISC_SVG_WIDTH, 40 + tl.n * 24);
+		"height=\"%zu\" data-start-ns=\"%lld\" data-span-ns=\"%lld\" "
+		"data-max-zoom=\"%d\">\n",
+		ISC_SVG_WIDTH, 40 + tl.n * 24, (long long)a->window.start, (long long)span,
+		ISC_SVG_MAX_ZOOM);
 	axis(&tl);
-	fprintf(f, "<g class=\"events\">\n");
+	/* the marks and the critical path zoom and pan together (timeline-zoom.c) */
+	fprintf(f, "<g id=\"tl-view\">\n<g class=\"events\">\n");
 	for (size_t i = 0; i < t->n && span > 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		if (e->ts + e->dur >= a->window.start && e->ts <= a->window.end) {
@@ -244,9 +287,12 @@ int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analys
 		}
 	}
 	fprintf(f, "</g>\n");
-	isc_svg_causal(f, a, tl.scale);
-	labels(&tl);
-	fprintf(f, "</svg>\n<p class=\"note\">%zu lanes, %llu marks%s</p>\n", tl.n,
+	bool path = isc_svg_causal(f, a, tl.scale);
+	fprintf(f, "</g>\n");
+	labels(&tl, path);
+	fprintf(f, "</svg>\n");
+	lanes_json(&tl);
+	fprintf(f, "<p class=\"note\">%zu lanes, %llu marks%s</p>\n", tl.n,
 		(unsigned long long)tl.rects,
 		tl.n >= ISC_SVG_MAX_LANES ? " (lanes beyond the first 48 are not drawn)" : "");
 	free(tl.lanes);

@@ -1,26 +1,48 @@
 /* SPDX-License-Identifier: MIT */
 /* Host family: preprocessing on the critical path, I/O waits, lock contention. */
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "analyzer/base/fmt.h"
 #include "analyzer/causal/graph.h"
 #include "analyzer/model/profile.h"
 #include "analyzer/rules/rules.h"
 
+/* "tokenize() /srv/app/serve.py:41" as "tokenize() serve.py:41": the action stays one
+ * line; the suggestion's where keeps the path. */
+static const char *short_site(const char *site, char *buf, size_t n)
+{
+	const char *at = strstr(site, "() /");
+	const char *slash = at != NULL ? strrchr(at, '/') : NULL;
+	if (slash == NULL) {
+		return site;
+	}
+	snprintf(buf, n, "%.*s%s", (int)(at + 3 - site), site, slash + 1);
+	return buf;
+}
+
 static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {
 	const struct isc_analysis *a = c->a;
 	double cpu = (double)a->cat_ns[ISC_CAT_CPU];
-	if (cpu < isc_thr(&a->th, ISC_THR_CPU_PRE_SHARE) * c->window_ns) {
-		return false;
-	}
 	bool named = a->n_scopes > 0 && a->scopes[0].cpu > 0;
 	const struct isc_profile *p = a->prof;
+	/* Without a scope, the samples under a model call are the model computing on the
+	 * CPU (profile.h, idle_model): that is inference, not the preparing of its inputs. */
+	double model = !named && p != NULL && p->cat[ISC_PC_GPU_IDLE] > 0
+			       ? (double)p->idle_model / (double)p->cat[ISC_PC_GPU_IDLE]
+			       : 0;
+	double pre = cpu * (1.0 - model);
+	if (pre < isc_thr(&a->th, ISC_THR_CPU_PRE_SHARE) * c->window_ns) {
+		return false;
+	}
 	/* Without a scope, the stacks name the code (profile.h). */
+	char site[ISC_LINE];
 	const char *scope = named		   ? isc_trace_str(c->t, a->scopes[0].name)
-			    : p && p->idle_site[0] ? p->idle_site
+			    : p && p->idle_site[0] ? short_site(p->idle_site, site, sizeof(site))
 						   : "host code";
-	double in_scope = named ? (double)a->scopes[0].cpu : cpu;
+	double in_scope = named ? (double)a->scopes[0].cpu : pre;
 	int cores = 0;
 	for (size_t i = 0; i < c->t->n_inputs; i++) {
 		cores = c->t->inputs[i].cpu_count > cores ? c->t->inputs[i].cpu_count : cores;
@@ -55,6 +77,12 @@ static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		      k);
 	isc_sugg_evidence(s, "the host computes with the GPU idle for %s (%s of the window)",
 			  isc_fmt_dur(b1, cpu), isc_fmt_pct(b2, cpu / c->window_ns));
+	if (model > 0) {
+		isc_sugg_evidence(s,
+				  "%s of its CPU samples run the model itself (a framework's model "
+				  "call): left out of the preprocessing",
+				  isc_fmt_pct(b2, model));
+	}
 	if (named) {
 		isc_sugg_evidence(s, "scope '%s' accounts for %s of it (%llu calls)", scope,
 				  isc_fmt_dur(b1, in_scope),

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "preload/core/buffer.h"
+#include "preload/core/procfs.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,6 +35,8 @@ static pthread_key_t exit_key;
 static void on_thread_exit(void *p)
 {
 	struct isc_thread *t = p;
+	/* its name now, as it named itself after its first record (the trace's label) */
+	prctl(PR_GET_NAME, t->comm, 0, 0, 0);
 	atomic_store_explicit(&t->state, ISC_THREAD_EXITING, memory_order_release);
 }
 
@@ -292,4 +296,23 @@ void isc_buffer_reset_after_fork(void)
 		self->scopes[i].alloc_at_open = 0;
 	}
 	atomic_store(&registry, self);
+}
+
+void isc_thread_names_refresh(void)
+{
+	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
+		if (atomic_load_explicit(&t->state, memory_order_acquire) != ISC_THREAD_LIVE) {
+			continue; /* its tid may be another thread's now: the name at its exit */
+		}
+		char path[48], comm[sizeof(t->comm) + 1];
+		isc_fmt(path, sizeof(path), "/proc/self/task/%u/comm", t->tid);
+		size_t n = isc_slurp(path, comm, sizeof(comm));
+		while (n > 0 && comm[n - 1] == '\n') {
+			comm[--n] = '\0';
+		}
+		if (n > 0) {
+			memcpy(t->comm, comm, n + 1 < sizeof(t->comm) ? n + 1 : sizeof(t->comm));
+			t->comm[sizeof(t->comm) - 1] = '\0';
+		}
+	}
 }

@@ -107,6 +107,9 @@ void isc_event_commit_sample(struct isc_thread *t, unsigned n);
 
 /* Registry walk (collector, flush): threads in reverse order of attachment. */
 struct isc_thread *isc_registry_first(void);
+/* Each live thread's name as it is now (/proc/self/task/TID/comm; async-signal-safe):
+ * a thread renamed after its first record is labelled by its last name. */
+void isc_thread_names_refresh(void);
 
 /* Full chunks, taken all at once by the collector (oldest last). */
 struct isc_chunk *isc_full_take(void);

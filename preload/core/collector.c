@@ -54,7 +54,7 @@ void isc_collector_set_owner(int pid, bool eager)
 /* Never after the final flush (capture is off then), never in a vfork child. */
 void isc_collector_start_eager(void)
 {
-	if (isc_collector_running() || !owner_eager ||
+	if (isc_collector_running() || !owner_eager || isc_fork_quiet() ||
 	    !atomic_load_explicit(&isc_capture.on, memory_order_relaxed) ||
 	    syscall(SYS_getpid) != owner_pid) {
 		return;

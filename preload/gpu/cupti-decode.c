@@ -75,9 +75,13 @@ static uint8_t copy_dir(uint32_t k)
 	}
 }
 
-/* The header of a GPU record; the caller fills the payload. */
-static void head(struct isc_event *e, unsigned kind, uint64_t start, uint64_t end)
+/* The header of a GPU record; the caller fills the payload. A record with neither start
+ * nor end is one a forced flush handed over while the activity was still in flight:
+ * CUPTI zeroes its timestamps and never delivers it again. */
+static void head(struct isc_staged *s, struct isc_event *e, unsigned kind, uint64_t start,
+		 uint64_t end)
 {
+	s->incomplete = start == 0 && end == 0;
 	memset(e, 0, sizeof(*e));
 	e->ts = isc_cupti_time(start);
 	uint64_t stop = isc_cupti_time(end);
@@ -88,7 +92,7 @@ static void head(struct isc_event *e, unsigned kind, uint64_t start, uint64_t en
 static void kernel(const CUpti_ActivityKernel10 *k, struct isc_staged *s)
 {
 	struct isc_event *e = &s->ev[0], *x = &s->ev[1];
-	head(e, ISC_EV_GPU_KERNEL, k->start, k->end);
+	head(s, e, ISC_EV_GPU_KERNEL, k->start, k->end);
 	e->name = k->name ? isc_intern_cstr(k->name) : 0;
 	e->aux = k->deviceId;
 	e->u.gpu_kernel.graph_node_id = k->graphNodeId;
@@ -116,7 +120,7 @@ static void kernel(const CUpti_ActivityKernel10 *k, struct isc_staged *s)
 static void copy(const CUpti_ActivityMemcpy6 *m, struct isc_staged *s)
 {
 	struct isc_event *e = &s->ev[0];
-	head(e, ISC_EV_GPU_MEMCPY, m->start, m->end);
+	head(s, e, ISC_EV_GPU_MEMCPY, m->start, m->end);
 	e->aux = m->deviceId;
 	e->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? ISC_EVF_ASYNC : 0;
 	e->u.gpu_copy.bytes = m->bytes;
@@ -133,7 +137,7 @@ static void copy(const CUpti_ActivityMemcpy6 *m, struct isc_staged *s)
 static void peer_copy(const CUpti_ActivityMemcpyPtoP4 *m, struct isc_staged *s)
 {
 	struct isc_event *e = &s->ev[0];
-	head(e, ISC_EV_GPU_MEMCPY, m->start, m->end);
+	head(s, e, ISC_EV_GPU_MEMCPY, m->start, m->end);
 	e->aux = m->deviceId;
 	e->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? ISC_EVF_ASYNC : 0;
 	e->u.gpu_copy.bytes = m->bytes;
@@ -151,7 +155,7 @@ static void peer_copy(const CUpti_ActivityMemcpyPtoP4 *m, struct isc_staged *s)
 static void memset_(const CUpti_ActivityMemset4 *m, struct isc_staged *s)
 {
 	struct isc_event *e = &s->ev[0];
-	head(e, ISC_EV_GPU_MEMSET, m->start, m->end);
+	head(s, e, ISC_EV_GPU_MEMSET, m->start, m->end);
 	e->aux = m->deviceId;
 	e->u.gpu_memset.bytes = m->bytes;
 	e->u.gpu_memset.stream_id = m->streamId;
@@ -166,7 +170,7 @@ static void memset_(const CUpti_ActivityMemset4 *m, struct isc_staged *s)
 static void sync(const CUpti_ActivitySynchronization2 *y, struct isc_staged *s)
 {
 	struct isc_event *e = &s->ev[0];
-	head(e, ISC_EV_GPU_SYNC, y->start, y->end);
+	head(s, e, ISC_EV_GPU_SYNC, y->start, y->end);
 	int dev = y->contextId != CUPTI_SYNCHRONIZATION_INVALID_VALUE
 			  ? isc_cupti_context_device(y->contextId)
 			  : -1;

@@ -58,6 +58,7 @@ struct isc_cupti_stats {
 	uint64_t buffers_refused; /* requests refused at the cap (records are dropped) */
 	uint64_t records;	  /* activity records decoded */
 	uint64_t unresolved;	  /* GPU records whose host call never showed up */
+	uint64_t incomplete;	  /* handed over in flight without timestamps: dropped */
 	uint64_t overhead_ns;	  /* CUPTI's own overhead records */
 };
 void isc_cupti_stats(struct isc_cupti_stats *out);
@@ -69,10 +70,10 @@ void isc_cupti_stats(struct isc_cupti_stats *out);
  * correlation id `cc` resolves. */
 struct isc_staged {
 	uint32_t cc;
-	uint8_t n;	  /* records in ev */
-	uint8_t kernel;	  /* occupancy is computed once the device is known */
-	uint8_t resolved; /* the host side is filled in */
-	uint8_t pad;
+	uint8_t n;	    /* records in ev */
+	uint8_t kernel;	    /* occupancy is computed once the device is known */
+	uint8_t resolved;   /* the host side is filled in */
+	uint8_t incomplete; /* no timestamps: in flight at a forced flush */
 	struct isc_event ev[2];
 };
 

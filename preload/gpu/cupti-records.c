@@ -412,7 +412,11 @@ static void pass(uint8_t *buf, size_t valid, int which)
 				stats.overhead_ns += o->end > o->start ? o->end - o->start : 0;
 			}
 		} else if (isc_cupti_decode_gpu(rec, &s)) {
-			place(&s, false);
+			if (s.incomplete) {
+				stats.incomplete++; /* no time to place it at */
+			} else {
+				place(&s, false);
+			}
 		}
 	}
 }

@@ -459,6 +459,20 @@ void isc_cupti_flush(void)
 	isc_cupti_records_drain();
 }
 
+/* While the process runs on (the flight recorder's tick): CUPTI's buffers whose records
+ * are all complete, however full, and nothing more. A forced flush would also hand
+ * over the activities still in flight, with their timestamps zeroed and never again
+ * delivered: a kernel that ran with no time. */
+void isc_cupti_flush_completed(void)
+{
+	if (!atomic_load(&isc_cupti_hot.active) || syscall(SYS_getpid) != st.pid ||
+	    atomic_load(&st.exit_flushed)) {
+		return;
+	}
+	isc_cupti.flush_all(0);
+	isc_cupti_records_drain();
+}
+
 void isc_cupti_report(struct isc_cupti_report *r)
 {
 	struct isc_cupti_stats s = { 0 };
@@ -477,7 +491,8 @@ void isc_cupti_report(struct isc_cupti_report *r)
 	if (r->active) {
 		isc_cupti_stats(&s);
 	}
-	r->dropped = s.dropped;
+	/* a record handed over in flight without timestamps is lost all the same */
+	r->dropped = s.dropped + s.incomplete;
 	r->buffers = s.buffers;
 	r->buffers_refused = s.buffers_refused;
 	r->records = s.records;

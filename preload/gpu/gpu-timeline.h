@@ -59,6 +59,9 @@ static inline void isc_cupti_pop(void)
 
 /* Every flush: a forced flush of CUPTI's buffers, then the pending records drained. */
 void isc_cupti_flush(void);
+/* The recorder's periodic flush: completed records only (no forced flush), then the
+ * pending records drained. */
+void isc_cupti_flush_completed(void);
 
 struct isc_cupti_report;
 /* What CUPTI's status is and what it delivered (trace_metadata.cupti). */

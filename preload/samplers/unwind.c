@@ -64,6 +64,10 @@ void isc_unwind_leave(void)
 
 void isc_unwind_fork_child(void)
 {
+	/* The validated reads name a process: the parent, alive and sharing this one's
+	 * addresses, would answer them with its own memory (its stacks, its frames) and
+	 * never with ESRCH. */
+	self_pid = (int)syscall(SYS_getpid);
 	/* a thread of the parent was inside libunwind, perhaps holding its mutex: the
 	 * child, which has only the forking thread, unwinds by frame pointers */
 	if (atomic_exchange(&active, 0) != 0) {

@@ -44,6 +44,7 @@ SGEMM = native("sgemm_kernel", "libopenblas.so.0", 0x9a010)
 IMPORT = py("_find_and_load", "<frozen importlib._bootstrap>", 1176)
 EXEC_MOD = py("exec_module", "<frozen importlib._bootstrap_external>", 940)
 IMPORT_TORCH = py("<module>", "torch/__init__.py", 1500)
+CALL_IMPL = py("_call_impl", "torch/nn/modules/module.py", 1194)
 WORKER_LOOP = py("_worker_loop", "torch/utils/data/_utils/worker.py", 308)
 FETCH = py("fetch", "torch/utils/data/_utils/fetch.py", 52)
 MEMCPY = native("cudaMemcpy", "libcudart.so.13", 0x4a210)
@@ -151,6 +152,23 @@ def cpu_631_threads(tr):
         tr.cpu_time(t, 100 * PERIOD, tid=tid)
 
 
+def cpu_model(tr):
+    """A CPU-only loop: per request 4 samples tokenize in the main thread, 6 run the model
+    (an nn.Module call, BLAS below it): the model is no preprocessing."""
+    t = T0
+    tr.cpu_time(t, 0)
+    t = startup(tr, t)
+    outer = [HANDLE, SERVE_MAIN, MAIN_PY]
+    for _ in range(50):
+        for _ in range(4):
+            t += PERIOD
+            tr.sample(t, [TOKENIZE] + outer)
+        for _ in range(6):
+            t += PERIOD
+            tr.sample(t, [SGEMM, ADDMM, EVAL, FORWARD, CALL_IMPL] + outer)
+        tr.cpu_time(t, 10 * PERIOD)
+
+
 def main_with_workers(tr):
     """The main process runs the model; its DataLoader workers (other files) tokenize."""
     t = T0
@@ -209,6 +227,9 @@ def main():
         tr = StackTrace("stacks-workers.%d" % pid, pid=pid, threads={pid: "python3"})
         worker(tr)
         tr.write(outdir)
+    tr = StackTrace("stacks-model")
+    cpu_model(tr)
+    tr.write(outdir)
     tr = StackTrace("stacks-gpu")
     gpu_sync(tr)
     tr.write(outdir)

@@ -205,6 +205,29 @@ Test(stacks, preprocessing_rule_names_function_and_line_and_advises_workers)
 	isc_trace_destroy(t);
 }
 
+/* 40 % tokenize, 60 % an nn.Module call (BLAS below it): the rule names tokenize, not
+ * the model, and leaves the model's samples out of the preprocessing. */
+Test(stacks, model_code_is_not_preprocessing)
+{
+	struct isc_trace *t = load("stacks/stacks-model.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_profile *p = a->prof;
+	cr_assert_eq(p->idle_model * 10, p->cat[ISC_PC_GPU_IDLE] * 6);
+	const struct isc_suggestion *s = sugg(a, "host.cpu-preprocessing");
+	cr_assert_not_null(s);
+	cr_assert(strstr(s->where, "tokenize() serve.py:41, 40 % of host time with the GPU idle"),
+		  "%s", s->where);
+	cr_assert(strstr(s->action, "'tokenize() serve.py:41'") != NULL, "%s", s->action);
+	cr_assert(strstr(s->action, "num_workers") != NULL, "%s", s->action);
+	bool said = false;
+	for (int i = 0; i < s->n_evidence; i++) {
+		said |= strstr(s->evidence[i], "60.0 % of its CPU samples run the model") != NULL;
+	}
+	cr_assert(said, "the evidence says what was left out");
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
 Test(stacks, workers_found_by_thread_name_suppress_the_advice)
 {
 	struct isc_trace *t = load("stacks/stacks-threads.json");

@@ -3,10 +3,17 @@
  * A long-running server on the simulated GPU for the flight recorder's end-to-end test
  * (issue 14, "Done means"): steps ("step" scopes) that upload a request, run three
  * kernels and download the result, then synchronise, until it is killed or its time
- * is up. Usage: fleet-serve SECONDS. Prints "ready <pid>" after the first step.
+ * is up. Usage: fleet-serve SECONDS [CONTROL]. Prints "ready <pid>" after the first step.
+ *
+ * CONTROL (optional) is a file of three 64-bit words shared with the test: the server
+ * stores the number of steps it completed in word 0 after each step; when the test
+ * stores 1 in word 1 the server stops stepping, stores 1 in word 2 and waits to be
+ * killed. The test then knows exactly how many steps the recording must hold.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "tests/workloads/common/workload.h"
@@ -18,12 +25,30 @@ static const char embed;
 static const char decoder;
 static const char lm_head;
 
+/* The control words (see above), or NULL without CONTROL. */
+static uint64_t *control(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, 3 * sizeof(uint64_t)) != 0) {
+		perror(path);
+		exit(2);
+	}
+	void *m = mmap(NULL, 3 * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	return m;
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 60;
 	cudaStream_t stream = NULL;
 	void *in = NULL, *out = NULL, *dev = NULL;
 	struct wl w;
+	uint64_t *ctl = argc > 2 ? control(argv[2]) : NULL;
 
 	wl_start(&w, "fleet_serve");
 	wl_kernel(&embed, "embed_tokens", 100000);
@@ -43,9 +68,18 @@ int main(int argc, char **argv)
 		WL_CUDA(&w, cudaMemcpyAsync(out, dev, OUT_BYTES, cudaMemcpyDeviceToHost, stream));
 		WL_CUDA(&w, cudaStreamSynchronize(stream));
 		inferscope_range_pop();
+		if (ctl != NULL) {
+			__atomic_store_n(&ctl[0], i + 1, __ATOMIC_RELEASE);
+		}
 		if (i == 0) {
 			printf("ready %d\n", (int)getpid());
 			fflush(stdout);
+		}
+		if (ctl != NULL && __atomic_load_n(&ctl[1], __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&ctl[2], 1, __ATOMIC_RELEASE);
+			for (;;) {
+				pause(); /* stepping stopped: waits for SIGKILL */
+			}
 		}
 	}
 	return wl_finish(&w);

@@ -70,6 +70,105 @@ static void analyze(const char *path, bool kernels)
 	isc_run_free(&r);
 }
 
+/* Steps, kernels and launches inferscope-analyze finds in the inputs, and how many
+ * inputs it made of them. */
+struct counts {
+	long long inputs, steps, kernels, launches;
+};
+
+static long long stat_count(yajl_val root, const char *table, const char *name)
+{
+	const char *path[] = { "statistics", table, NULL };
+	yajl_val rows = yajl_tree_get(root, path, yajl_t_array);
+	long long n = 0;
+	for (size_t i = 0; rows != NULL && i < YAJL_GET_ARRAY(rows)->len; i++) {
+		yajl_val row = YAJL_GET_ARRAY(rows)->values[i];
+		const char *rn = isc_trace_str(row, "name");
+		if (name == NULL || (rn != NULL && strcmp(rn, name) == 0)) {
+			n += isc_trace_int(row, "count", 0);
+		}
+	}
+	return n;
+}
+
+static struct counts counts_of(const char *const *paths, size_t n)
+{
+	const char *argv[600] = { isc_test_env("ISC_ANALYZE"), "-f", "json", "--top", "100000" };
+	size_t k = 5;
+	for (size_t i = 0; i < n && k + 1 < 600; i++) {
+		argv[k++] = paths[i];
+	}
+	argv[k] = NULL;
+	struct isc_run r;
+	cr_assert_eq(isc_test_run(argv, NULL, false, NULL, &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	char err[256];
+	yajl_val root = yajl_tree_parse(r.out, err, sizeof(err));
+	cr_assert_not_null(root, "%s", err);
+	const char *ip[] = { "inputs", NULL };
+	yajl_val inputs = yajl_tree_get(root, ip, yajl_t_array);
+	struct counts c = {
+		.inputs = inputs ? (long long)YAJL_GET_ARRAY(inputs)->len : 0,
+		.steps = stat_count(root, "scopes", "step"),
+		.kernels = stat_count(root, "kernels", NULL),
+		.launches = stat_count(root, "cuda_api", "cudaLaunchKernel"),
+	};
+	if (n > 1 && c.inputs == 1) {
+		const char *label = isc_trace_str(YAJL_GET_ARRAY(inputs)->values[0], "path");
+		cr_assert(label != NULL && strstr(label, " segments)") != NULL, "%s", label);
+	}
+	yajl_tree_free(root);
+	isc_run_free(&r);
+	return c;
+}
+
+/* The segments of the killed pid given together (in reverse order, as a careless glob
+ * might not) are one input holding exactly what the segments hold one by one. */
+static void merged(pid_t pid)
+{
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "trace.%d.seg-", (int)pid);
+	static char names[512][4200];
+	const char *paths[512];
+	size_t n = 0;
+	DIR *d = opendir(isc_test_dir());
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL && n < 512) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 &&
+		    strstr(e->d_name, ".pb.gz") == NULL) {
+			snprintf(names[n], sizeof(names[n]), "%s", isc_test_in_dir(e->d_name));
+			n++;
+		}
+	}
+	closedir(d);
+	cr_assert_geq(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		paths[i] = names[i];
+	}
+	for (size_t i = 0; i < n; i++) { /* descending names */
+		for (size_t j = i + 1; j < n; j++) {
+			if (strcmp(paths[j], paths[i]) > 0) {
+				const char *x = paths[i];
+				paths[i] = paths[j];
+				paths[j] = x;
+			}
+		}
+	}
+	struct counts sum = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		struct counts one = counts_of(&paths[i], 1);
+		sum.steps += one.steps;
+		sum.kernels += one.kernels;
+		sum.launches += one.launches;
+	}
+	struct counts all = counts_of(paths, n);
+	cr_expect_eq(all.inputs, 1, "%zu segments of one process: one input", n);
+	cr_expect_eq(all.steps, sum.steps);
+	cr_expect_eq(all.kernels, sum.kernels);
+	cr_expect_eq(all.launches, sum.launches);
+	cr_expect_gt(all.steps, 0);
+}
+
 Test(fleet, capture_20_steps_then_sigkill)
 {
 	FILE *out;
@@ -130,4 +229,5 @@ Test(fleet, capture_20_steps_then_sigkill)
 	cr_assert_eq(parts, 1);
 	cr_assert(closed >= 3, "%d closed segments", closed);
 	analyze(isc_test_in_dir(last), true); /* the GPU timeline is in the segments */
+	merged(pid);
 }

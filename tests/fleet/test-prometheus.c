@@ -16,6 +16,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "fleet-util.h"
+#include "prom-util.h"
 
 static char dir[] = "/tmp/isc-prom-XXXXXX";
 
@@ -33,57 +34,10 @@ static void teardown(void)
 
 TestSuite(prometheus, .init = setup, .fini = teardown, .timeout = 300);
 
-/* The query's single value, or NAN while Prometheus has none. */
-static double query(const char *prom, const char *promql)
-{
-	char target[2048] = "/api/v1/query?query=";
-	size_t k = strlen(target);
-	for (const char *p = promql; *p && k + 4 < sizeof(target); p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || *p == '_') {
-			target[k++] = *p;
-		} else {
-			k += (size_t)snprintf(target + k, 4, "%%%02X", (unsigned char)*p);
-		}
-	}
-	target[k] = '\0';
-	char *body = NULL;
-	if (fleet_http(prom, "GET", target, NULL, &body, NULL, NULL) != 200) {
-		free(body);
-		return NAN;
-	}
-	char err[256];
-	yajl_val root = yajl_tree_parse(body, err, sizeof(err));
-	free(body);
-	const char *rpath[] = { "data", "result", NULL };
-	yajl_val result = root ? yajl_tree_get(root, rpath, yajl_t_array) : NULL;
-	double v = NAN;
-	if (result != NULL && YAJL_GET_ARRAY(result)->len == 1) {
-		const char *vpath[] = { "value", NULL };
-		yajl_val val =
-			yajl_tree_get(YAJL_GET_ARRAY(result)->values[0], vpath, yajl_t_array);
-		if (val != NULL && YAJL_GET_ARRAY(val)->len == 2 &&
-		    YAJL_IS_STRING(YAJL_GET_ARRAY(val)->values[1])) {
-			const char *str = YAJL_GET_STRING(YAJL_GET_ARRAY(val)->values[1]);
-			v = str != NULL ? atof(str) : NAN;
-		}
-	}
-	yajl_tree_free(root);
-	return v;
-}
-
 /* Polls the query until it has a value (bounded: 90 s). */
 static double wait_value(const char *prom, const char *promql)
 {
-	for (int i = 0; i < 900; i++) {
-		double v = query(prom, promql);
-		if (!isnan(v)) {
-			return v;
-		}
-		fleet_sleep_ms(100);
-	}
-	cr_assert_fail("Prometheus has no value for %s after 90 s", promql);
-	return NAN;
+	return prom_wait(prom, promql, 90);
 }
 
 Test(prometheus, scrapes_the_watcher)
@@ -108,24 +62,8 @@ Test(prometheus, scrapes_the_watcher)
 	*strchr(addr, '/') = '\0';
 
 	/* Prometheus with a scrape config of its own, on a free loopback port */
-	char cfg[4200], data[4200], listen[128], prom[64], plog[4200];
-	snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", dir);
-	FILE *f = fopen(cfg, "w");
-	fprintf(f,
-		"global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-		"scrape_configs:\n  - job_name: inferscope\n    static_configs:\n"
-		"      - targets: ['%s']\n",
-		addr);
-	fclose(f);
-	snprintf(data, sizeof(data), "--storage.tsdb.path=%s/data", dir);
-	int port = fleet_free_port();
-	snprintf(prom, sizeof(prom), "127.0.0.1:%d", port);
-	snprintf(listen, sizeof(listen), "--web.listen-address=%s", prom);
-	char cfgarg[4300];
-	snprintf(cfgarg, sizeof(cfgarg), "--config.file=%s", cfg);
-	snprintf(plog, sizeof(plog), "%s/prometheus.log", dir);
-	const char *pargv[] = { prometheus, cfgarg, data, listen, "--log.level=warn", NULL };
-	pid_t pp = fleet_spawn(pargv, plog);
+	char prom[64];
+	pid_t pp = prom_start(prometheus, dir, addr, prom);
 
 	cr_expect_eq(wait_value(prom, "up{job=\"inferscope\"}"), 1, "the target is up");
 	cr_expect_eq(

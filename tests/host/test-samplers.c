@@ -58,6 +58,11 @@ Test(samplers, cpu_time_tells_computing_from_waiting)
 	cr_assert_gt(busy, sleep_ns / 1e3 + 1000,
 		     "spinner sampled %.0f us: more than the sleeper ever used (%lld ns)", busy,
 		     sleep_ns);
+	/* the label is the name at the write, not at the thread's first record */
+	yajl_val renamed = host_agg_thread(t, "main-renamed");
+	cr_assert_not_null(renamed, "the main thread's last name");
+	cr_assert_eq(isc_trace_int(renamed, "thread_id", 0),
+		     isc_trace_int(t, "trace_metadata/pid", -1));
 	yajl_val c = isc_trace_find(t, "counter", "cpu_time", 0);
 	cr_assert_str_eq(isc_trace_str(c, "metadata/unit"), "us");
 	struct stat st;

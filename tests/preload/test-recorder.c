@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +64,28 @@ static void server_start(struct server *s, const char *const args[], const char 
 	char line[64] = "";
 	cr_assert_not_null(fgets(line, sizeof(line), s->out), "the server did not start");
 	cr_assert_eq(strncmp(line, "ready ", 6), 0, "server said: %s", line);
+}
+
+/* Until pid's control socket accepts (10 s at most): a server that has just forked its
+ * workers has its listener away for a quiet period (lifecycle.c, fork). */
+static bool listening(int pid)
+{
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/inferscope/%d.sock", isc_test_dir(), pid);
+	for (int i = 0; i < 1000; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+		if (fd >= 0) {
+			close(fd);
+		}
+		if (ok) {
+			return true;
+		}
+		usleep(10000);
+	}
+	return false;
 }
 
 static int server_wait(struct server *s)
@@ -304,6 +328,7 @@ Test(recorder, capture_a_family_and_refuse_what_is_wrong)
 	char pid[16];
 	snprintf(pid, sizeof(pid), "%d", (int)s.pid);
 	struct isc_run r;
+	cr_assert(listening(s.pid), "the server's control socket never accepted");
 	/* a long window, and a second request while it runs */
 	const char *longer[] = { pid, "--duration", "1s", "-o", "fam.json", NULL };
 	pid_t first = fork();
@@ -313,7 +338,8 @@ Test(recorder, capture_a_family_and_refuse_what_is_wrong)
 	}
 	usleep(300000);
 	const char *again[] = { pid, "--steps", "2", NULL };
-	cr_assert_eq(capture(again, &r), 1);
+	cr_assert_eq(capture(again, &r), 1, "stderr: %s stdout: %s status %d", r.err, r.out,
+		     r.status);
 	cr_assert(strstr(r.err, "already open") != NULL, "%s", r.err);
 	isc_run_free(&r);
 	int st;

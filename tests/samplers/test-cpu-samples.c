@@ -288,6 +288,32 @@ Test(cpu_samples, python_threads_every_version)
 	python_split("threads");
 }
 
+/* A Python fork child's samples are its own: its stacks and frames read from its
+ * memory, while the parent, alive at the same addresses, runs parent_spin(). */
+Test(cpu_samples, python_fork_child_reads_its_own_frames)
+{
+	const char *argv[] = { ISC_PYTHON3, hot_py(), "1200", "fork", NULL };
+	struct isc_run r;
+	cr_assert_eq(isc_test_run(argv, rate, true, isc_test_dir(), &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	int child = 0;
+	const char *line = strstr(r.out, "child ");
+	cr_assert(line && sscanf(line, "child %d", &child) == 1, "stdout: %s", r.out);
+	char name[64];
+	snprintf(name, sizeof(name), "trace.%d.json", child);
+	yajl_val t = isc_test_load_json(isc_test_in_dir(name));
+	cr_assert_not_null(t, "no trace from the child (%s)", r.err);
+	assert_split(t, c_names, "Python fork child");
+	static const char *const parent[3] = { "parent_spin", "hot_six", "hot_three" };
+	double pct[3];
+	size_t hits = 0;
+	shares(t, parent, pct, &hits);
+	cr_assert_eq(pct[0], 0, "the child's samples name the parent's parent_spin (%.1f %%)",
+		     pct[0]);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
 /* The extension is built with each interpreter's own headers where it has them. */
 Test(cpu_samples, c_extension_under_python)
 {

@@ -17,6 +17,9 @@
 void isc_hooks_cuda_init(void);
 /* Every flush: delivers what CUPTI holds (forced flush). */
 void isc_hooks_cuda_flush(void);
+/* While recording goes on (the flight recorder's tick): what CUPTI completed, the
+ * activities in flight left to a later flush. */
+void isc_hooks_cuda_flush_completed(void);
 /* fork child: no GPU timeline there; per-thread call counters start over. */
 void isc_hooks_cuda_fork_child(void);
 /* hook-nvtx.c: NVTX_INJECTION64_PATH. */

@@ -10,6 +10,10 @@ void isc_hooks_cuda_flush(void)
 {
 }
 
+void isc_hooks_cuda_flush_completed(void)
+{
+}
+
 void isc_hooks_cuda_fork_child(void)
 {
 }

@@ -248,6 +248,11 @@ void isc_hooks_cuda_flush(void)
 	isc_cupti_flush();
 }
 
+void isc_hooks_cuda_flush_completed(void)
+{
+	isc_cupti_flush_completed();
+}
+
 void isc_hooks_cuda_init(void)
 {
 	_dl_find_object((void *)isc_hooks_cuda_init, &self);

@@ -5,12 +5,14 @@
  * CPU time (CLOCK_THREAD_CPUTIME_ID, the kernel's account) and blocks until the
  * process exits, so the final sample at the flush sees them alive. The CPU-time
  * counters must tell them apart and agree with the threads' own figures, printed as
- * "spinner_cpu_ns=N sleeper_cpu_ns=N". Threads are named so a test can find them.
+ * "spinner_cpu_ns=N sleeper_cpu_ns=N". Threads are named so a test can find them; the
+ * main thread renames itself "main-renamed" at the end, long after its first record.
  * Usage: wl-cputime [MS]
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +78,7 @@ int main(int argc, char **argv)
 	while (finished < 2) {
 		pthread_cond_wait(&cond, &lock);
 	}
+	prctl(PR_SET_NAME, "main-renamed", 0, 0, 0);
 	printf("spinner_cpu_ns=%lld sleeper_cpu_ns=%lld\n", spin_ns, sleep_ns);
 	pthread_mutex_unlock(&lock);
 	fflush(stdout);

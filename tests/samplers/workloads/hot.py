@@ -2,10 +2,10 @@
 # Known hot functions in a 6:3:1 split of CPU time (thread CPU clock), interleaved in
 # slices of random length and order (a fixed seed: a fixed cycle would be sampled at
 # the same phases of the kernel's tick every time, see wl-hot.c); "threads" runs each
-# in its own thread. With an extension module path, the
-# three functions call into the C extension (hotext) to spin there instead.
-#
-#   python3 hot.py [ms] [threads|ext] [extension dir]
+# in its own thread; "fork" in a forked child while the parent spins in parent_spin().
+# With an extension module path, the three functions call into hotext to spin there.
+# Usage: python3 hot.py [ms] [threads|fork|ext] [extension dir] (tests expect line 25)
+import os
 import random
 import sys
 import threading
@@ -33,9 +33,22 @@ def hot_one(ns):
     return spin(ns)
 
 
+def parent_spin(ns):
+    return spin(ns)
+
+
 def main():
     ms = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     mode = sys.argv[2] if len(sys.argv) > 2 else "slices"
+    if mode == "fork":
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid != 0:
+            # the parent computes elsewhere meanwhile: its frames differ from the child's
+            while os.waitpid(pid, os.WNOHANG) == (0, 0):
+                parent_spin(2000000)
+            print("child %d" % pid)
+            return
     total = ms * 1000000
     fns = [(hot_six, 6), (hot_three, 3), (hot_one, 1)]
     if mode == "ext":
@@ -63,6 +76,9 @@ def main():
             fns[m][0](n)
             left[m] -= n
     print("done")
+    if mode == "fork":
+        sys.stdout.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":

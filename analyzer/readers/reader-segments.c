@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The segments of one process as one input. The flight recorder (INFERSCOPE_MODE=
+ * continuous) leaves BASE.PID.seg-NNNNNN.spill files and the open .spill.part; after a
+ * SIGKILL nothing froze them into a trace. Given together (a shell glob), they are
+ * merged in segment order by the recorder's own merge (format/spill.h: the first header,
+ * each segment's blocks, the repeated start blocks of one image dropped) into a memory
+ * file, read as one spill: one process, one timeline, instead of one "rank" per
+ * segment.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "analyzer/base/diag.h"
+#include "analyzer/readers/reader.h"
+#include "format/spill.h"
+
+struct seg {
+	const char *path;
+	size_t key_len; /* path up to ".seg-": directory, base and pid */
+	unsigned long index;
+	bool part;
+	bool used;
+};
+
+/* Parses "...seg-NNNNNN.spill" or "...seg-NNNNNN.spill.part"; false for other names. */
+static bool parse(const char *path, struct seg *s)
+{
+	const char *p = NULL;
+	for (const char *q = strstr(path, ".seg-"); q != NULL; q = strstr(q + 1, ".seg-")) {
+		p = q;
+	}
+	if (p == NULL || strchr(p, '/') != NULL) {
+		return false;
+	}
+	const char *d = p + 5;
+	char *end;
+	if (*d < '0' || *d > '9') {
+		return false;
+	}
+	unsigned long i = strtoul(d, &end, 10);
+	bool part = strcmp(end, ".spill.part") == 0;
+	if (!part && strcmp(end, ".spill") != 0) {
+		return false;
+	}
+	*s = (struct seg){ path, (size_t)(p - path), i, part, false };
+	return true;
+}
+
+static bool same_process(const struct seg *a, const struct seg *b)
+{
+	return a->key_len == b->key_len && memcmp(a->path, b->path, a->key_len) == 0;
+}
+
+static int by_index(const void *x, const void *y)
+{
+	const struct seg *a = x, *b = y;
+	if (a->index != b->index) {
+		return a->index < b->index ? -1 : 1;
+	}
+	return (int)a->part - (int)b->part; /* closed before a stale .part of the same */
+}
+
+/* Merges the group (sorted) into a memory file and reads it as one input. */
+static int read_group(struct isc_trace *t, struct seg *g, size_t n, const struct isc_read_opts *o,
+		      struct isc_diag *d)
+{
+	const char **paths = calloc(n, sizeof(*paths));
+	char label[4200];
+	snprintf(label, sizeof(label), "%.*s.seg-%06lu..%06lu (%zu segments)", (int)g[0].key_len,
+		 g[0].path, g[0].index, g[n - 1].index, n);
+	int fd = paths != NULL ? memfd_create("inferscope-segments", MFD_CLOEXEC) : -1;
+	if (fd < 0) {
+		free(paths);
+		isc_diag_set(d, "%s: %s", label, strerror(paths ? errno : ENOMEM));
+		return paths ? -errno : -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		paths[i] = g[i].path;
+	}
+	unsigned skipped = 0;
+	int r = isc_spill_merge(paths, n, fd, &skipped);
+	free(paths);
+	if (r == 0 && skipped == n) {
+		r = -ENOENT;
+	}
+	if (r < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		isc_diag_set(d, "%s: cannot merge the segments: %s", label,
+			     strerror(r < 0 ? -r : errno));
+		return r < 0 ? r : -EIO;
+	}
+	if (skipped > 0) {
+		fprintf(stderr, "inferscope-analyze: %s: %u segment(s) unreadable, skipped\n",
+			label, skipped);
+	}
+	return isc_read_fd(t, label, fd, o, d);
+}
+
+int isc_read_inputs(struct isc_trace *t, const char *const *paths, size_t n,
+		    const struct isc_read_opts *o, struct isc_diag *d)
+{
+	bool merge = o == NULL || o->format == NULL || strcmp(o->format, "spill") == 0;
+	struct seg *segs = calloc(n ? n : 1, sizeof(*segs));
+	bool *is_seg = calloc(n ? n : 1, sizeof(*is_seg));
+	if (segs == NULL || is_seg == NULL) {
+		free(segs);
+		free(is_seg);
+		isc_diag_set(d, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; merge && i < n; i++) {
+		is_seg[i] = parse(paths[i], &segs[i]);
+	}
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		if (!is_seg[i]) {
+			r = isc_read_file(t, paths[i], o, d);
+			continue;
+		}
+		if (segs[i].used) {
+			continue; /* read with its group */
+		}
+		/* the group of segs[i]: it and every later segment of the same process,
+		 * read where its first segment was given */
+		struct seg *g = calloc(n - i, sizeof(*g));
+		if (g == NULL) {
+			isc_diag_set(d, "out of memory");
+			r = -ENOMEM;
+			break;
+		}
+		size_t k = 0;
+		for (size_t j = i; j < n; j++) {
+			if (is_seg[j] && !segs[j].used && same_process(&segs[i], &segs[j])) {
+				segs[j].used = true;
+				g[k++] = segs[j];
+			}
+		}
+		if (k == 1) {
+			r = isc_read_file(t, paths[i], o, d);
+		} else {
+			qsort(g, k, sizeof(*g), by_index);
+			size_t m = 1; /* a .part beside the closed one of its index: the closed */
+			for (size_t j = 1; j < k; j++) {
+				if (g[j].index != g[m - 1].index) {
+					g[m++] = g[j];
+				}
+			}
+			r = read_group(t, g, m, o, d);
+		}
+		free(g);
+	}
+	free(segs);
+	free(is_seg);
+	return r;
+}
