@@ -100,6 +100,10 @@ static uint64_t event_key(const struct isc_ev *e)
 	return KEY_BIT | (uint64_t)e->input << 48 | (e->v.handle & ((UINT64_C(1) << 48) - 1));
 }
 
+/* Map values beside node indices (every index is below ISC_GN_NONE - 2): */
+#define EMPTY (ISC_GN_NONE - 1)	 /* a mark of nothing: the stream had no work before */
+#define UNSEEN (ISC_GN_NONE - 2) /* last: the stream's last work is not in the graph */
+
 struct pass {
 	const struct isc_trace *t;
 	struct isc_causal *c;
@@ -162,6 +166,12 @@ static int launched_nodes(struct pass *p)
 	return 0;
 }
 
+/* An asynchronous copy or memset: stream work a record marks like a launch's. */
+static bool async_op(const struct isc_ev *e)
+{
+	return (e->sub == ISC_AC_MEMCPY || e->sub == ISC_AC_MEMSET) && !(e->flags & ISC_F_BLOCKED);
+}
+
 static int set_xdep(struct isc_causal *c, uint32_t node, uint32_t src)
 {
 	if (c->xdep == NULL) {
@@ -187,15 +197,17 @@ static int launch(struct pass *p, size_t i, size_t *k)
 	if (last == NULL) {
 		return -ENOMEM;
 	}
+	uint32_t best = ISC_GN_NONE;
 	for (; *k < p->n_launched && p->api[p->by_api[*k] - c->host_nodes] == (int64_t)i; (*k)++) {
 		uint32_t g = p->by_api[*k];
 		if (*pend != ISC_GN_NONE && set_xdep(c, g, *pend) < 0) {
 			return -ENOMEM;
 		}
-		if (*last == ISC_GN_NONE || c->node[g].t1 >= c->node[*last].t1) {
-			*last = g;
+		if (best == ISC_GN_NONE || c->node[g].t1 >= c->node[best].t1) {
+			best = g;
 		}
 	}
+	*last = best;
 	*pend = ISC_GN_NONE;
 	return 0;
 }
@@ -213,10 +225,13 @@ static int event_call(struct pass *p, const struct isc_ev *e, enum isc_event_cal
 		if (e->stream >= 0 && last == NULL) {
 			return -ENOMEM;
 		}
-		*m = last != NULL ? *last : ISC_GN_NONE;
+		/* ISC_GN_NONE (not yet written): nothing launched onto it before */
+		*m = last == NULL || *last == UNSEEN ? ISC_GN_NONE
+		     : *last == ISC_GN_NONE	     ? EMPTY
+						     : *last;
 		return 0;
 	}
-	if (k == ISC_EC_WAIT && *m != ISC_GN_NONE && e->stream >= 0) {
+	if (k == ISC_EC_WAIT && *m < UNSEEN && e->stream >= 0) {
 		uint32_t src = *m;
 		uint32_t *pend = map_at(&p->pend, stream_key(e));
 		if (pend == NULL) {
@@ -227,7 +242,7 @@ static int event_call(struct pass *p, const struct isc_ev *e, enum isc_event_cal
 		}
 		return 0;
 	}
-	if (k == ISC_EC_SYNC) {
+	if (k == ISC_EC_SYNC && *m != ISC_GN_NONE) { /* else: its record is unknown */
 		if (*n_sync == *cap) {
 			size_t nc = *cap ? *cap * 2 : 64;
 			struct isc_event_wait *v = realloc(*sync, nc * sizeof(*v));
@@ -237,7 +252,8 @@ static int event_call(struct pass *p, const struct isc_ev *e, enum isc_event_cal
 			*sync = v;
 			*cap = nc;
 		}
-		(*sync)[(*n_sync)++] = (struct isc_event_wait){ (uint32_t)(e - p->t->ev), *m };
+		(*sync)[(*n_sync)++] = (struct isc_event_wait){ (uint32_t)(e - p->t->ev),
+								*m == EMPTY ? ISC_GN_NONE : *m };
 	}
 	return 0;
 }
@@ -264,6 +280,16 @@ int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *
 		}
 		if (k < p.n_launched && p.api[p.by_api[k] - c->host_nodes] == (int64_t)i) {
 			r = launch(&p, i, &k);
+			continue;
+		}
+		if (e->stream >= 0 && e->corr != 0 && (e->sub == ISC_AC_LAUNCH || async_op(e))) {
+			/* work whose operation is not in the graph (outside the window, or
+			 * no GPU record): a record after it marks something unknown */
+			uint32_t *last = map_at(&p.last, stream_key(e));
+			r = last == NULL ? -ENOMEM : 0;
+			if (last != NULL) {
+				*last = UNSEEN;
+			}
 			continue;
 		}
 		enum isc_event_call kind = e->v.handle != 0 ? call_kind(&p, e) : ISC_EC_NONE;

@@ -165,9 +165,11 @@ uint32_t *isc_graph_host_events(const struct isc_trace *t, const struct isc_anal
 				size_t **off);
 
 /* graph-events.c: the event edges of the built nodes into c->xdep, and for every
- * cudaEventSynchronize on a known handle the operation its record marked (src, or
- * ISC_GN_NONE when the record came after no operation), in event order in *sync (the
- * caller frees it). isc_graph_event_source looks one up. 0 or -ENOMEM. */
+ * cudaEventSynchronize whose record is in the trace and marks known work the operation
+ * it marked (src, or ISC_GN_NONE when nothing had been launched onto the record's
+ * stream), in event order in *sync (the caller frees it); a record after work that is
+ * not in the graph (outside the window) pairs with nothing. isc_graph_event_source looks
+ * one up. 0 or -ENOMEM. */
 struct isc_event_wait {
 	uint32_t ev, src;
 };
