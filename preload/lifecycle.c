@@ -18,6 +18,7 @@
 #include "preload/core/export.h"
 #include "common/clock.h"
 #include "preload/core/collector.h"
+#include "preload/core/threads.h"
 #include "common/config.h"
 #include "preload/hooks/cuda/cuda-family.h"
 #include "preload/samplers/cpu-sampler.h"

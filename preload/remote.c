@@ -20,6 +20,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "preload/core/collector.h"
+#include "preload/core/threads.h"
 #include "preload/core/guard.h"
 #include "preload/session.h"
 #include "preload/window.h"
@@ -293,7 +294,7 @@ static void *listener_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	isc_tls_guard = 1; /* nothing this thread does is the application's */
 	prctl(PR_SET_NAME, "inferscope-ctl", 0, 0, 0);
-	isc_collector_own_thread(1); /* never keeps alive a program that has ended */
+	isc_threads_own(1); /* never keeps alive a program that has ended */
 	atomic_store(&rm.counted, true);
 	rm.hidden = hide();
 	if (make_socket() < 0) {
@@ -305,7 +306,7 @@ static void *listener_main(void *arg)
 		if (atomic_exchange(&rm.stop, false)) {
 			break; /* paused for a fork (the descriptor table goes with the thread) */
 		}
-		if (n == 0 && !isc_collector_running() && isc_collector_orphaned()) {
+		if (n == 0 && !isc_collector_running() && isc_threads_orphaned()) {
 			/* the program's last thread ended while nothing recorded (paused): glibc
 			 * would have ended the process with exit(0); the collector, which does
 			 * that otherwise, is not running */
@@ -334,7 +335,7 @@ static void *listener_main(void *arg)
 	}
 	rm.fd = -1;
 out:
-	isc_collector_own_thread(-1);
+	isc_threads_own(-1);
 	atomic_store(&rm.alive, false);
 	return NULL;
 }
@@ -368,7 +369,7 @@ void isc_remote_start(void)
 			  strerror(r));
 		return;
 	}
-	isc_collector_await_start(&rm.counted);
+	isc_threads_await_start(&rm.counted);
 }
 
 /* The listener starts from the collector's first tick: a clean thread, where the hook

@@ -33,83 +33,6 @@ static char exec_env[PATH_MAX + 96];
 
 static void open_scopes(struct isc_vec *v, uint64_t now);
 
-/* ---- paths ---- */
-
-static size_t stem_len(const char *path)
-{
-	size_t n = strlen(path);
-	return (n > 5 && strcmp(path + n - 5, ".json") == 0) ? n - 5 : n;
-}
-
-/* <stem>.<pid>[.<seq>]<suffix> */
-static void derived_path(char *out, const char *output, const char *suffix)
-{
-	struct isc_session *s = &isc_session;
-	size_t n = stem_len(output);
-	char seq[16] = "";
-	if (s->exec_seq > 0) {
-		isc_fmt(seq, sizeof(seq), ".%u", s->exec_seq);
-	}
-	isc_fmt(out, PATH_MAX, "%s", output);
-	isc_fmt(out + n, PATH_MAX - n, ".%d%s%s", s->pid, seq, suffix);
-}
-
-static bool dir_writable(const char *path, char *dir)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-	memcpy(dir, path, n);
-	dir[n] = '\0';
-	if (n == 0) {
-		strcpy(dir, "/");
-	}
-	return access(dir, W_OK | X_OK) == 0;
-}
-
-static void resolve_output(void)
-{
-	struct isc_session *s = &isc_session;
-	char cwd[PATH_MAX], dir[PATH_MAX];
-	const char *out = isc_config.output;
-
-	if (out[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL) {
-		isc_fmt(s->output, sizeof(s->output), "%s/%s", cwd, out);
-	} else {
-		isc_fmt(s->output, sizeof(s->output), "%s", out);
-	}
-	if (!dir_writable(s->output, dir)) {
-		int e = errno;
-		const char *tmp = getenv("TMPDIR");
-		const char *base = strrchr(s->output, '/');
-		char fallback[PATH_MAX], shm_dir[PATH_MAX];
-		isc_fmt(fallback, sizeof(fallback), "%s/%s", tmp && tmp[0] == '/' ? tmp : "/tmp",
-			base ? base + 1 : s->output);
-		if (!dir_writable(fallback, shm_dir)) {
-			/* the last place with a name (tmpfs: memory, reopened by path) */
-			isc_fmt(fallback, sizeof(fallback), "/dev/shm/%s",
-				base ? base + 1 : s->output);
-		}
-		/* Only the process the user started says it: children would repeat it. */
-		if (s->is_root && s->exec_seq == 0) {
-			isc_error("cannot write to %s (%s); the trace goes to %s instead", dir,
-				  strerror(e), fallback);
-		}
-		memcpy(s->output, fallback, sizeof(fallback));
-	}
-}
-
-static void make_paths(void)
-{
-	struct isc_session *s = &isc_session;
-	if (s->is_root && s->exec_seq == 0) {
-		isc_fmt(s->trace_path, sizeof(s->trace_path), "%s", s->output);
-	} else {
-		derived_path(s->trace_path, s->output,
-			     s->output[stem_len(s->output)] ? ".json" : "");
-	}
-	derived_path(s->spill_path, s->output, ".spill");
-}
-
 static int env_int(const char *name, int fallback)
 {
 	const char *v = getenv(name);
@@ -163,7 +86,7 @@ void isc_session_init(void)
 	if (handed_output) {
 		isc_fmt(s->output, sizeof(s->output), "%s", handed_output);
 	} else {
-		resolve_output();
+		isc_session_resolve_output();
 	}
 	/* Descendants resolve the same path whatever their working directory: the traces
 	 * of one run land together. */
@@ -171,7 +94,7 @@ void isc_session_init(void)
 	if (env_out == NULL || strcmp(env_out, s->output) != 0) {
 		setenv("INFERSCOPE_OUTPUT", s->output, 1);
 	}
-	make_paths();
+	isc_session_make_paths();
 }
 
 void isc_session_reset_after_fork(void)
@@ -191,7 +114,7 @@ void isc_session_reset_after_fork(void)
 	s->snapshot_seq = 0;
 	s->start_ns = isc_now();
 	isc_recorder_reset_after_fork();
-	make_paths();
+	isc_session_make_paths();
 }
 
 void isc_session_after_failed_exec(void)
@@ -202,7 +125,7 @@ void isc_session_after_failed_exec(void)
 	s->spill_failed = false;
 	s->flushing = false; /* recording goes on in this image */
 	s->spill_retry_ns = 0;
-	make_paths();
+	isc_session_make_paths();
 }
 
 const char *isc_session_exec_env(bool handed_over)
@@ -592,7 +515,7 @@ void isc_session_snapshot(const char *reason)
 		return;
 	}
 	s->snapshot_seq++;
-	size_t n = stem_len(s->output);
+	size_t n = isc_session_stem_len(s->output);
 	isc_fmt(path, sizeof(path), "%s", s->output);
 	if (s->is_root && s->exec_seq == 0) {
 		isc_fmt(path + n, sizeof(path) - n, ".snapshot-%u.json", s->snapshot_seq);

@@ -55,6 +55,15 @@ struct isc_session {
 extern struct isc_session isc_session;
 
 void isc_session_init(void);
+
+/* ---- Paths (session-paths.c) ----
+ * The output: INFERSCOPE_OUTPUT made absolute; where its directory cannot be written,
+ * the same name in $TMPDIR (or /tmp), else in /dev/shm. This process's trace and spill
+ * derive from it: <stem>.<pid>[.<exec seq>].json and .spill (the root's trace is the
+ * output itself). */
+void isc_session_resolve_output(void);
+void isc_session_make_paths(void);
+size_t isc_session_stem_len(const char *path); /* the output without ".json" */
 /* fork child: new pid, new files, nothing written yet. */
 void isc_session_reset_after_fork(void);
 /* exec failed after the trace was written: go on under the next exec sequence. */

@@ -337,83 +337,6 @@ static void json_sampling(struct isc_json *j)
 
 /* ---- per-thread aggregates: exact counters the hooks keep in struct isc_thread ---- */
 
-static void json_thread_cuda(struct isc_json *j, const struct isc_thread *t,
-			     const struct isc_cuda_report *r)
-{
-	bool any = false;
-	for (unsigned i = 0; i < r->n_functions; i++) {
-		if (t->cuda.calls[i].count == 0) {
-			continue;
-		}
-		if (!any) {
-			isc_json_key(j, "cuda_api");
-			isc_json_begin_object(j);
-			any = true;
-		}
-		isc_json_key(j, r->function_names[i]);
-		isc_json_begin_object(j);
-		isc_json_kv_uint(j, "count", t->cuda.calls[i].count);
-		isc_json_key(j, "total_us");
-		isc_json_ns_as_us(j, (int64_t)t->cuda.calls[i].ns);
-		isc_json_end_object(j);
-	}
-	if (any) {
-		isc_json_end_object(j);
-	}
-}
-
-static void json_thread_malloc(struct isc_json *j, const struct isc_thread *t)
-{
-	const struct isc_malloc_counters *m = &t->malloc;
-	if (!isc_host_malloc_on) {
-		return;
-	}
-	isc_json_key(j, "malloc");
-	isc_json_begin_object(j);
-	isc_json_kv_uint(j, "calls", m->calls);
-	isc_json_kv_uint(j, "frees", m->frees);
-	isc_json_kv_uint(j, "failed", m->failed);
-	isc_json_kv_uint(j, "bytes_requested", t->alloc_bytes);
-	isc_json_kv_uint(j, "bytes_allocated", (uint64_t)m->live + m->bytes_freed);
-	isc_json_kv_uint(j, "bytes_freed", m->bytes_freed);
-	isc_json_kv_int(j, "live_bytes", m->live);
-	isc_json_kv_int(j, "peak_live_bytes", m->peak);
-	isc_json_kv_uint(j, "sampled_events", m->sampled);
-	isc_json_kv_uint(j, "mmap_calls", m->mmaps);
-	isc_json_kv_uint(j, "munmap_calls", m->munmaps);
-	isc_json_kv_uint(j, "mremap_calls", m->mremaps);
-	isc_json_kv_uint(j, "bytes_mapped", m->mapped_bytes);
-	isc_json_kv_uint(j, "bytes_unmapped", m->unmapped_bytes);
-	isc_json_end_object(j);
-}
-
-static void json_thread_syscalls(struct isc_json *j, const struct isc_thread *t)
-{
-	if (!isc_sys.on) {
-		return;
-	}
-	isc_json_key(j, "syscalls");
-	isc_json_begin_object(j);
-	for (unsigned i = 0; i < ISC_SC__COUNT; i++) {
-		const struct isc_syscall_agg *a = &t->syscalls[i];
-		if (a->count == 0) {
-			continue;
-		}
-		isc_json_key(j, isc_sys_table[i].name);
-		isc_json_begin_object(j);
-		isc_json_kv_uint(j, "count", a->count);
-		isc_json_key(j, "total_us");
-		isc_json_ns_as_us(j, (int64_t)isc_sys_units_to_ns(a->total));
-		isc_json_key(j, "max_us");
-		isc_json_ns_as_us(j, (int64_t)isc_sys_units_to_ns(a->max));
-		isc_json_kv_uint(j, "bytes", a->bytes);
-		isc_json_kv_uint(j, "errors", a->errors);
-		isc_json_kv_uint(j, "events", a->events);
-		isc_json_end_object(j);
-	}
-	isc_json_end_object(j);
-}
-
 static void json_dropped(struct isc_json *j)
 {
 	uint64_t by_kind[ISC_EV__COUNT] = { 0 }, total = 0;
@@ -480,37 +403,6 @@ static void json_capture(struct isc_json *j, uint64_t end_ns)
 	isc_json_end_object(j);
 }
 
-static void json_aggregates(struct isc_json *j, const struct end *e)
-{
-	isc_json_key(j, "aggregates");
-	isc_json_begin_object(j);
-	isc_json_key(j, "threads");
-	isc_json_begin_array(j);
-	isc_thread_names_refresh();
-	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
-		isc_json_begin_object(j);
-		isc_json_kv_uint(j, "thread_id", t->tid);
-		isc_json_kv_string(j, "name", t->comm);
-		isc_json_kv_uint(j, "events", t->recorded);
-		if (e->have_cuda) {
-			json_thread_cuda(j, t, &e->cuda);
-		}
-		/* aggregates.threads[].numa_node: the node a host hook last saw it on */
-		if (t->numa_node > 0) {
-			isc_json_kv_int(j, "numa_node", t->numa_node - 1);
-		}
-		json_thread_malloc(j, t);
-		json_thread_syscalls(j, t);
-		if (isc_sampler_signal()) {
-			isc_json_kv_uint(j, "cpu_samples", t->samples);
-			isc_json_kv_uint(j, "cpu_samples_lost", t->samples_lost);
-		}
-		isc_json_end_object(j);
-	}
-	isc_json_end_array(j);
-	isc_json_end_object(j);
-}
-
 static void json_python_version(struct isc_json *j)
 {
 	/* Present when the process is a Python interpreter (or embeds one). */
@@ -541,7 +433,7 @@ static void trailer_meta_json(struct isc_json *j, const struct end *e)
 	json_numa(j);
 	json_heap(j);
 	json_sampling(j);
-	json_aggregates(j, e);
+	isc_trailer_threads(j, e->have_cuda ? &e->cuda : NULL);
 	isc_json_end_object(j);
 }
 

@@ -21,4 +21,10 @@ bool isc_trailer_end(struct isc_vec *meta, struct isc_vec *sysinfo, uint64_t end
 /* The spill's SEGMENT block of an image that execs into the next image of the chain. */
 bool isc_trailer_segment(struct isc_vec *v, uint64_t end_ns);
 
+/* The trailer's "aggregates" member, per thread (trailer-threads.c); cuda: what the CUDA
+ * family reports, NULL without it. */
+struct isc_json;
+struct isc_cuda_report;
+void isc_trailer_threads(struct isc_json *j, const struct isc_cuda_report *cuda);
+
 #endif /* ISC_TRAILER_H */

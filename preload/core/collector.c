@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include "common/config.h"
 #include "preload/core/intern.h"
 #include "preload/core/procfs.h"
+#include "preload/core/threads.h"
 #include "common/log.h"
 #include "format/spill.h"
 
@@ -35,11 +35,10 @@ static _Atomic bool running;
 static _Atomic bool starting;
 static _Atomic bool stop_requested;
 static _Atomic bool stopped_ack;
-static _Atomic bool counted; /* the thread has counted itself (isc_collector_own_thread) */
+static _Atomic bool counted; /* the thread has counted itself (isc_threads_own) */
 static _Atomic uint32_t thread_tid;
 static _Atomic int wake_word;
 static _Atomic bool snapshot_requested;
-static _Atomic int own_threads; /* the library's threads alive in this process */
 
 static struct isc_collector_sink sink;
 static int owner_pid;
@@ -105,105 +104,6 @@ static void sleep_tick(void)
 	syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
 }
 
-void isc_collector_own_thread(int delta)
-{
-	atomic_fetch_add(&own_threads, delta);
-}
-
-#define START_WAIT_NS (1000 * 1000000ull)
-
-void isc_collector_await_start(_Atomic bool *flag)
-{
-	uint64_t deadline = isc_kernel_now() + START_WAIT_NS;
-	while (!atomic_load(flag) && isc_kernel_now() < deadline) {
-		isc_kernel_sleep(20000);
-	}
-}
-
-/* A stat line past "pid (comm)": the space before the state, or NULL. The command
- * name may hold spaces and parentheses: the last ')' ends it. */
-static const char *after_comm(const char *stat)
-{
-	const char *p = strrchr(stat, ')');
-	return p != NULL && p[1] == ' ' ? p + 1 : NULL;
-}
-
-static bool ended(char state)
-{
-	return state == 'Z' || state == 'X';
-}
-
-/* Threads of the program still alive, read without a descriptor (a program that lists
- * its own must never see one of ours): the kernel's count (the link count of
- * /proc/self/task is 2 + threads) less the library's own, and less the main thread when
- * it has ended (a zombie, still counted until the whole process ends; its exe link is
- * gone with its memory). -1 when unreadable. */
-long isc_program_threads(void)
-{
-	struct stat st;
-	if (stat("/proc/self/task", &st) != 0 || st.st_nlink < 3) {
-		return -1;
-	}
-	long n = (long)st.st_nlink - 2 - atomic_load(&own_threads);
-	if (n == 1) {
-		char path[64], target[8];
-		isc_fmt(path, sizeof(path), "/proc/self/task/%d/exe", (int)syscall(SYS_getpid));
-		if (readlink(path, target, sizeof(target)) < 0 && errno == ENOENT) {
-			n = 0; /* the one left is the main thread's zombie */
-		}
-	}
-	return n;
-}
-
-/* Threads of the process not ended, one by one: /proc/self/task/<tid>/stat, state
- * field neither Z nor X. Without malloc or stdio (raw getdents64). -1 when unreadable. */
-static long live_tasks(void)
-{
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
-			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		return -1;
-	}
-	long live = 0;
-	char buf[4096];
-	long n;
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < n;) {
-			struct linux_dirent64 {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (void *)(buf + off);
-			off += d->reclen;
-			if (d->name[0] < '0' || d->name[0] > '9') {
-				continue;
-			}
-			char path[64], stat[512];
-			isc_fmt(path, sizeof(path), "/proc/self/task/%s/stat", d->name);
-			if (isc_slurp(path, stat, sizeof(stat)) == 0) {
-				continue; /* gone meanwhile */
-			}
-			const char *p = after_comm(stat);
-			live += p != NULL && !ended(p[1]);
-		}
-	}
-	syscall(SYS_close, fd);
-	return n < 0 ? -1 : live;
-}
-
-/* The cheap count first (one read a check); a zero is confirmed thread by thread before
- * the process is ended: the count was once seen at 0 while a program thread ran. */
-bool isc_collector_orphaned(void)
-{
-	if (isc_program_threads() != 0) {
-		return false;
-	}
-	long live = live_tasks();
-	return live >= 0 && live <= atomic_load(&own_threads);
-}
-
 /*
  * The program's last thread has gone (its main thread ended with pthread_exit, or a
  * fork child's only thread returned) and only the library's threads are left. Without
@@ -218,12 +118,12 @@ static bool program_gone(uint64_t now)
 		return false;
 	}
 	next = now + ORPHAN_CHECK_NS;
-	return isc_collector_orphaned();
+	return isc_threads_orphaned();
 }
 
 static _Noreturn void exit_for_the_program(void)
 {
-	isc_collector_own_thread(-1);
+	isc_threads_own(-1);
 	atomic_store(&thread_tid, 0);
 	atomic_store(&running, false);
 	atomic_store(&starting, false);
@@ -240,7 +140,7 @@ static void *collector_main(void *arg)
 	isc_tls_guard = 1; /* nothing this thread does is the application's */
 	atomic_store(&thread_tid, (uint32_t)syscall(SYS_gettid));
 	prctl(PR_SET_NAME, "inferscope", 0, 0, 0);
-	isc_collector_own_thread(1);
+	isc_threads_own(1);
 	atomic_store(&counted, true);
 
 	while (!atomic_load_explicit(&stop_requested, memory_order_acquire)) {
@@ -260,7 +160,7 @@ static void *collector_main(void *arg)
 		}
 		sleep_tick();
 	}
-	isc_collector_own_thread(-1);
+	isc_threads_own(-1);
 	atomic_store_explicit(&stopped_ack, true, memory_order_release);
 	return NULL;
 }
@@ -292,7 +192,7 @@ void isc_collector_start(void)
 			  strerror(r));
 		return;
 	}
-	isc_collector_await_start(&counted);
+	isc_threads_await_start(&counted);
 	atomic_store_explicit(&running, true, memory_order_release);
 }
 
@@ -323,53 +223,6 @@ bool isc_collector_stop(void)
 
 _Atomic bool isc_collector_paused;
 
-/*
- * The quiet period after a fork: 50 ms of the forking thread's own time (the kernel's
- * clock less the time it waited on a run queue, /proc/self/task/TID/schedstat), so that
- * a parent descheduled on a loaded machine is still quiet when it runs again; 2 s of
- * the kernel's clock at most.
- */
-#define QUIET_NS (50 * 1000000ull)
-#define QUIET_MAX_NS (2000 * 1000000ull)
-static struct {
-	uint32_t tid; /* 0: not quiet */
-	uint64_t wall0, delay0;
-} quiet;
-
-/* Time the thread has waited on a run queue, ns (0 where schedstat is not kept). */
-static uint64_t run_delay(uint32_t tid)
-{
-	char path[64], buf[128];
-	isc_fmt(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
-	if (isc_slurp(path, buf, sizeof(buf)) == 0) {
-		return 0;
-	}
-	const char *p = strchr(buf, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
-}
-
-void isc_fork_quiet_begin(bool on)
-{
-	quiet.tid = on ? (uint32_t)syscall(SYS_gettid) : 0;
-	quiet.wall0 = isc_kernel_now();
-	quiet.delay0 = on ? run_delay(quiet.tid) : 0;
-}
-
-bool isc_fork_quiet(void)
-{
-	if (quiet.tid == 0) {
-		return false;
-	}
-	uint64_t wall = isc_kernel_now() - quiet.wall0;
-	uint64_t waited = run_delay(quiet.tid);
-	waited = waited > quiet.delay0 ? waited - quiet.delay0 : 0;
-	if (wall < QUIET_MAX_NS && wall < QUIET_NS + waited) {
-		return true;
-	}
-	quiet.tid = 0;
-	return false;
-}
-
 bool isc_collector_pause(void)
 {
 	if (!isc_collector_running() || !isc_collector_stop()) {
@@ -395,8 +248,7 @@ void isc_collector_resume_due(void)
 void isc_collector_reset_after_fork(void)
 {
 	atomic_store(&isc_collector_paused, false);
-	quiet.tid = 0;
-	atomic_store(&own_threads, 0);
+	isc_threads_reset_after_fork();
 	atomic_store(&running, false);
 	atomic_store(&starting, false);
 	atomic_store(&stop_requested, false);

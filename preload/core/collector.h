@@ -50,42 +50,16 @@ void isc_collector_request_snapshot(void);
  */
 int isc_collector_spill(bool final);
 
-/*
- * Counts a thread of the library's own (+1 when it starts, -1 when it ends). The
- * collector ends the process with exit(0), as glibc would have, once only such threads
- * are left: they must never keep alive a program whose last thread has ended.
- */
-void isc_collector_own_thread(int delta);
-/* The thread that starts one of them waits (at most 1 s) for it to have counted itself
- * and set *counted: a count read after a start has returned is exact. */
-void isc_collector_await_start(_Atomic bool *flag);
-/* True when only the library's own threads are left (the check the collector makes;
- * another thread of ours makes it while the collector does not run). */
-bool isc_collector_orphaned(void);
-
 /* After fork() in the child: the thread does not exist there. */
 void isc_collector_reset_after_fork(void);
 
 /*
- * Paused around a fork. A single-threaded program that forks must stay single-threaded
- * as far as it can see: CPython >= 3.12 reads the thread count of /proc/self/stat right
- * after fork() returns in the parent and warns ("multi-threaded, use of fork() may lead
- * to deadlocks") when it is above 1. The fork's prepare handler stops the thread
- * (isc_collector_pause); the parent handler starts a quiet period (isc_fork_quiet_begin):
- * 50 ms of the forking thread's own time, not counting time it waited on a run queue
- * (a parent descheduled on a loaded machine is still quiet when it runs), 2 s at most.
- * The restart itself comes from the parent's next hooked system call or chunk taken
- * after that (isc_collector_resume_due): a program that reads its thread count
- * right after fork() never sees our thread. A parent that blocks (waitpid) right after
- * the fork gets its threads back when it runs again.
- *
- * isc_program_threads(): the program's live threads (the kernel's count less ours and
- * less an ended main thread); -1 when unreadable.
+ * Paused around a fork (threads.h, "The quiet period after a fork"): the fork's prepare
+ * handler stops the thread (isc_collector_pause); the restart comes from the parent's
+ * next hooked system call or chunk taken once the quiet period is over
+ * (isc_collector_resume_due).
  */
-long isc_program_threads(void);
 bool isc_collector_pause(void);
-void isc_fork_quiet_begin(bool quiet);
-bool isc_fork_quiet(void);
 /* Set while paused (read on hot paths, relaxed). */
 extern _Atomic bool isc_collector_paused;
 /* Restarts the thread when paused and the quiet period is over (cheap otherwise). */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process's threads as the library counts them: its own (the collector, the
+ * control socket's listener), the program's, whether the program has ended, and the
+ * quiet period after a fork.
+ */
+#ifndef ISC_THREADS_H
+#define ISC_THREADS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/*
+ * Counts a thread of the library's own (+1 when it starts, -1 when it ends). The
+ * collector ends the process with exit(0), as glibc would have, once only such threads
+ * are left: they must never keep alive a program whose last thread has ended.
+ */
+void isc_threads_own(int delta);
+/* The thread that starts one of them waits (at most 1 s) for it to have counted itself
+ * and set *flag: a count read after a start has returned is exact. */
+void isc_threads_await_start(_Atomic bool *flag);
+/* The program's live threads (the kernel's count less ours and less an ended main
+ * thread), read without a descriptor; -1 when unreadable. */
+long isc_program_threads(void);
+/* True when only the library's own threads are left (the check the collector makes;
+ * the listener makes it while the collector does not run). */
+bool isc_threads_orphaned(void);
+
+/*
+ * The quiet period after a fork. A single-threaded program that forks must stay
+ * single-threaded as far as it can see: CPython >= 3.12 reads the thread count of
+ * /proc/self/stat right after fork() returns in the parent and warns ("multi-threaded,
+ * use of fork() may lead to deadlocks") when it is above 1. The fork's prepare handler
+ * stops the library's threads; the parent handler starts a quiet period
+ * (isc_fork_quiet_begin): 50 ms of the forking thread's own time, not counting time it
+ * waited on a run queue (a parent descheduled on a loaded machine is still quiet when
+ * it runs), 2 s at most. No thread of ours starts while isc_fork_quiet(): a program
+ * that reads its thread count right after fork() never sees one. A parent that blocks
+ * (waitpid) right after the fork gets them back when it runs again.
+ */
+void isc_fork_quiet_begin(bool quiet);
+bool isc_fork_quiet(void);
+
+/* After fork() in the child: none of ours exists there. */
+void isc_threads_reset_after_fork(void);
+
+#endif /* ISC_THREADS_H */
