@@ -114,18 +114,25 @@ static int read_source(struct isc_trace *t, const char *label, struct isc_source
 	return r->read(&rc);
 }
 
+/* A source just opened (r: the open's result) is read, then closed. */
+static int read_opened(struct isc_trace *t, const char *label, struct isc_source *src, int r,
+		       const struct isc_read_opts *o, struct isc_diag *d)
+{
+	if (r < 0) {
+		isc_diag_set(d, "%s: %s", label, src->err);
+	} else {
+		r = read_source(t, label, src, o, d);
+	}
+	isc_source_close(src);
+	return r;
+}
+
 int isc_read_file(struct isc_trace *t, const char *path, const struct isc_read_opts *o,
 		  struct isc_diag *d)
 {
 	struct isc_source src;
 	int r = isc_source_open_file(&src, path);
-	if (r < 0) {
-		isc_diag_set(d, "%s: %s", path, src.err);
-	} else {
-		r = read_source(t, path, &src, o, d);
-	}
-	isc_source_close(&src);
-	return r;
+	return read_opened(t, path, &src, r, o, d);
 }
 
 int isc_read_fd(struct isc_trace *t, const char *label, int fd, const struct isc_read_opts *o,
@@ -133,13 +140,7 @@ int isc_read_fd(struct isc_trace *t, const char *label, int fd, const struct isc
 {
 	struct isc_source src;
 	int r = isc_source_open_fd(&src, fd);
-	if (r < 0) {
-		isc_diag_set(d, "%s: %s", label, src.err);
-	} else {
-		r = read_source(t, label, &src, o, d);
-	}
-	isc_source_close(&src);
-	return r;
+	return read_opened(t, label, &src, r, o, d);
 }
 
 int isc_read_buffer(struct isc_trace *t, const char *label, const void *buf, size_t n,

@@ -193,3 +193,18 @@ void fleet_put_segment(const char *src, const char *dst)
 	cr_assert_eq(fclose(out), 0);
 	cr_assert_eq(rename(part, dst), 0, "%s: %s", dst, strerror(errno));
 }
+
+char fleet_dir[32];
+
+void fleet_dir_setup(void)
+{
+	snprintf(fleet_dir, sizeof(fleet_dir), "/tmp/isc-fleet-XXXXXX");
+	cr_assert_not_null(mkdtemp(fleet_dir));
+}
+
+void fleet_dir_teardown(void)
+{
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", fleet_dir);
+	cr_expect_eq(system(cmd), 0);
+}

@@ -29,6 +29,11 @@ int fleet_free_port(void);
  * recorder closes a segment. */
 void fleet_put_segment(const char *src, const char *dst);
 bool fleet_exists(const char *path);
+/* A scratch directory per test (/tmp/isc-fleet-XXXXXX), made and removed as a suite's
+ * .init and .fini. */
+extern char fleet_dir[];
+void fleet_dir_setup(void);
+void fleet_dir_teardown(void);
 void fleet_sleep_ms(int ms);
 
 #endif /* ISC_FLEET_UTIL_H */

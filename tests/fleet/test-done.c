@@ -44,21 +44,7 @@
 #include "fleet-util.h"
 #include "prom-util.h"
 
-static char dir[] = "/tmp/isc-done-XXXXXX";
-
-static void setup(void)
-{
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_expect_eq(system(cmd), 0);
-}
-
-TestSuite(done, .init = setup, .fini = teardown, .timeout = 600);
+TestSuite(done, .init = fleet_dir_setup, .fini = fleet_dir_teardown, .timeout = 600);
 
 #define NCAT 6
 static const char *const cats[NCAT] = { "cpu_preprocessing", "h2d_copy", "gpu_compute",
@@ -116,9 +102,9 @@ static double num(yajl_val root, const char *a, const char *b)
 static bool analyze_args(const char *file, const char *args, struct seg *s)
 {
 	char out[4200], cmd[13000];
-	snprintf(out, sizeof(out), "%s/analysis.json", dir);
+	snprintf(out, sizeof(out), "%s/analysis.json", fleet_dir);
 	snprintf(cmd, sizeof(cmd), "'%s' -f json --top 100000 -o '%s' %s 2>'%s/analysis.err'",
-		 env("ISC_ANALYZE"), out, args, dir);
+		 env("ISC_ANALYZE"), out, args, fleet_dir);
 	if (system(cmd) != 0) {
 		return false;
 	}
@@ -177,7 +163,7 @@ static bool analyze(const char *file, struct seg *s)
 
 static void seg_name(char *out, size_t cap, pid_t pid, unsigned index, bool part)
 {
-	snprintf(out, cap, "%s/segs/trace.%d.seg-%06u.spill%s", dir, (int)pid, index,
+	snprintf(out, cap, "%s/segs/trace.%d.seg-%06u.spill%s", fleet_dir, (int)pid, index,
 		 part ? ".part" : "");
 }
 
@@ -185,7 +171,7 @@ static void seg_name(char *out, size_t cap, pid_t pid, unsigned index, bool part
 static void list_segments(pid_t pid, unsigned *closed_hi, unsigned *part, unsigned *closed_n)
 {
 	char segs[4200], prefix[64];
-	snprintf(segs, sizeof(segs), "%s/segs", dir);
+	snprintf(segs, sizeof(segs), "%s/segs", fleet_dir);
 	snprintf(prefix, sizeof(prefix), "trace.%d.seg-", (int)pid);
 	*closed_hi = *part = *closed_n = 0;
 	DIR *d = opendir(segs);
@@ -216,12 +202,12 @@ static pid_t start_server(const char *ctl, FILE **out)
 	if (pid == 0) {
 		char err[4200], output[4200];
 		dup2(p[1], 1);
-		snprintf(err, sizeof(err), "%s/server.err", dir);
+		snprintf(err, sizeof(err), "%s/server.err", fleet_dir);
 		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		dup2(e, 2);
-		snprintf(output, sizeof(output), "%s/segs/trace.json", dir);
+		snprintf(output, sizeof(output), "%s/segs/trace.json", fleet_dir);
 		setenv("LD_PRELOAD", env("ISC_PRELOAD"), 1);
-		setenv("XDG_RUNTIME_DIR", dir, 1);
+		setenv("XDG_RUNTIME_DIR", fleet_dir, 1);
 		setenv("INFERSCOPE_MODE", "continuous", 1);
 		setenv("INFERSCOPE_SEGMENT", "500ms", 1);
 		setenv("INFERSCOPE_RETAIN", "1h", 1); /* outlasts the test: nothing dropped */
@@ -357,22 +343,22 @@ Test(done, capture_scrape_sigkill_consistent)
 			     "scripts/setup.sh installs for the tests)");
 	}
 	char segs[4200], log[4200], ctlpath[4200];
-	snprintf(segs, sizeof(segs), "%s/segs", dir);
+	snprintf(segs, sizeof(segs), "%s/segs", fleet_dir);
 	cr_assert_eq(mkdir(segs, 0700), 0);
 
 	/* the watcher and Prometheus first: the server's segments are watched from its
 	 * first one */
-	snprintf(log, sizeof(log), "%s/watch.log", dir);
+	snprintf(log, sizeof(log), "%s/watch.log", fleet_dir);
 	const char *wargv[] = { env("ISC_WATCH"), "--listen", "127.0.0.1:0", segs, NULL };
 	pid_t watch = fleet_spawn(wargv, log);
 	char *addr = fleet_wait_line(log, "listening on http://", 60);
 	cr_assert_not_null(addr, "the watcher did not start");
 	*strchr(addr, '/') = '\0';
 	char prom[64];
-	pid_t pp = prom_start(prometheus, dir, addr, prom);
+	pid_t pp = prom_start(prometheus, fleet_dir, addr, prom);
 	cr_assert_eq(prom_wait(prom, "up{job=\"inferscope\"}", 120), 1, "the watcher is scraped");
 
-	snprintf(ctlpath, sizeof(ctlpath), "%s/control", dir);
+	snprintf(ctlpath, sizeof(ctlpath), "%s/control", fleet_dir);
 	uint64_t *ctl = map_control(ctlpath);
 	FILE *out;
 	pid_t pid = start_server(ctlpath, &out);
@@ -380,10 +366,10 @@ Test(done, capture_scrape_sigkill_consistent)
 	/* 20 steps on demand */
 	char spid[16], window[4200], cmd[13000];
 	snprintf(spid, sizeof(spid), "%d", (int)pid);
-	snprintf(window, sizeof(window), "%s/window.json", dir);
+	snprintf(window, sizeof(window), "%s/window.json", fleet_dir);
 	snprintf(cmd, sizeof(cmd),
 		 "XDG_RUNTIME_DIR='%s' '%s' capture %s --steps 20 -o '%s' >'%s/capture.log' 2>&1",
-		 dir, env("ISC_LAUNCHER"), spid, window, dir);
+		 fleet_dir, env("ISC_LAUNCHER"), spid, window, fleet_dir);
 	cr_assert_eq(system(cmd), 0, "inferscope capture failed (see capture.log)");
 
 	/* Prometheus has scraped the metrics of closed segments (two: the second is one
@@ -438,7 +424,7 @@ Test(done, capture_scrape_sigkill_consistent)
 	char args[4300];
 	struct seg merged;
 	snprintf(args, sizeof(args), "'%s/segs/trace.%d.seg-'*.spill '%s/segs/trace.%d.seg-'*.part",
-		 dir, (int)pid, dir, (int)pid);
+		 fleet_dir, (int)pid, fleet_dir, (int)pid);
 	cr_assert(analyze_args("the segments", args, &merged), "the segments as one input");
 	cr_expect_eq(merged.inputs, 1);
 	cr_expect_eq(merged.steps, steps);
@@ -456,7 +442,7 @@ Test(done, capture_scrape_sigkill_consistent)
 	cr_expect_neq(part, 0, "the open segment is there after SIGKILL");
 	cr_expect_gt(hi, k, "segments closed after the metrics compared");
 	char trace[4200];
-	snprintf(trace, sizeof(trace), "%s/segs/trace.%d.json", dir, (int)pid);
+	snprintf(trace, sizeof(trace), "%s/segs/trace.%d.json", fleet_dir, (int)pid);
 	cr_expect(!fleet_exists(trace), "no frozen trace after SIGKILL");
 
 	/* the watcher analyses the closed segments written before the kill, and

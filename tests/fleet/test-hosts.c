@@ -19,6 +19,7 @@
 #include "analyzer/model/hosts.h"
 #include "analyzer/readers/reader.h"
 #include "analyzer/report/report.h"
+#include "fleet-util.h"
 
 #define STEPS 40
 #define PERIOD_US 10000.0
@@ -98,27 +99,13 @@ static void write_trace(const char *path, const struct host *h)
 	cr_assert_eq(fclose(f), 0);
 }
 
-static char dir[] = "/tmp/isc-hosts-XXXXXX";
-
-static void setup(void)
-{
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_expect_eq(system(cmd), 0);
-}
-
-TestSuite(hosts, .init = setup, .fini = teardown);
+TestSuite(hosts, .init = fleet_dir_setup, .fini = fleet_dir_teardown);
 
 static struct isc_trace *read_two(const struct host *a, const struct host *b)
 {
 	char pa[256], pb[256];
-	snprintf(pa, sizeof(pa), "%s/a.json", dir);
-	snprintf(pb, sizeof(pb), "%s/b.json", dir);
+	snprintf(pa, sizeof(pa), "%s/a.json", fleet_dir);
+	snprintf(pb, sizeof(pb), "%s/b.json", fleet_dir);
 	write_trace(pa, a);
 	write_trace(pb, b);
 	struct isc_trace *t = isc_trace_create();

@@ -18,21 +18,7 @@
 #include "fleet-util.h"
 #include "prom-util.h"
 
-static char dir[] = "/tmp/isc-prom-XXXXXX";
-
-static void setup(void)
-{
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_expect_eq(system(cmd), 0);
-}
-
-TestSuite(prometheus, .init = setup, .fini = teardown, .timeout = 300);
+TestSuite(prometheus, .init = fleet_dir_setup, .fini = fleet_dir_teardown, .timeout = 300);
 
 /* Polls the query until it has a value (bounded: 90 s). */
 static double wait_value(const char *prom, const char *promql)
@@ -49,12 +35,12 @@ Test(prometheus, scrapes_the_watcher)
 	}
 	char path[4200], seg[4200], log[4200];
 	snprintf(path, sizeof(path), "%s/workloads/gpu-bound.json.gz", getenv("ISC_DATA"));
-	snprintf(seg, sizeof(seg), "%s/segs", dir);
+	snprintf(seg, sizeof(seg), "%s/segs", fleet_dir);
 	cr_assert_eq(mkdir(seg, 0700), 0);
-	snprintf(seg, sizeof(seg), "%s/segs/trace.2171.seg-000001.spill", dir);
+	snprintf(seg, sizeof(seg), "%s/segs/trace.2171.seg-000001.spill", fleet_dir);
 	fleet_put_segment(path, seg);
-	snprintf(seg, sizeof(seg), "%s/segs", dir);
-	snprintf(log, sizeof(log), "%s/watch.log", dir);
+	snprintf(seg, sizeof(seg), "%s/segs", fleet_dir);
+	snprintf(log, sizeof(log), "%s/watch.log", fleet_dir);
 	const char *wargv[] = { getenv("ISC_WATCH"), "--listen", "127.0.0.1:0", seg, NULL };
 	pid_t watch = fleet_spawn(wargv, log);
 	char *addr = fleet_wait_line(log, "listening on http://", 60);
@@ -63,7 +49,7 @@ Test(prometheus, scrapes_the_watcher)
 
 	/* Prometheus with a scrape config of its own, on a free loopback port */
 	char prom[64];
-	pid_t pp = prom_start(prometheus, dir, addr, prom);
+	pid_t pp = prom_start(prometheus, fleet_dir, addr, prom);
 
 	cr_expect_eq(wait_value(prom, "up{job=\"inferscope\"}"), 1, "the target is up");
 	cr_expect_eq(

@@ -18,22 +18,7 @@
 #include "watch/kernel-class.h"
 #include "watch/segments.h"
 
-static char dir[] = "/tmp/isc-watch-XXXXXX";
-
-static void setup(void)
-{
-	memcpy(dir + sizeof(dir) - 7, "XXXXXX", 6);
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_expect_eq(system(cmd), 0);
-}
-
-TestSuite(watch, .init = setup, .fini = teardown, .timeout = 240);
+TestSuite(watch, .init = fleet_dir_setup, .fini = fleet_dir_teardown, .timeout = 240);
 
 static const char *env(const char *name)
 {
@@ -47,7 +32,7 @@ static const char *in_dir(const char *name)
 	static char buf[4][4200];
 	static int k;
 	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", fleet_dir, name);
 	return buf[k];
 }
 
@@ -161,7 +146,7 @@ Test(watch, once_metrics_match_the_analyzer)
 	snprintf(src, sizeof(src), "%s/workloads/gpu-bound.json.gz", env("ISC_DATA"));
 	fleet_put_segment(src, in_dir(GPU_SEG));
 	char cmd[8192];
-	snprintf(cmd, sizeof(cmd), "%s --once %s", env("ISC_WATCH"), dir);
+	snprintf(cmd, sizeof(cmd), "%s --once %s", env("ISC_WATCH"), fleet_dir);
 	int st;
 	char *m = sh(cmd, &st);
 	cr_assert_eq(st, 0, "%s", m);
@@ -212,7 +197,7 @@ Test(watch, once_metrics_match_the_analyzer)
 	cr_expect(strstr(m, "# EOF") == NULL, "text 0.0.4 has no EOF marker");
 	free(m);
 	/* OpenMetrics: counters' families without _total, the verdict a stateset, EOF */
-	snprintf(cmd, sizeof(cmd), "%s --once --openmetrics %s", env("ISC_WATCH"), dir);
+	snprintf(cmd, sizeof(cmd), "%s --once --openmetrics %s", env("ISC_WATCH"), fleet_dir);
 	m = sh(cmd, &st);
 	cr_assert_eq(st, 0);
 	cr_expect_not_null(strstr(m, "# TYPE inferscope_verdict stateset\n"));
@@ -229,7 +214,7 @@ Test(watch, profile_beside_each_segment)
 	snprintf(src, sizeof(src), "%s/stacks/stacks-gpu.json", env("ISC_DATA"));
 	fleet_put_segment(src, in_dir("app.31.seg-000002.spill"));
 	char cmd[12000];
-	snprintf(cmd, sizeof(cmd), "%s --once %s >/dev/null", env("ISC_WATCH"), dir);
+	snprintf(cmd, sizeof(cmd), "%s --once %s >/dev/null", env("ISC_WATCH"), fleet_dir);
 	int st;
 	free(sh(cmd, &st));
 	cr_assert_eq(st, 0);
@@ -249,7 +234,7 @@ Test(watch, profile_beside_each_segment)
 	if (go != NULL && *go != '\0') {
 		snprintf(cmd, sizeof(cmd),
 			 "HOME=%s GOCACHE=%s/gocache %s tool pprof -top -sample_index=cpu %s 2>&1",
-			 dir, dir, go, pb);
+			 fleet_dir, fleet_dir, go, pb);
 		out = sh(cmd, &st);
 		cr_expect_eq(st, 0, "go tool pprof: %s", out);
 		cr_expect_not_null(strstr(out, "Type: cpu"), "%s", out);
@@ -261,7 +246,7 @@ Test(watch, profile_beside_each_segment)
 static char *start_watch(pid_t *pid, const char *log)
 {
 	const char *argv[] = { env("ISC_WATCH"), "--listen", "127.0.0.1:0", "--rescan", "0.5",
-			       "--verbose",	 dir,	     NULL };
+			       "--verbose",	 fleet_dir,  NULL };
 	*pid = fleet_spawn(argv, log);
 	char *addr = fleet_wait_line(log, "listening on http://", 60);
 	cr_assert_not_null(addr, "the watcher did not start");
@@ -381,12 +366,12 @@ Test(watch, usage_errors)
 	cr_expect_eq(st, 2);
 	cr_expect_not_null(strstr(out, "no directory given"), "%s", out);
 	free(out);
-	snprintf(cmd, sizeof(cmd), "%s --once /nonexistent/dir 2>&1", env("ISC_WATCH"));
+	snprintf(cmd, sizeof(cmd), "%s --once /nonexistent/fleet_dir 2>&1", env("ISC_WATCH"));
 	out = sh(cmd, &st);
 	cr_expect_eq(st, 3);
-	cr_expect_not_null(strstr(out, "/nonexistent/dir"), "%s", out);
+	cr_expect_not_null(strstr(out, "/nonexistent/fleet_dir"), "%s", out);
 	free(out);
-	snprintf(cmd, sizeof(cmd), "%s --listen nonsense %s 2>&1", env("ISC_WATCH"), dir);
+	snprintf(cmd, sizeof(cmd), "%s --listen nonsense %s 2>&1", env("ISC_WATCH"), fleet_dir);
 	out = sh(cmd, &st);
 	cr_expect_eq(st, 3);
 	cr_expect_not_null(strstr(out, "HOST:PORT"), "%s", out);
@@ -414,14 +399,14 @@ Test(watch, spill_of_a_killed_process_as_a_segment)
 		 "sleep 0.02; done >/dev/null; sleep 0.1; kill -9 $p; wait $p; "
 		 "for f in app.*.spill; do mv $f ${f%%.spill}.seg-000001.spill && echo ${f#app.}; "
 		 "done) 2>/dev/null",
-		 dir, preload, bin);
+		 fleet_dir, preload, bin);
 	char *out = sh(cmd, NULL);
 	int pid = atoi(out);
 	free(out);
 	if (pid <= 0) {
 		cr_skip_test("the killed workload left no spill file");
 	}
-	snprintf(cmd, sizeof(cmd), "%s --once %s", env("ISC_WATCH"), dir);
+	snprintf(cmd, sizeof(cmd), "%s --once %s", env("ISC_WATCH"), fleet_dir);
 	int st;
 	char *m = sh(cmd, &st);
 	cr_assert_eq(st, 0, "%s", m);
