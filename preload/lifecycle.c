@@ -235,6 +235,7 @@ void isc_lifecycle_init(void)
 		sink.rotate = isc_recorder_rotate;
 	}
 	isc_collector_set_sink(&sink);
+	isc_remote_init();
 	isc_capture_set_idle(idle_start);
 	isc_collector_add_tick(isc_remote_tick);
 	if (isc_config.continuous) {

@@ -37,6 +37,7 @@ static struct {
 	_Atomic int started_pid;
 	pthread_t thread;
 	char dir[108], path[108];
+	char xdg[108]; /* $XDG_RUNTIME_DIR, read in the constructor */
 	int fd;
 	bool hidden; /* the thread has a descriptor table of its own */
 	dev_t dev;
@@ -340,6 +341,18 @@ out:
 	return NULL;
 }
 
+/*
+ * Where the socket goes is read once, from the constructor: getenv may be the
+ * program's (bash has its own, over hash tables it changes unlocked) and is never
+ * called from a hook or from a thread of ours (the collector's tick crashed bash's
+ * lookup while bash's main thread changed its variables).
+ */
+void isc_remote_init(void)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	isc_fmt(rm.xdg, sizeof(rm.xdg), "%s", xdg ? xdg : "");
+}
+
 void isc_remote_start(void)
 {
 	int pid = (int)syscall(SYS_getpid);
@@ -347,7 +360,7 @@ void isc_remote_start(void)
 		return;
 	}
 	atomic_store(&rm.started_pid, pid);
-	isc_remote_dir(rm.dir, sizeof(rm.dir), getenv("XDG_RUNTIME_DIR"), (unsigned)geteuid());
+	isc_remote_dir(rm.dir, sizeof(rm.dir), rm.xdg, (unsigned)geteuid());
 	isc_fmt(rm.path, sizeof(rm.path), "%s/%d.sock", rm.dir, pid);
 	pthread_attr_t attr;
 	sigset_t all, old;

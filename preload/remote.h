@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* From the constructor: the socket's directory, from the environment then. */
+void isc_remote_init(void);
 /* Starts the listener thread unless it runs in this process or INFERSCOPE_LISTEN=0. */
 void isc_remote_start(void);
 /* The collector's tick: starts the listener once per process. */

@@ -152,6 +152,19 @@ Test(lifecycle, single_threaded_program_stays_single_threaded_across_fork)
 	}
 }
 
+/* The library never calls a function the program may have replaced (bash's getenv)
+ * from a thread of its own: the collector's tick did, and crashed bash 1 run in 20. */
+Test(lifecycle, no_call_to_the_programs_getenv_from_our_threads)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-own-getenv"), NULL };
+	run_in_dir(argv, NULL, &r);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "status %d, stderr: %s",
+		  r.status, r.err);
+	cr_assert(strstr(r.out, "foreign getenv 0\n"), "stdout: %s", r.out);
+	isc_run_free(&r);
+}
+
 Test(lifecycle, fork_child_writes_its_own_file)
 {
 	struct isc_run r;
