@@ -61,7 +61,6 @@ static unsigned n_timers;
 static uint64_t ticks;
 static bool stepped_aside;
 static uint64_t timer_failures;
-static uintptr_t self_lo, self_hi; /* this library's code, skipped in event stacks */
 
 int isc_sampler_signal(void)
 {
@@ -301,17 +300,7 @@ unsigned isc_sampler_stack_here(uint64_t *words, unsigned max, uint16_t *native,
 	}
 	t->in_unwind++;
 	isc_tls_guard++; /* libunwind's mutex is not the application's */
-	ucontext_t uc;
-	/* getcontext returns twice in principle (setcontext): volatile keeps them honest */
-	volatile unsigned n = 0, skip = 0;
-	if (getcontext(&uc) == 0) {
-		n = isc_unwind_signal(&uc, words, max / 2, false);
-	}
-	while (skip < n && words[skip] >= self_lo && words[skip] < self_hi) {
-		skip++; /* our own frames: the hook and the recorder */
-	}
-	memmove(words, words + skip, (n - skip) * sizeof(*words));
-	n -= skip;
+	unsigned n = isc_unwind_here(words, max / 2);
 	uint16_t status;
 	unsigned py = isc_py_walk(t, words + n, (max - n) / 2, &status);
 	isc_tls_guard--;
@@ -426,7 +415,6 @@ void isc_samplers_init(void)
 	if (isc_config.cpu_sample_hz == 0) {
 		return;
 	}
-	isc_self_code(&self_lo, &self_hi);
 	period_ns = 1000000000ull / isc_config.cpu_sample_hz;
 	isc_unwind_init();
 	isc_py_discover();

@@ -88,6 +88,10 @@ uint64_t isc_unwind_fallbacks(void); /* stacks the unwind tables left to libunwi
  * signal handler (in_handler), libunwind is used only when the program does not use
  * it itself: its lock would be the program's too. */
 unsigned isc_unwind_signal(const ucontext_t *uc, uint64_t *pcs, unsigned max, bool in_handler);
+/* The calling thread's return addresses, walked from here (not in a signal handler):
+ * at most max are walked, this library's own frames then left out (isc_unwind_init
+ * first). Returns how many are left in pcs. */
+unsigned isc_unwind_here(uint64_t *pcs, unsigned max);
 /* Copies n bytes at addr without faulting: bytes copied (< n: unmapped). */
 size_t isc_safe_read(void *dst, uint64_t addr, size_t n);
 /* Around any call into libunwind (hooks/stacks.c too): a fork child whose parent had

@@ -18,7 +18,6 @@
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 
 #include "common/config.h"
 #include "preload/hooks/host/host.h"
@@ -26,7 +25,6 @@
 #include "preload/samplers/cpu-sampler.h"
 
 static unsigned depth;
-static uintptr_t self_lo, self_hi; /* this library's code: frames to skip */
 
 unsigned isc_stacks_depth(void)
 {
@@ -38,7 +36,6 @@ void isc_stacks_init(void)
 	if (isc_config.stacks == 0) {
 		return;
 	}
-	isc_self_code(&self_lo, &self_hi);
 	isc_unwind_init();
 	depth = isc_config.stacks < ISC_STACK_MAX ? isc_config.stacks : ISC_STACK_MAX;
 }
@@ -54,24 +51,14 @@ unsigned isc_stacks_capture(uint64_t *pcs, unsigned max)
 	if (t) {
 		t->in_unwind++; /* the CPU sampler stays out of libunwind meanwhile */
 	}
-	ucontext_t uc;
-	/* getcontext returns twice in principle (setcontext): volatile keeps it honest */
-	volatile unsigned n = 0;
-	if (getcontext(&uc) == 0) {
-		n = isc_unwind_signal(&uc, raw, max + 16, false);
-	}
+	/* room for our own frames (the hook, the recorder), left out by the walk */
+	unsigned n = isc_unwind_here(raw, max + 16);
 	if (t) {
 		t->in_unwind--;
 	}
-	unsigned skip = 0, out = 0;
-	/* our own frames (the hook, the recorder) come first */
-	while (skip < n && raw[skip] >= self_lo && raw[skip] < self_hi) {
-		skip++;
-	}
-	for (unsigned i = skip; i < n && out < max; i++) {
-		pcs[out++] = raw[i];
-	}
-	return out;
+	n = n < max ? n : max;
+	memcpy(pcs, raw, n * sizeof(*pcs));
+	return n;
 }
 
 unsigned isc_stacks_capture_event(uint64_t *words, unsigned max, uint16_t *native, uint16_t *python)

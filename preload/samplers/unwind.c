@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "common/config.h"
@@ -74,7 +75,8 @@ void isc_unwind_fork_child(void)
 		memset(&unw, 0, sizeof(unw));
 	}
 }
-static int safe_read_state; /* 0 unknown, 1 works, -1 does not */
+static int safe_read_state;	   /* 0 unknown, 1 works, -1 does not */
+static uintptr_t self_lo, self_hi; /* this library's code: its frames are left out */
 
 void isc_unwind_init(void)
 {
@@ -84,6 +86,7 @@ void isc_unwind_init(void)
 	}
 	done = true;
 	self_pid = (int)syscall(SYS_getpid);
+	isc_self_code(&self_lo, &self_hi);
 	/* Loaded already: the program unwinds with it, and a sample taken while one of
 	 * its threads holds libunwind's lock must not wait for that lock. */
 	shared_with_program = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_NOLOAD) != NULL;
@@ -215,4 +218,19 @@ unsigned isc_unwind_signal(const ucontext_t *uc, uint64_t *pcs, unsigned max, bo
 	isc_unwind_leave();
 	atomic_fetch_add_explicit(&fallbacks, 1, memory_order_relaxed);
 	return k > n ? k : n;
+}
+
+unsigned isc_unwind_here(uint64_t *pcs, unsigned max)
+{
+	ucontext_t uc;
+	/* getcontext returns twice in principle (setcontext): volatile keeps them honest */
+	volatile unsigned n = 0, skip = 0, cap = max;
+	if (getcontext(&uc) == 0) {
+		n = isc_unwind_signal(&uc, pcs, cap, false);
+	}
+	while (skip < n && pcs[skip] >= self_lo && pcs[skip] < self_hi) {
+		skip++; /* our own frames: the hook and the recorder */
+	}
+	memmove(pcs, pcs + skip, (n - skip) * sizeof(*pcs));
+	return n - skip;
 }
