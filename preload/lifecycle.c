@@ -137,8 +137,6 @@ static void on_chunk_full(void)
  * does). With other threads of its own the program is multi-threaded anyway, and a
  * listener busy with a capture window stays.
  */
-static bool collector_stopped; /* by fork_prepare, whether or not the fork is quiet */
-
 /* The program's threads once the threads of ours just joined have left the kernel's
  * count too, that is at most `before` again: pthread_join returns when a thread's stack
  * is free, a little before the kernel has reaped it (waited for 100 ms at most). */
@@ -155,12 +153,11 @@ static long settled_threads(long before)
 static void fork_prepare(void)
 {
 	isc_tls_guard++;
-	collector_stopped = false;
 	paused_for_fork = false;
 	long n = syscall(SYS_getpid) == isc_session.pid ? isc_program_threads() : -1;
 	/* 2: the collector's tick may be starting the listener; stopping it ends that */
 	if (n == 1 || n == 2) {
-		collector_stopped = isc_collector_pause();
+		isc_collector_pause(); /* isc_collector_paused says whether it stopped */
 		paused_for_fork = settled_threads(n) == 1 && isc_remote_pause();
 		if (paused_for_fork) {
 			settled_threads(1);
@@ -178,7 +175,7 @@ static void fork_parent(void)
 	if (paused_for_fork) {
 		isc_buffer_rearm_first_chunk(); /* a chunk taken after the quiet period */
 	}
-	if (collector_stopped) {
+	if (atomic_load(&isc_collector_paused)) {
 		isc_collector_resume_due(); /* at once unless quiet */
 	} else if (paused_for_fork) {
 		set_live(); /* a paused process: the idle hook starts the listener */
@@ -190,7 +187,6 @@ static void fork_child(void)
 {
 	isc_intern_fork_release();
 	paused_for_fork = false;
-	collector_stopped = false;
 	isc_tls_guard++;
 	isc_collector_reset_after_fork();
 	isc_buffer_reset_after_fork();

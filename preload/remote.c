@@ -73,6 +73,14 @@ static int make_dir(void)
 	return 0;
 }
 
+/* The socket's address: rm.path. */
+static void socket_address(struct sockaddr_un *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	isc_fmt(a->sun_path, sizeof(a->sun_path), "%s", rm.path);
+}
+
 static int make_socket(void)
 {
 	struct sockaddr_un a;
@@ -92,9 +100,7 @@ static int make_socket(void)
 			fd = h;
 		}
 	}
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	isc_fmt(a.sun_path, sizeof(a.sun_path), "%s", rm.path);
+	socket_address(&a);
 	unlink(rm.path); /* a socket left by a killed process that had our pid */
 	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || chmod(rm.path, 0600) != 0 ||
 	    listen(fd, 16) != 0 || fstat(fd, &st) != 0) {
@@ -406,9 +412,7 @@ bool isc_remote_running(void)
 static void knock(void)
 {
 	struct sockaddr_un a;
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	isc_fmt(a.sun_path, sizeof(a.sun_path), "%s", rm.path);
+	socket_address(&a);
 	int fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd >= 0) {
 		syscall(SYS_connect, fd, (struct sockaddr *)&a, sizeof(a));

@@ -56,10 +56,10 @@ void isc_session_resolve_output(void)
 		int e = errno;
 		const char *tmp = getenv("TMPDIR");
 		const char *base = strrchr(s->output, '/');
-		char fallback[PATH_MAX], shm_dir[PATH_MAX];
+		char fallback[PATH_MAX], tmp_dir[PATH_MAX];
 		isc_fmt(fallback, sizeof(fallback), "%s/%s", tmp && tmp[0] == '/' ? tmp : "/tmp",
 			base ? base + 1 : s->output);
-		if (!dir_writable(fallback, shm_dir)) {
+		if (!dir_writable(fallback, tmp_dir)) {
 			/* the last place with a name (tmpfs: memory, reopened by path) */
 			isc_fmt(fallback, sizeof(fallback), "/dev/shm/%s",
 				base ? base + 1 : s->output);

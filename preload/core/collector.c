@@ -24,7 +24,7 @@
 
 #define MAX_TICKS 8
 #define STOP_TIMEOUT_NS (2 * 1000000000ull)
-#define ORPHAN_CHECK_NS (100 * 1000000ull) /* 10 reads of /proc/self/stat a second */
+#define ORPHAN_CHECK_NS (100 * 1000000ull) /* 10 thread counts a second (threads.c) */
 
 static isc_tick_fn ticks[MAX_TICKS];
 void (*isc_spill_prepare)(struct isc_event *recs, uint32_t n);
