@@ -366,10 +366,10 @@ Test(watch, usage_errors)
 	cr_expect_eq(st, 2);
 	cr_expect_not_null(strstr(out, "no directory given"), "%s", out);
 	free(out);
-	snprintf(cmd, sizeof(cmd), "%s --once /nonexistent/fleet_dir 2>&1", env("ISC_WATCH"));
+	snprintf(cmd, sizeof(cmd), "%s --once /nonexistent/dir 2>&1", env("ISC_WATCH"));
 	out = sh(cmd, &st);
 	cr_expect_eq(st, 3);
-	cr_expect_not_null(strstr(out, "/nonexistent/fleet_dir"), "%s", out);
+	cr_expect_not_null(strstr(out, "/nonexistent/dir"), "%s", out);
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s --listen nonsense %s 2>&1", env("ISC_WATCH"), fleet_dir);
 	out = sh(cmd, &st);
