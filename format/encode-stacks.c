@@ -379,6 +379,10 @@ static void write_frame(struct isc_json *j, const struct frame *f, uint32_t id,
 		}
 		isc_json_key(j, "address");
 		isc_json_hex(j, f->sym.module ? f->sym.offset : f->a);
+		if (f->sym.start) {
+			isc_json_key(j, "function_start");
+			isc_json_hex(j, f->sym.start);
+		}
 		if (f->sym.build_id) {
 			isc_json_kv_string(j, "build_id", f->sym.build_id);
 		}

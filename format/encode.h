@@ -27,6 +27,7 @@ struct isc_symbol {
 	const char *file;     /* source file, NULL when unknown */
 	const char *build_id; /* hex, NULL when the module has none */
 	uint64_t offset;      /* the address as an offset in the module */
+	uint64_t start; /* no function name: its start as an offset in the module, 0 unknown */
 };
 typedef bool (*isc_symbolize_fn)(void *ctx, uint64_t pc, struct isc_symbol *out);
 

@@ -182,7 +182,7 @@ static size_t fn_of(struct acc *c, const struct isc_frame *f)
 	bool added;
 	uint32_t where = isc_frame_where(f);
 	uint64_t a = (uint64_t)f->function | ((uint64_t)f->kind << 32);
-	uint64_t b = f->function != 0 ? where : f->address ^ ((uint64_t)where << 40);
+	uint64_t b = f->function != 0 ? where : isc_frame_pos(f) ^ ((uint64_t)where << 40);
 	size_t k = isc_wmap_get(&c->fns, a, b, &added);
 	if (k == SIZE_MAX || !added) {
 		return k;
@@ -196,7 +196,7 @@ static size_t fn_of(struct acc *c, const struct isc_frame *f)
 	r->function = f->function;
 	r->where = where;
 	r->kind = f->kind;
-	r->line = f->line;
+	r->line = isc_frame_pos(f);
 	c->p->n_fn = k + 1;
 	return k;
 }
@@ -240,7 +240,8 @@ static int sample(struct acc *c, const struct isc_ev *e, const struct isc_stack_
 			continue;
 		}
 		p->fn[k].self[cat] += w;
-		if (add(&c->lines, k, f->line, &c->line_self, &c->cap_lines, steady ? w : 0) < 0 ||
+		if (add(&c->lines, k, isc_frame_pos(f), &c->line_self, &c->cap_lines,
+			steady ? w : 0) < 0 ||
 		    add(&c->mods, isc_frame_where(f), 0, &c->mod_self, &c->cap_mods,
 			steady ? w : 0) < 0 ||
 		    add(&c->thr_fn, e->thread, k, &c->thr_fn_self, &c->cap_thr_fn, steady ? w : 0) <
@@ -256,7 +257,7 @@ static int sample(struct acc *c, const struct isc_ev *e, const struct isc_stack_
 	if (s >= 0) {
 		const struct isc_frame *f = isc_stack_frame(r, (size_t)s);
 		uint64_t a = (uint64_t)f->function | ((uint64_t)isc_frame_where(f) << 32);
-		uint64_t b = (uint64_t)f->line | ((uint64_t)f->kind << 32);
+		uint64_t b = (uint64_t)isc_frame_pos(f) | ((uint64_t)f->kind << 32);
 		return add(&c->sites, a, b, &c->site_w, &c->cap_sites, w);
 	}
 	return 0;
@@ -457,12 +458,9 @@ static void idle_site(const struct isc_trace *t, struct acc *c)
 	if (bi == SIZE_MAX || p->cat[ISC_PC_GPU_IDLE] <= 0) {
 		return;
 	}
-	struct isc_frame f = { .function = (uint32_t)c->sites.k1[bi],
-			       .line = (uint32_t)c->sites.k2[bi],
-			       .kind = (uint8_t)(c->sites.k2[bi] >> 32) };
-	uint32_t where = (uint32_t)(c->sites.k1[bi] >> 32);
-	f.module = where;
-	f.file = f.kind == ISC_FK_PYTHON ? where : 0;
+	struct isc_frame f =
+		isc_frame_of_key((uint32_t)c->sites.k1[bi], (uint32_t)(c->sites.k1[bi] >> 32),
+				 (uint8_t)(c->sites.k2[bi] >> 32), (uint32_t)c->sites.k2[bi]);
 	isc_frame_text(t, &f, p->idle_site, sizeof(p->idle_site));
 	p->idle_site_share = (double)best / (double)p->cat[ISC_PC_GPU_IDLE];
 }

@@ -28,7 +28,7 @@ enum isc_pcat {
 
 struct isc_prof_fn {
 	uint32_t function, where; /* string ids: function, file (Python) or module */
-	uint32_t line;		  /* the line with the most self time */
+	uint32_t line;		  /* the isc_frame_pos with the most self time */
 	uint8_t kind;		  /* enum isc_frame_kind */
 	int64_t self[ISC_PC__COUNT], total[ISC_PC__COUNT];
 	int64_t self_steady, total_steady;

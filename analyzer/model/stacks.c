@@ -384,13 +384,37 @@ uint32_t isc_frame_where(const struct isc_frame *f)
 	return f->kind == ISC_FK_PYTHON && f->file != 0 ? f->file : f->module;
 }
 
+uint32_t isc_frame_pos(const struct isc_frame *f)
+{
+	if (f->kind == ISC_FK_NATIVE && f->function == 0) {
+		return (uint32_t)(f->start ? f->start : f->address);
+	}
+	return f->line;
+}
+
+struct isc_frame isc_frame_of_key(uint32_t function, uint32_t where, uint8_t kind, uint32_t pos)
+{
+	struct isc_frame f = { .function = function, .module = where, .kind = kind };
+	if (kind == ISC_FK_PYTHON) {
+		f.file = where;
+		f.line = pos;
+	} else if (function == 0) {
+		f.start = pos;
+	} else {
+		f.line = pos;
+	}
+	return f;
+}
+
 void isc_frame_name(const struct isc_trace *t, const struct isc_frame *f, char *buf, size_t n)
 {
 	if (f->function != 0) {
 		snprintf(buf, n, "%s", isc_trace_str(t, f->function));
+	} else if (f->kind == ISC_FK_PYTHON) {
+		snprintf(buf, n, "<unknown>"); /* a frame that changed before it was read */
 	} else if (f->module != 0) {
 		snprintf(buf, n, "%s+0x%llx", base(isc_trace_str(t, f->module)),
-			 (unsigned long long)f->address);
+			 (unsigned long long)(f->start ? f->start : f->address));
 	} else {
 		snprintf(buf, n, "0x%llx", (unsigned long long)f->address);
 	}

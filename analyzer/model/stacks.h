@@ -25,7 +25,8 @@
 enum isc_frame_kind { ISC_FK_NATIVE, ISC_FK_PYTHON };
 
 struct isc_frame {
-	uint64_t address;			   /* native: offset in the module, 0 unknown */
+	uint64_t address; /* native: offset in the module, 0 unknown */
+	uint64_t start;	  /* native, no function name: the function's offset, 0 unknown */
 	uint32_t function, module, file, build_id; /* string ids, 0 unknown */
 	uint32_t line;				   /* python: line, 0 unknown */
 	uint8_t kind;				   /* enum isc_frame_kind */
@@ -100,9 +101,18 @@ bool isc_frame_is_runtime(const struct isc_trace *t, const struct isc_frame *f);
 int isc_stack_site(const struct isc_trace *t, const struct isc_stack_ref *r, int *via);
 /* "tokenize() serve.py:41" or "at::native::addmm (libtorch_cpu.so)" */
 void isc_frame_text(const struct isc_trace *t, const struct isc_frame *f, char *buf, size_t n);
-/* The name part only: "tokenize" / "at::native::addmm", "libfoo.so+0x12" when unknown. */
+/* The name part only: "tokenize" / "at::native::addmm", "libfoo.so+0x12" when unknown
+ * (the function's start where the trace has it, else the address). */
 void isc_frame_name(const struct isc_trace *t, const struct isc_frame *f, char *buf, size_t n);
 /* Python frames: the file; native: the module. */
 uint32_t isc_frame_where(const struct isc_frame *f);
+/*
+ * A frame as the parts of a row's key and back: its function, where (above), kind and
+ * position, which is a Python frame's line and, for a native frame with no symbol, the
+ * offset of its function (else of the address), so that two unnamed functions stay two
+ * rows, the addresses of one are one row, and it prints as "libfoo.so+0x12".
+ */
+uint32_t isc_frame_pos(const struct isc_frame *f);
+struct isc_frame isc_frame_of_key(uint32_t function, uint32_t where, uint8_t kind, uint32_t pos);
 
 #endif /* ISC_STACKS_H */

@@ -24,14 +24,22 @@ enum stk_key {
 	XK_LINE,
 	XK_ADDRESS,
 	XK_BUILD_ID,
+	XK_START,
 	XK__COUNT
 };
 
 static const struct isc_keydef stk_defs[XK__COUNT] = {
-	{ "frames", XK_FRAMES },     { "stacks", XK_STACKS },	  { "id", XK_ID },
-	{ "kind", XK_KIND },	     { "function", XK_FUNCTION }, { "module", XK_MODULE },
-	{ "file", XK_FILE },	     { "line", XK_LINE },	  { "address", XK_ADDRESS },
+	{ "frames", XK_FRAMES },
+	{ "stacks", XK_STACKS },
+	{ "id", XK_ID },
+	{ "kind", XK_KIND },
+	{ "function", XK_FUNCTION },
+	{ "module", XK_MODULE },
+	{ "file", XK_FILE },
+	{ "line", XK_LINE },
+	{ "address", XK_ADDRESS },
 	{ "build_id", XK_BUILD_ID },
+	{ "function_start", XK_START },
 };
 
 void isc_isr_stk_init(struct isc_isr *r)
@@ -111,7 +119,8 @@ int isc_isr_stk_open(struct isc_isr *r, bool is_map)
 	case FR_STK_FRAME:
 		if (r->key == XK_ID || r->key == XK_KIND || r->key == XK_FUNCTION ||
 		    r->key == XK_MODULE || r->key == XK_FILE || r->key == XK_LINE ||
-		    r->key == XK_ADDRESS || r->key == XK_BUILD_ID || r->key == XK_FRAMES) {
+		    r->key == XK_ADDRESS || r->key == XK_BUILD_ID || r->key == XK_START ||
+		    r->key == XK_FRAMES) {
 			char buf[120];
 			snprintf(buf, sizeof(buf), "a %s for \"%s\"",
 				 r->key == XK_FRAMES ? "frame id array" : "scalar",
@@ -159,7 +168,7 @@ static int frame_value(struct isc_isr *r, int jt, const char *s, size_t n)
 	}
 	r->stk_seen |= 1u << k;
 	uint32_t id = 0;
-	if (!want_uint && k != XK_KIND && k != XK_ADDRESS) {
+	if (!want_uint && k != XK_KIND && k != XK_ADDRESS && k != XK_START) {
 		id = isc_trace_intern(r->rc->t, s, n);
 		if (id == UINT32_MAX) {
 			return isc_isr_fail_at(r, "out of memory");
@@ -181,12 +190,13 @@ static int frame_value(struct isc_isr *r, int jt, const char *s, size_t n)
 			return fail(r, "\"kind\" native or python", "another word");
 		}
 		break;
-	case XK_ADDRESS: {
+	case XK_ADDRESS:
+	case XK_START: {
 		char hex[24];
 		size_t m = n < sizeof(hex) - 1 ? n : sizeof(hex) - 1;
 		memcpy(hex, s, m);
 		hex[m] = '\0';
-		f->address = strtoull(hex, NULL, 16);
+		*(k == XK_START ? &f->start : &f->address) = strtoull(hex, NULL, 16);
 		break;
 	}
 	case XK_FUNCTION:

@@ -31,8 +31,12 @@ static void functions(struct isc_json *j, const struct isc_trace *t, const struc
 		isc_json_kv_string(j, "kind", r->kind == ISC_FK_PYTHON ? "python" : "native");
 		isc_json_kv_string(j, r->kind == ISC_FK_PYTHON ? "file" : "module",
 				   isc_trace_str(t, r->where));
-		if (r->line > 0) {
-			isc_json_kv_uint(j, "line", r->line);
+		struct isc_frame f = isc_frame_of_key(r->function, r->where, r->kind, r->line);
+		if (f.line > 0) {
+			isc_json_kv_uint(j, "line", f.line);
+		} else if (f.start > 0) {
+			isc_json_key(j, "address"); /* a function with no name: where it is */
+			isc_json_hex(j, f.start);
 		}
 		us(j, "self_us", r->self_steady);
 		us(j, "total_us", r->total_steady);

@@ -8,9 +8,7 @@
 
 static void fn_cell(FILE *f, const struct isc_trace *t, const struct isc_prof_fn *r)
 {
-	struct isc_frame fr = { .function = r->function, .line = r->line, .kind = r->kind };
-	fr.module = r->where;
-	fr.file = r->kind == ISC_FK_PYTHON ? r->where : 0;
+	struct isc_frame fr = isc_frame_of_key(r->function, r->where, r->kind, r->line);
 	char buf[ISC_LINE];
 	isc_frame_text(t, &fr, buf, sizeof(buf));
 	isc_md_cell(f, buf);

@@ -129,7 +129,7 @@ static int add_site(const struct isc_trace *t, struct sites *s, const struct isc
 	const struct isc_frame *f = isc_stack_frame(r, (size_t)i);
 	uint32_t via_fn = via >= 0 ? isc_stack_frame(r, (size_t)via)->function : 0;
 	uint64_t a = (uint64_t)f->function | ((uint64_t)isc_frame_where(f) << 32);
-	uint64_t b = (uint64_t)(f->line & 0x7fffffffu) | ((uint64_t)f->kind << 31) |
+	uint64_t b = (uint64_t)(isc_frame_pos(f) & 0x7fffffffu) | ((uint64_t)f->kind << 31) |
 		     ((uint64_t)via_fn << 32);
 	bool added;
 	size_t k = isc_wmap_get(&s->m, a, b, &added);
@@ -161,11 +161,9 @@ static void describe(const struct isc_trace *t, const struct sites *s, const cha
 		return;
 	}
 	uint64_t a = s->m.k1[best], b = s->m.k2[best];
-	struct isc_frame f = { .function = (uint32_t)a,
-			       .line = (uint32_t)(b & 0x7fffffffu),
-			       .kind = (uint8_t)((b >> 31) & 1) };
-	f.module = (uint32_t)(a >> 32);
-	f.file = f.kind == ISC_FK_PYTHON ? f.module : 0;
+	struct isc_frame f =
+		isc_frame_of_key((uint32_t)a, (uint32_t)(a >> 32), (uint8_t)((b >> 31) & 1),
+				 (uint32_t)(b & 0x7fffffffu));
 	char site[ISC_LINE / 2];
 	isc_frame_text(t, &f, site, sizeof(site));
 	uint32_t via = (uint32_t)(b >> 32);

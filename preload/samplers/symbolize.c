@@ -25,6 +25,7 @@
 
 #include "common/log.h"
 #include "preload/samplers/cpu-sampler.h"
+#include "preload/samplers/unwind-dwarf.h"
 #include "format/scratch.h"
 
 #define MAX_MODULES 2048
@@ -441,6 +442,10 @@ bool isc_symbolize(void *ctx, uint64_t pc, struct isc_symbol *out)
 		uint64_t off = pc - m->base;
 		const struct sym *s = find(m->syms, m->n_syms, off);
 		out->function = s ? s->name : "";
+		if (s == NULL) {
+			uint64_t start = isc_cfi_function_start(pc);
+			out->start = start > m->base ? start - m->base : 0;
+		}
 		out->module = m->base_name;
 		out->build_id = m->build_id[0] ? m->build_id : NULL;
 		out->offset = off;

@@ -309,22 +309,24 @@ static bool parse_cie(const uint8_t *cie, struct frame_info *fi, uint8_t *fde_en
 	return run(&c, &fi->init, fi, 0, ~0ull);
 }
 
-bool isc_cfi_rules(uint64_t pc, struct isc_cfi_rules *r, bool *known)
+/* The FDE of pc from its module's .eh_frame_hdr, NULL when no table covers pc;
+ * *known: a table was searched and an FDE starts at or before pc. */
+static const uint8_t *fde_of(uint64_t pc, bool *known)
 {
 	struct dl_find_object o;
 	*known = false;
 	if (_dl_find_object((void *)(uintptr_t)pc, &o) != 0 || o.dlfo_eh_frame == NULL) {
-		return false;
+		return NULL;
 	}
 	const uint8_t *h = o.dlfo_eh_frame;
 	if (h[0] != 1 || h[3] != 0x3b) { /* table of datarel sdata4 pairs */
-		return false;
+		return NULL;
 	}
 	struct cur c = { h + 4, h + 32, false };
 	encoded(&c, h[1], (uintptr_t)h); /* eh_frame_ptr */
 	uint64_t count = encoded(&c, h[2], (uintptr_t)h);
 	if (c.bad || count == 0) {
-		return false;
+		return NULL;
 	}
 	const int32_t *tab = (const int32_t *)c.p;
 	uint64_t lo = 0, hi = count;
@@ -337,31 +339,63 @@ bool isc_cfi_rules(uint64_t pc, struct isc_cfi_rules *r, bool *known)
 		}
 	}
 	if ((uintptr_t)h + (int64_t)tab[2 * lo] > pc) {
-		return false;
+		return NULL;
 	}
 	*known = true;
-	const uint8_t *fde = h + tab[2 * lo + 1];
+	return h + tab[2 * lo + 1];
+}
+
+/* The FDE's CIE into fi and *c at the FDE's instructions, with its code range. */
+static bool open_fde(const uint8_t *fde, struct frame_info *fi, struct cur *c, uint64_t *begin,
+		     uint64_t *range)
+{
 	uint32_t len, cie_off;
 	memcpy(&len, fde, 4);
 	memcpy(&cie_off, fde + 4, 4);
 	if (len == 0 || len == 0xffffffffu || cie_off == 0) {
 		return false;
 	}
-	struct frame_info fi;
 	uint8_t enc;
 	bool z;
-	if (!parse_cie(fde + 4 - cie_off, &fi, &enc, &z)) {
+	if (!parse_cie(fde + 4 - cie_off, fi, &enc, &z)) {
 		return false;
 	}
-	c = (struct cur){ fde + 8, fde + 4 + len, false };
-	uint64_t begin = encoded(&c, enc, 0);
-	uint64_t range = encoded(&c, enc & 0x0f, 0);
-	if (c.bad || pc < begin || pc >= begin + range) {
+	*c = (struct cur){ fde + 8, fde + 4 + len, false };
+	*begin = encoded(c, enc, 0);
+	*range = encoded(c, enc & 0x0f, 0);
+	if (c->bad) {
 		return false;
 	}
 	if (z) {
-		c.p += uleb(&c);
+		c->p += uleb(c);
+	}
+	return true;
+}
+
+bool isc_cfi_rules(uint64_t pc, struct isc_cfi_rules *r, bool *known)
+{
+	const uint8_t *fde = fde_of(pc, known);
+	struct frame_info fi;
+	struct cur c;
+	uint64_t begin, range;
+	if (fde == NULL || !open_fde(fde, &fi, &c, &begin, &range) || pc < begin ||
+	    pc >= begin + range) {
+		return false;
 	}
 	*r = fi.init;
 	return run(&c, r, &fi, begin, pc);
+}
+
+uint64_t isc_cfi_function_start(uint64_t pc)
+{
+	bool known;
+	const uint8_t *fde = fde_of(pc, &known);
+	struct frame_info fi;
+	struct cur c;
+	uint64_t begin, range;
+	if (fde == NULL || !open_fde(fde, &fi, &c, &begin, &range) || pc < begin ||
+	    pc >= begin + range) {
+		return 0;
+	}
+	return begin;
 }

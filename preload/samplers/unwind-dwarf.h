@@ -30,4 +30,8 @@ struct isc_cfi_rules {
  * the module's own tables. */
 bool isc_cfi_rules(uint64_t pc, struct isc_cfi_rules *r, bool *known);
 
+/* The start of the function around pc as its unwind table's FDE gives it, 0 when no
+ * FDE covers pc: what names a function the symbol tables do not. */
+uint64_t isc_cfi_function_start(uint64_t pc);
+
 #endif /* ISC_UNWIND_DWARF_H */

@@ -211,6 +211,33 @@ def gpu_sync(tr):
         t = gpu + 1515
 
 
+def unnamed(module, addr, start=None):
+    """A native frame with no symbol (a stripped library's static function)."""
+    f = native("", module, addr)
+    if start is not None:
+        f["function_start"] = hex(start)
+    return f
+
+
+def stripped(tr):
+    """A C program whose hot code is in a stripped library: per request 6 samples at three
+    addresses of one unnamed function (start 0x1000), 3 in another (0x2000), 1 at an
+    address with no unwind entry (0x3000)."""
+    outer = [native("main", "hot", 0x1150), native("__libc_start_main", "libc.so.6", 0x27305)]
+    t = T0
+    tr.cpu_time(t, 0)
+    for _ in range(50):
+        for k in range(6):
+            t += PERIOD
+            tr.sample(t, [unnamed("libhot.so", 0x1010 + 0x20 * (k % 3), 0x1000)] + outer)
+        for k in range(3):
+            t += PERIOD
+            tr.sample(t, [unnamed("libhot.so", 0x2004 + k, 0x2000)] + outer)
+        t += PERIOD
+        tr.sample(t, [unnamed("libhot.so", 0x3008)] + outer)
+        tr.cpu_time(t, 10 * PERIOD)
+
+
 def main():
     outdir = sys.argv[1]
     tr = StackTrace("stacks-cpu")
@@ -232,6 +259,9 @@ def main():
     tr.write(outdir)
     tr = StackTrace("stacks-gpu")
     gpu_sync(tr)
+    tr.write(outdir)
+    tr = StackTrace("stacks-stripped", threads={MAIN: "hot"})
+    stripped(tr)
     tr.write(outdir)
 
 

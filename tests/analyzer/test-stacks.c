@@ -335,3 +335,38 @@ Test(stacks, markdown_and_json_show_where_the_time_goes)
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }
+
+/* A stripped library's functions have no name: each is one row by its start (from the
+ * unwind table), not one row per sampled address, and reads "libhot.so+0x1000". */
+Test(stacks, unnamed_functions_are_one_row_each_by_their_start)
+{
+	struct isc_trace *t = load("stacks/stacks-stripped.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_profile *p = a->prof;
+	int64_t all = steady(p);
+	cr_assert_gt(all, 0);
+	int unnamed = 0;
+	for (size_t i = 0; i < p->n_fn; i++) {
+		unnamed += p->fn[i].function == 0;
+	}
+	cr_assert_eq(unnamed, 3, "0x1000, 0x2000 and the address with no start, 0x3008");
+	size_t len;
+	char *md = write_to_string(t, a, "md", &len);
+	cr_assert(strstr(md, "| libhot.so+0x1000 | 3.000 s | 60.0 % |") != NULL, "%s", md);
+	cr_assert(strstr(md, "| libhot.so+0x2000 | 1.500 s | 30.0 % |") != NULL);
+	cr_assert(strstr(md, "| libhot.so+0x3008 | 500.000 ms | 10.0 % |") != NULL);
+	cr_assert(strstr(md, "+0x0 ") == NULL && strstr(md, "+0x1010") == NULL);
+	free(md);
+	char *folded = write_to_string(t, a, "folded", &len);
+	int64_t in_first = 0;
+	for (char *line = strtok(folded, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+		char *sp = strrchr(line, ' ');
+		if (sp - line > 16 && strncmp(sp - 16, "libhot.so+0x1000", 16) == 0) {
+			in_first += strtoll(sp + 1, NULL, 10);
+		}
+	}
+	cr_assert_eq(in_first * 1000 * 10, all * 6);
+	free(folded);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}

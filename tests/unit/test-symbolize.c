@@ -5,7 +5,8 @@
  * static function is named from .symtab; stripped, only the exported ones (.dynsym)
  * are, and a static one gets no name of another; with its .symtab moved to a
  * .gnu_debugdata section (xz, the "MiniDebugInfo" of Fedora and Debian) it is named
- * again. There is no line table reader: native frames carry function, module and
+ * again; a function with no name is still told apart by its start, from the module's
+ * unwind table. There is no line table reader: native frames carry function, module and
  * offset, not file and line (docs/trace-format.md), so no line is asserted.
  */
 #include <criterion/criterion.h>
@@ -56,7 +57,7 @@ static void build(const char *name, const char *post)
 
 struct found {
 	char hidden[128], visible[128], module[128];
-	uint64_t hidden_off;
+	uint64_t hidden_off, hidden_start, hidden_entry; /* entry: its real start */
 };
 
 static struct found look_up(const char *name)
@@ -77,6 +78,10 @@ static struct found look_up(const char *name)
 	snprintf(r.hidden, sizeof(r.hidden), "%s", s.function ? s.function : "");
 	snprintf(r.module, sizeof(r.module), "%s", s.module ? s.module : "");
 	r.hidden_off = s.offset;
+	r.hidden_start = s.start;
+	Dl_info info;
+	cr_assert(dladdr(addr_hidden(), &info));
+	r.hidden_entry = (uint64_t)((char *)addr_hidden() - (char *)info.dli_fbase);
 	cr_assert(isc_symbolize(NULL, (uint64_t)(uintptr_t)visible + 1, &s));
 	snprintf(r.visible, sizeof(r.visible), "%s", s.function ? s.function : "");
 	dlclose(h);
@@ -92,6 +97,7 @@ Test(symbolize, symtab_names_static_and_exported_functions)
 	cr_assert_str_eq(r.visible, "isc_visible_twice");
 	cr_assert_str_eq(r.module, "libplain.so");
 	cr_assert_gt(r.hidden_off, 0, "an offset into the module");
+	cr_assert_eq(r.hidden_start, 0, "a named function needs no start");
 }
 
 Test(symbolize, stripped_names_only_what_dynsym_has)
@@ -103,6 +109,11 @@ Test(symbolize, stripped_names_only_what_dynsym_has)
 	/* never the name of a neighbour that does not contain the address */
 	cr_assert_str_neq(r.hidden, "isc_visible_twice");
 	cr_assert_str_neq(r.hidden, "isc_addr_hidden");
+	/* unnamed, it is still one function: its start, from the unwind table */
+	cr_assert_str_eq(r.hidden, "");
+	cr_assert_eq(r.hidden_start, r.hidden_entry, "start 0x%llx, function at 0x%llx",
+		     (unsigned long long)r.hidden_start, (unsigned long long)r.hidden_entry);
+	cr_assert_eq(r.hidden_off, r.hidden_entry + 1);
 }
 
 Test(symbolize, gnu_debugdata_names_static_functions_of_a_stripped_library)
