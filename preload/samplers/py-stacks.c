@@ -493,7 +493,8 @@ static bool resolve(uint64_t code, int32_t off, uint32_t *name, uint32_t *file, 
 	c->file_ptr = fp;
 	c->name = *name = isc_intern_cstr(nb);
 	c->file = *file = isc_intern_cstr(fb);
-	c->line = *line = (uint32_t)(off < 0 ? first : line_of(tb, (size_t)tn, first, off));
+	int ln = off < 0 ? first : line_of(tb, (size_t)tn, first, off);
+	c->line = *line = ln > 0 ? (uint32_t)ln : 0; /* a table read as it changed: unknown */
 	return true;
 }
 
