@@ -377,6 +377,9 @@ static void write_frame(struct isc_json *j, const struct frame *f, uint32_t id,
 		if (f->sym.file) {
 			isc_json_kv_string(j, "file", f->sym.file);
 		}
+		if (f->sym.line) {
+			isc_json_kv_uint(j, "line", f->sym.line);
+		}
 		isc_json_key(j, "address");
 		isc_json_hex(j, f->sym.module ? f->sym.offset : f->a);
 		if (f->sym.start) {

@@ -25,6 +25,7 @@ struct isc_symbol {
 	const char *function;
 	const char *module;   /* shared object basename, "[exe]"-style names allowed */
 	const char *file;     /* source file, NULL when unknown */
+	unsigned line;	      /* its line, 0 when unknown */
 	const char *build_id; /* hex, NULL when the module has none */
 	uint64_t offset;      /* the address as an offset in the module */
 	uint64_t start; /* no function name: its start as an offset in the module, 0 unknown */

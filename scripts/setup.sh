@@ -28,6 +28,7 @@ packages=(
 	stress-ng libpython3.11-testsuite
 	libprotobuf-c-dev protobuf-c-compiler
 	prometheus golang-go python3-yaml
+	elfutils # eu-addr2line: the line tables' reference where llvm-addr2line is absent
 )
 
 # Where the distribution has them: the PyTorch CPU-loop test (tests/samplers) and the

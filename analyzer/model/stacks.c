@@ -420,17 +420,50 @@ void isc_frame_name(const struct isc_trace *t, const struct isc_frame *f, char *
 	}
 }
 
+static uint32_t file_in(const struct isc_stack_tab *b, const struct isc_frame *f)
+{
+	for (size_t k = 0; k < b->nf; k++) {
+		const struct isc_frame *g = &b->f[k];
+		if (g->file != 0 && g->kind == ISC_FK_NATIVE && g->line == f->line &&
+		    g->function == f->function && g->module == f->module) {
+			return g->file;
+		}
+	}
+	return 0;
+}
+
+uint32_t isc_frame_source(const struct isc_trace *t, const struct isc_frame *f)
+{
+	if (f->file != 0 || f->kind == ISC_FK_PYTHON || f->function == 0 || f->line == 0) {
+		return f->file;
+	}
+	/* A row's key has no room for a native file: the line was read with one, find it
+	 * (done for the rows a report prints, not per sample). */
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		const struct isc_stacks *s = t->inputs[i].stacks;
+		uint32_t file = s ? file_in(&s->file, f) : 0;
+		if (file != 0) {
+			return file;
+		}
+	}
+	return 0;
+}
+
 void isc_frame_text(const struct isc_trace *t, const struct isc_frame *f, char *buf, size_t n)
 {
 	char name[192];
 	isc_frame_name(t, f, name, sizeof(name));
 	const char *where = isc_trace_str(t, isc_frame_where(f));
+	uint32_t src = f->kind == ISC_FK_NATIVE ? isc_frame_source(t, f) : 0;
 	if (f->kind == ISC_FK_PYTHON) {
 		if (f->line > 0) {
 			snprintf(buf, n, "%s() %s:%u", name, where, f->line);
 		} else {
 			snprintf(buf, n, "%s() %s", name, where);
 		}
+	} else if (f->function != 0 && f->module != 0 && src != 0) {
+		snprintf(buf, n, "%s (%s:%u, %s)", name, base(isc_trace_str(t, src)), f->line,
+			 base(where));
 	} else if (f->function != 0 && f->module != 0) {
 		snprintf(buf, n, "%s (%s)", name, base(where));
 	} else {

@@ -99,7 +99,11 @@ bool isc_frame_is_runtime(const struct isc_trace *t, const struct isc_frame *f);
  * Returns the frame's index, -1 when the stack has none.
  */
 int isc_stack_site(const struct isc_trace *t, const struct isc_stack_ref *r, int *via);
-/* "tokenize() serve.py:41" or "at::native::addmm (libtorch_cpu.so)" */
+/* The source file of a frame (string id, 0 unknown): a Python frame's file, a native
+ * frame's from the module's line table, also for a frame rebuilt from a row's key. */
+uint32_t isc_frame_source(const struct isc_trace *t, const struct isc_frame *f);
+/* "tokenize() serve.py:41", "at::native::addmm (Linear.cpp:120, libtorch_cpu.so)" with a
+ * line table, "at::native::addmm (libtorch_cpu.so)" without */
 void isc_frame_text(const struct isc_trace *t, const struct isc_frame *f, char *buf, size_t n);
 /* The name part only: "tokenize" / "at::native::addmm", "libfoo.so+0x12" when unknown
  * (the function's start where the trace has it, else the address). */

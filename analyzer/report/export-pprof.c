@@ -109,7 +109,9 @@ static uint64_t function(struct pp *p, const struct isc_frame *f)
 	char name[512];
 	isc_frame_name(p->t, f, name, sizeof(name));
 	int64_t n = str(p, name);
-	int64_t file = str(p, isc_trace_str(p->t, isc_frame_where(f)));
+	/* pprof's function file is the source (the mapping names the binary) */
+	uint32_t src = f->kind == ISC_FK_NATIVE && f->file != 0 ? f->file : isc_frame_where(f);
+	int64_t file = str(p, isc_trace_str(p->t, src));
 	bool added;
 	size_t k = isc_wmap_get(&p->fn_ix, (uint64_t)n, (uint64_t)file, &added);
 	if (k == SIZE_MAX) {

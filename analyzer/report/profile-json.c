@@ -32,6 +32,10 @@ static void functions(struct isc_json *j, const struct isc_trace *t, const struc
 		isc_json_kv_string(j, r->kind == ISC_FK_PYTHON ? "file" : "module",
 				   isc_trace_str(t, r->where));
 		struct isc_frame f = isc_frame_of_key(r->function, r->where, r->kind, r->line);
+		uint32_t src = r->kind == ISC_FK_NATIVE ? isc_frame_source(t, &f) : 0;
+		if (src != 0) {
+			isc_json_kv_string(j, "file", isc_trace_str(t, src));
+		}
 		if (f.line > 0) {
 			isc_json_kv_uint(j, "line", f.line);
 		} else if (f.start > 0) {

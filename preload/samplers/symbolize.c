@@ -6,8 +6,10 @@
  * each module's file is mapped read-only, its .symtab and .dynsym function symbols
  * are sorted once, and an address is a binary search. When a stripped module carries
  * a MiniDebugInfo section (.gnu_debugdata, an xz-compressed ELF with a .symtab, as
- * Fedora's and some Debian builds have), it is decompressed through liblzma, which is
- * dlopen'ed (never a link dependency) with an allocator on mmap. Build-ids come from
+ * Fedora's and some Debian builds have), it is decompressed through liblzma
+ * (decompress.c: dlopen'ed, never a link dependency, an allocator on mmap). Source lines
+ * come from the module's .debug_line (dwarf-lines.c), inflated through libz when the
+ * section is compressed (gcc -gz, Debian's -dbgsym files). Build-ids come from
  * the loaded PT_NOTE segments; a module with no .symtab of its own has its detached
  * debug file read too (/usr/lib/debug/.build-id/xx/yyyy.debug). Addresses in no module are looked up in
  * /tmp/perf-<pid>.map, which JITs (V8, LuaJIT, PyPy, CPython 3.12's perf trampoline)
@@ -25,6 +27,8 @@
 
 #include "common/log.h"
 #include "preload/samplers/cpu-sampler.h"
+#include "preload/samplers/decompress.h"
+#include "preload/samplers/dwarf-lines.h"
 #include "preload/samplers/unwind-dwarf.h"
 #include "format/scratch.h"
 
@@ -44,6 +48,7 @@ struct module {
 	struct sym *syms;
 	size_t n_syms;
 	size_t mapped_syms;
+	struct isc_dwarf_lines lines;
 };
 
 static struct module *mods;
@@ -153,73 +158,28 @@ static void add_symtab(struct module *m, const unsigned char *f, size_t size, co
 	}
 }
 
-static bool read_elf(struct module *m, const unsigned char *f, size_t size, int depth);
-
-/* ---- .gnu_debugdata (liblzma through dlopen) ---- */
-
-struct lzma_allocator_abi {
-	void *(*alloc)(void *opaque, size_t nmemb, size_t size);
-	void (*free)(void *opaque, void *ptr);
-	void *opaque;
-};
-
-static void *lz_alloc(void *opaque, size_t nmemb, size_t size)
+/* Notes where the image's line table and its strings are (inflated when compressed). */
+static void debug_section(struct module *m, const unsigned char *f, size_t size,
+			  const Elf64_Shdr *sh, const Elf64_Shdr *names)
 {
-	(void)opaque;
-	size_t n = nmemb * size + 16;
-	uint64_t *p = isc_map(n);
-	if (p == NULL) {
-		return NULL;
-	}
-	p[0] = n;
-	return p + 2;
-}
-
-static void lz_free(void *opaque, void *ptr)
-{
-	(void)opaque;
-	if (ptr) {
-		uint64_t *p = (uint64_t *)ptr - 2;
-		isc_unmap(p, p[0]);
-	}
-}
-
-typedef int (*lzma_buf_fn)(uint64_t *memlimit, uint32_t flags,
-			   const struct lzma_allocator_abi *allocator, const uint8_t *in,
-			   size_t *in_pos, size_t in_size, uint8_t *out, size_t *out_pos,
-			   size_t out_size);
-
-static void read_debugdata(struct module *m, const unsigned char *xz, size_t n)
-{
-	static lzma_buf_fn decode;
-	static bool tried;
-	if (!tried) {
-		tried = true;
-		void *h = dlopen("liblzma.so.5", RTLD_LAZY | RTLD_LOCAL);
-		decode = h ? (lzma_buf_fn)dlsym(h, "lzma_stream_buffer_decode") : NULL;
-		if (decode == NULL) {
-			isc_info("symbols: liblzma.so.5 not found, .gnu_debugdata is skipped");
-		}
-	}
-	if (decode == NULL) {
+	static const char *const want[] = { ".debug_line", ".debug_line_str", ".debug_str" };
+	if (sh->sh_type == SHT_NOBITS || !in(size, sh->sh_offset, sh->sh_size) ||
+	    !in(size, names->sh_offset, names->sh_size) || sh->sh_name >= names->sh_size) {
 		return;
 	}
-	static const struct lzma_allocator_abi a = { lz_alloc, lz_free, NULL };
-	for (size_t cap = n * 8 + 65536; cap <= (256u << 20); cap *= 4) {
-		uint8_t *out = isc_map(cap);
-		uint64_t limit = UINT64_MAX;
-		size_t ip = 0, op = 0;
-		if (out == NULL) {
-			return;
+	const char *nm = (const char *)f + names->sh_offset + sh->sh_name;
+	size_t left = names->sh_size - sh->sh_name;
+	for (unsigned k = 0; k < 3; k++) {
+		if (strnlen(nm, left) != strlen(want[k]) || strcmp(nm, want[k]) != 0) {
+			continue;
 		}
-		int r = decode(&limit, 0, &a, xz, &ip, n, out, &op, cap);
-		if (r == 0) { /* LZMA_OK: the mini ELF stays mapped, its names are used */
-			read_elf(m, out, op, 1);
-			return;
-		}
-		isc_unmap(out, cap);
-		if (r != 10) { /* LZMA_BUF_ERROR: try a larger buffer */
-			return;
+		const uint8_t **p[] = { &m->lines.line, &m->lines.line_str, &m->lines.str };
+		size_t *n[] = { &m->lines.n_line, &m->lines.n_line_str, &m->lines.n_str };
+		*p[k] = f + sh->sh_offset;
+		*n[k] = sh->sh_size;
+		if (sh->sh_flags & SHF_COMPRESSED) {
+			*p[k] = isc_elf_section_inflate(f + sh->sh_offset, sh->sh_size, n[k]);
+			*n[k] = *p[k] ? *n[k] : 0;
 		}
 	}
 }
@@ -242,11 +202,22 @@ static bool read_elf(struct module *m, const unsigned char *f, size_t size, int 
 			add_symtab(m, f, size, &sh[i], sh, eh->e_shnum);
 		}
 	}
+	/* the first image with a line table gives all three sections (a detached debug
+	 * file is read only when the module itself has none) */
+	bool lines = m->lines.line == NULL;
+	for (unsigned i = 0; names && lines && i < eh->e_shnum; i++) {
+		debug_section(m, f, size, &sh[i], names);
+	}
 	for (unsigned i = 0; !symtab && depth == 0 && names && i < eh->e_shnum; i++) {
 		const char *nm = (const char *)f + names->sh_offset + sh[i].sh_name;
 		if (in(size, names->sh_offset + sh[i].sh_name, 14) &&
 		    strcmp(nm, ".gnu_debugdata") == 0 && in(size, sh[i].sh_offset, sh[i].sh_size)) {
-			read_debugdata(m, f + sh[i].sh_offset, sh[i].sh_size);
+			/* the mini ELF stays mapped: its names are used */
+			size_t n = 0;
+			const uint8_t *mini = isc_unxz(f + sh[i].sh_offset, sh[i].sh_size, &n);
+			if (mini != NULL) {
+				read_elf(m, mini, n, 1);
+			}
 			symtab = true;
 		}
 	}
@@ -446,6 +417,10 @@ bool isc_symbolize(void *ctx, uint64_t pc, struct isc_symbol *out)
 			uint64_t start = isc_cfi_function_start(pc);
 			out->start = start > m->base ? start - m->base : 0;
 		}
+		unsigned line;
+		if (isc_dwarf_line(&m->lines, off, &out->file, &line)) {
+			out->line = line;
+		}
 		out->module = m->base_name;
 		out->build_id = m->build_id[0] ? m->build_id : NULL;
 		out->offset = off;
@@ -469,6 +444,7 @@ void isc_symbolize_reset(void)
 	/* modules loaded since the last trace are found on the next pass */
 	for (unsigned i = 0; mods && i < n_mods; i++) {
 		isc_unmap(mods[i].syms, mods[i].mapped_syms);
+		isc_dwarf_lines_free(&mods[i].lines);
 	}
 	isc_unmap(mods, mods ? MAX_MODULES * sizeof(*mods) : 0);
 	mods = NULL;

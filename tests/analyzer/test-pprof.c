@@ -96,3 +96,44 @@ Test(pprof, decodes_with_the_right_totals)
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }
+
+/* A native frame with a line table: pprof's function names the source file (the mapping
+ * names the binary) and each location its line. */
+Test(pprof, native_lines_as_source_file_and_line)
+{
+	struct isc_trace *t = load("stacks/stacks-lines.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	char path[] = "/tmp/isc-pprof-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	struct isc_report_opts o = { .top = 10, .version = "test" };
+	cr_assert_eq(isc_writer_find("pprof")->write(f, t, a, &o), 0);
+	fclose(f);
+	size_t n;
+	uint8_t *buf = gunzip(path, &n);
+	unlink(path);
+	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, n, buf);
+	cr_assert_not_null(p);
+	unsigned seen = 0;
+	for (size_t i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Line *ln = p->location[i]->line[0];
+		const Perftools__Profiles__Function *fn = p->function[ln->function_id - 1];
+		const char *name = p->string_table[fn->name];
+		const char *file = p->string_table[fn->filename];
+		const char *bin =
+			p->string_table[p->mapping[p->location[i]->mapping_id - 1]->filename];
+		if (strcmp(name, "crunch") == 0) {
+			cr_assert(ln->line == 20 || ln->line == 21 || ln->line == 5, "%lld",
+				  (long long)ln->line);
+			cr_assert_str_eq(file, ln->line == 5 ? "vec.h" : "hot.c");
+			cr_assert_str_eq(bin, "hot");
+			seen++;
+		}
+	}
+	cr_assert_eq(seen, 3, "a location for each of crunch's three lines");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}

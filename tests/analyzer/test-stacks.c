@@ -370,3 +370,30 @@ Test(stacks, unnamed_functions_are_one_row_each_by_their_start)
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }
+
+/* Native frames with a line table: a function's row names its hottest line and that
+ * line's file, the JSON profile gives both, and a line inlined from a header is counted
+ * to the function it is in. */
+Test(stacks, native_lines_name_the_hottest_line_and_its_file)
+{
+	struct isc_trace *t = load("stacks/stacks-lines.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_profile *p = a->prof;
+	const struct isc_prof_fn *r = fn(t, p, "crunch");
+	cr_assert_eq(r->line, 20);
+	cr_assert_eq(r->self_steady, steady(p), "the inlined line is crunch's too");
+	size_t len;
+	char *md = write_to_string(t, a, "md", &len);
+	cr_assert(strstr(md, "| crunch (hot.c:20, hot) | 5.000 s | 100.0 % |") != NULL, "%s", md);
+	cr_assert(strstr(md, "| main (hot.c:40, hot) | 0.0 us |") != NULL, "%s", md);
+	free(md);
+	char *js = write_to_string(t, a, "json", &len);
+	const char *row = strstr(js, "\"function\": \"crunch\"");
+	cr_assert_not_null(row, "%s", js);
+	const char *end = strstr(row, "\"self_us\"");
+	const char *file = strstr(row, "\"file\": \"hot.c\""), *line = strstr(row, "\"line\": 20,");
+	cr_assert(end && file && line && file < end && line < end, "%s", row);
+	free(js);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}

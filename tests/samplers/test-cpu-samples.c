@@ -136,26 +136,53 @@ static void assert_split(yajl_val t, const char *const names[3], const char *wha
 
 static const char *const c_names[3] = { "hot_six", "hot_three", "hot_one" };
 
+/* The line of path where text first appears (1-based). */
+static long source_line(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	char buf[512];
+	for (long n = 1; fgets(buf, sizeof(buf), f); n++) {
+		if (strstr(buf, text)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	cr_assert_fail("%s has no \"%s\"", path, text);
+	return 0;
+}
+
 Test(cpu_samples, c_split)
 {
 	const char *argv[] = { isc_test_workload("wl-hot"), "1200", NULL };
 	yajl_val t = run_traced(argv, rate);
 	assert_split(t, c_names, "C");
-	/* native frames carry module, offset and the build-id of the executable */
+	/* native frames carry module, offset and the build-id of the executable, and the
+	 * source line from its line table (the workload is built with -g): hot_six's own
+	 * frames are at the line that defines it, or in what it inlined (cpu_ns) */
+	long def = source_line(ISC_WORKLOAD_SRC "/wl-hot.c", "HOT(hot_six)");
+	long lo = source_line(ISC_WORKLOAD_SRC "/wl-hot.c", "static unsigned long cpu_ns(void)");
 	yajl_val frames = isc_trace_get(t, "stacks/frames");
-	bool found = false;
-	for (size_t i = 0; i < len_of(frames) && !found; i++) {
+	size_t found = 0, at_def = 0;
+	for (size_t i = 0; i < len_of(frames); i++) {
 		yajl_val f = at(frames, i);
 		const char *fn = isc_trace_str(f, "function");
 		if (fn && strcmp(fn, "hot_six") == 0) {
-			found = true;
+			found++;
 			cr_assert_str_eq(isc_trace_str(f, "kind"), "native");
 			cr_assert_str_eq(isc_trace_str(f, "module"), "wl-hot");
 			cr_assert_not_null(isc_trace_str(f, "address"));
 			cr_assert_not_null(isc_trace_str(f, "build_id"));
+			cr_assert_str_eq(isc_trace_str(f, "file"), "wl-hot.c");
+			long line = isc_trace_int(f, "line", 0);
+			cr_assert(line == def || (line > lo && line < lo + 6),
+				  "hot_six at line %ld: not %ld nor cpu_ns's body", line, def);
+			at_def += line == def;
 		}
 	}
-	cr_assert(found, "a frame names hot_six");
+	cr_assert(found > 0 && at_def > 0, "%zu frames name hot_six, %zu at line %ld", found,
+		  at_def, def);
 	yajl_tree_free(t);
 }
 

@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Source lines from .debug_line (dwarf-lines.h). The first lookup in a module runs its
+ * line programs once and keeps one entry per sequence (a function or a compilation
+ * unit's code: start, end, where its program starts); a lookup is then a binary search
+ * and one sequence's program run to the row that covers the address. DWARF 2 to 5,
+ * 32- and 64-bit; file names given by DW_FORM_string, strp or line_strp (what GCC and
+ * Clang write; the strx forms need .debug_str_offsets and are not read). Compressed
+ * debug sections are not read: a module with them has no lines.
+ */
+#include <string.h>
+
+#include "preload/samplers/dwarf-lines.h"
+#include "format/scratch.h"
+
+struct isc_dl_seq {
+	uint64_t lo, hi;
+	uint32_t unit, at; /* offsets in .debug_line: the unit's header, the sequence's first op */
+};
+
+struct cur {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t fixed(struct cur *c, unsigned n)
+{
+	uint64_t v = 0;
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return 0;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		v |= (uint64_t)c->p[i] << (8 * i);
+	}
+	c->p += n;
+	return v;
+}
+
+static uint64_t uleb(struct cur *c)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; !c->bad; shift += 7) {
+		if (c->p >= c->end || shift > 63) {
+			c->bad = true;
+			break;
+		}
+		uint8_t b = *c->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			break;
+		}
+	}
+	return v;
+}
+
+static int64_t sleb(struct cur *c)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+	do {
+		if (c->bad || c->p >= c->end || shift > 63) {
+			c->bad = true;
+			return 0;
+		}
+		b = *c->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40)) {
+		v |= ~0ull << shift;
+	}
+	return (int64_t)v;
+}
+
+static const char *cstr(struct cur *c)
+{
+	const uint8_t *z = c->bad ? NULL : memchr(c->p, 0, (size_t)(c->end - c->p));
+	if (z == NULL) {
+		c->bad = true;
+		return NULL;
+	}
+	const char *s = (const char *)c->p;
+	c->p = z + 1;
+	return s;
+}
+
+struct hdr {
+	unsigned version, off_size;
+	uint8_t min_inst, line_range, opcode_base;
+	int line_base;
+	const uint8_t *std_len, *tables, *prog, *end;
+};
+
+static bool header(const struct isc_dwarf_lines *d, size_t off, struct hdr *h)
+{
+	struct cur c = { d->line + off, d->line + d->n_line, false };
+	uint64_t len = fixed(&c, 4);
+	h->off_size = 4;
+	if (len == 0xffffffffu) {
+		len = fixed(&c, 8);
+		h->off_size = 8;
+	} else if (len >= 0xfffffff0u) {
+		return false;
+	}
+	if (c.bad || len > (uint64_t)(c.end - c.p)) {
+		return false;
+	}
+	h->end = c.p + len;
+	c.end = h->end;
+	h->version = (unsigned)fixed(&c, 2);
+	if (h->version < 2 || h->version > 5) {
+		return false;
+	}
+	if (h->version == 5) {
+		fixed(&c, 2); /* address and segment selector sizes */
+	}
+	uint64_t hlen = fixed(&c, h->off_size);
+	if (c.bad || hlen > (uint64_t)(c.end - c.p)) {
+		return false;
+	}
+	h->prog = c.p + hlen;
+	h->min_inst = (uint8_t)fixed(&c, 1);
+	if (h->version >= 4) {
+		fixed(&c, 1); /* maximum operations per instruction: VLIW only */
+	}
+	fixed(&c, 1); /* default_is_stmt */
+	h->line_base = (int8_t)fixed(&c, 1);
+	h->line_range = (uint8_t)fixed(&c, 1);
+	h->opcode_base = (uint8_t)fixed(&c, 1);
+	h->std_len = c.p;
+	c.p += h->opcode_base > 0 ? h->opcode_base - 1 : 0;
+	h->tables = c.p;
+	return !c.bad && h->line_range != 0 && h->opcode_base != 0 && h->tables <= h->prog;
+}
+
+/* A string attribute of form f, or skips an attribute of another form; false: a form
+ * this reader does not know. */
+static bool form(const struct isc_dwarf_lines *d, const struct hdr *h, struct cur *c, uint64_t f,
+		 const char **s)
+{
+	uint64_t o;
+	switch (f) {
+	case 0x08: /* DW_FORM_string */
+		*s = cstr(c);
+		return !c->bad;
+	case 0x1f: /* DW_FORM_line_strp */
+	case 0x0e: /* DW_FORM_strp */
+		o = fixed(c, h->off_size);
+		if (f == 0x1f ? o < d->n_line_str : o < d->n_str) {
+			const char *base = (const char *)(f == 0x1f ? d->line_str : d->str);
+			size_t n = f == 0x1f ? d->n_line_str : d->n_str;
+			*s = memchr(base + o, 0, n - o) ? base + o : NULL;
+		}
+		return !c->bad;
+	case 0x0f: /* DW_FORM_udata */
+		uleb(c);
+		return !c->bad;
+	case 0x0b: /* data1, data2, data4, data8, data16 */
+	case 0x05:
+	case 0x06:
+	case 0x07:
+	case 0x1e:
+		fixed(c, f == 0x0b ? 1 : f == 0x05 ? 2 : f == 0x06 ? 4 : 8);
+		fixed(c, f == 0x1e ? 8 : 0);
+		return !c->bad;
+	case 0x09: /* DW_FORM_block */
+		o = uleb(c);
+		if (!c->bad && o <= (uint64_t)(c->end - c->p)) {
+			c->p += o;
+			return true;
+		}
+		return false;
+	default:
+		return false;
+	}
+}
+
+/* DWARF 5's directory or file table at c: entry k's path into *name (NULL: no such
+ * entry or no path); c is left after the table. */
+static bool table5(const struct isc_dwarf_lines *d, const struct hdr *h, struct cur *c, uint64_t k,
+		   const char **name)
+{
+	uint64_t fmt[16][2];
+	unsigned nf = (unsigned)fixed(c, 1);
+	if (nf > 16) {
+		return false;
+	}
+	for (unsigned i = 0; i < nf; i++) {
+		fmt[i][0] = uleb(c);
+		fmt[i][1] = uleb(c);
+	}
+	uint64_t n = uleb(c);
+	for (uint64_t e = 0; e < n && !c->bad; e++) {
+		for (unsigned i = 0; i < nf; i++) {
+			const char *s = NULL;
+			if (!form(d, h, c, fmt[i][1], &s)) {
+				return false;
+			}
+			if (e == k && fmt[i][0] == 1) { /* DW_LNCT_path */
+				*name = s;
+			}
+		}
+	}
+	return !c->bad;
+}
+
+/* The name of file index k of the unit (1-based before DWARF 5, 0-based from 5). */
+static const char *file_name(const struct isc_dwarf_lines *d, const struct hdr *h, uint64_t k)
+{
+	struct cur c = { h->tables, h->prog, false };
+	const char *name = NULL;
+	if (h->version == 5) {
+		if (!table5(d, h, &c, UINT64_MAX, &name) || !table5(d, h, &c, k, &name)) {
+			return NULL;
+		}
+		return name;
+	}
+	for (const char *s = cstr(&c); s != NULL && *s != '\0'; s = cstr(&c)) {
+	} /* include directories */
+	for (uint64_t i = 1; !c.bad; i++) {
+		const char *s = cstr(&c);
+		if (s == NULL || *s == '\0') {
+			return NULL;
+		}
+		uleb(&c);
+		uleb(&c);
+		uleb(&c);
+		if (i == k) {
+			return s;
+		}
+	}
+	return NULL;
+}
+
+struct job {
+	struct isc_dwarf_lines *d; /* index: sequences appended */
+	uint32_t unit;
+	uint64_t pc; /* lookup: the row covering pc into file, line */
+	uint64_t file;
+	unsigned line;
+	bool found;
+};
+
+static void add_seq(struct job *j, uint64_t lo, uint64_t hi, const uint8_t *at)
+{
+	struct isc_dwarf_lines *d = j->d;
+	size_t off = (size_t)(at - d->line);
+	if (lo == 0 || hi <= lo || off > UINT32_MAX) {
+		return; /* code the linker dropped keeps address 0 */
+	}
+	if ((d->n_seq + 1) * sizeof(*d->seq) > d->mapped) {
+		size_t bytes = d->mapped ? d->mapped * 2 : 65536;
+		struct isc_dl_seq *s = isc_map(bytes);
+		if (s == NULL) {
+			return;
+		}
+		if (d->seq) {
+			memcpy(s, d->seq, d->n_seq * sizeof(*s));
+			isc_unmap(d->seq, d->mapped);
+		}
+		d->seq = s;
+		d->mapped = bytes;
+	}
+	d->seq[d->n_seq++] = (struct isc_dl_seq){ lo, hi, j->unit, (uint32_t)off };
+}
+
+/* Runs the program from `from` to the unit's end (index) or to the end of the sequence
+ * that starts there (lookup). */
+static void run(const struct hdr *h, const uint8_t *from, struct job *j)
+{
+	struct cur c = { from, h->end, false };
+	uint64_t addr = 0, file = 1, seq_lo = 0;
+	int64_t line = 1;
+	bool rows = false;
+	const uint8_t *seq_at = from;
+	while (c.p < c.end && !c.bad) {
+		uint8_t op = (uint8_t)fixed(&c, 1);
+		bool row = false, end = false;
+		if (op >= h->opcode_base) {
+			unsigned adj = op - h->opcode_base;
+			addr += (uint64_t)(adj / h->line_range) * h->min_inst;
+			line += h->line_base + (int)(adj % h->line_range);
+			row = true;
+		} else if (op == 0) {
+			uint64_t len = uleb(&c);
+			if (c.bad || len == 0 || len > (uint64_t)(c.end - c.p)) {
+				return;
+			}
+			const uint8_t *next = c.p + len;
+			uint8_t sub = (uint8_t)fixed(&c, 1);
+			if (sub == 1) {
+				end = true;
+			} else if (sub == 2 && len - 1 <= 8) {
+				addr = fixed(&c, (unsigned)(len - 1));
+			}
+			c.p = next;
+		} else if (op == 1) {
+			row = true;
+		} else if (op == 2) {
+			addr += uleb(&c) * h->min_inst;
+		} else if (op == 3) {
+			line += sleb(&c);
+		} else if (op == 4) {
+			file = uleb(&c);
+		} else if (op == 8) {
+			addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst;
+		} else if (op == 9) {
+			addr += fixed(&c, 2);
+		} else {
+			for (unsigned k = 0; k < h->std_len[op - 1]; k++) {
+				uleb(&c);
+			}
+		}
+		if (row && j->d == NULL) {
+			if (addr > j->pc) {
+				return; /* the previous row, if any, covers pc */
+			}
+			j->file = file;
+			j->line = line > 0 && line <= UINT32_MAX ? (unsigned)line : 0;
+			j->found = j->line > 0;
+		} else if (row) {
+			seq_lo = rows ? seq_lo : addr;
+			rows = true;
+		}
+		if (end && j->d == NULL) {
+			j->found = j->found && j->pc < addr;
+			return;
+		}
+		if (end) {
+			add_seq(j, seq_lo, addr, seq_at);
+			addr = seq_lo = 0;
+			file = 1;
+			line = 1;
+			rows = false;
+			seq_at = c.p;
+		}
+	}
+}
+
+static void sift(struct isc_dl_seq *a, size_t i, size_t n)
+{
+	for (;;) {
+		size_t m = i, l = 2 * i + 1, r = l + 1;
+		m = l < n && a[l].lo > a[m].lo ? l : m;
+		m = r < n && a[r].lo > a[m].lo ? r : m;
+		if (m == i) {
+			return;
+		}
+		struct isc_dl_seq t = a[i];
+		a[i] = a[m];
+		a[m] = t;
+		i = m;
+	}
+}
+
+static void index_lines(struct isc_dwarf_lines *d)
+{
+	d->indexed = true;
+	for (size_t off = 0; off < d->n_line;) {
+		struct hdr h;
+		if (!header(d, off, &h)) {
+			break;
+		}
+		struct job j = { .d = d, .unit = (uint32_t)off };
+		if (off <= UINT32_MAX) {
+			run(&h, h.prog, &j);
+		}
+		off = (size_t)(h.end - d->line);
+	}
+	for (size_t i = d->n_seq / 2; i-- > 0;) {
+		sift(d->seq, i, d->n_seq);
+	}
+	for (size_t n = d->n_seq; n > 1; n--) {
+		struct isc_dl_seq t = d->seq[0];
+		d->seq[0] = d->seq[n - 1];
+		d->seq[n - 1] = t;
+		sift(d->seq, 0, n - 1);
+	}
+}
+
+bool isc_dwarf_line(struct isc_dwarf_lines *d, uint64_t addr, const char **file, unsigned *line)
+{
+	if (d->line == NULL) {
+		return false;
+	}
+	if (!d->indexed) {
+		index_lines(d);
+	}
+	size_t lo = 0, hi = d->n_seq;
+	while (lo < hi) { /* the first sequence starting after addr */
+		size_t mid = (lo + hi) / 2;
+		if (d->seq[mid].lo <= addr) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	if (lo == 0 || addr >= d->seq[lo - 1].hi) {
+		return false;
+	}
+	const struct isc_dl_seq *s = &d->seq[lo - 1];
+	struct hdr h;
+	struct job j = { .pc = addr };
+	if (!header(d, s->unit, &h)) {
+		return false;
+	}
+	run(&h, d->line + s->at, &j);
+	const char *name = j.found ? file_name(d, &h, j.file) : NULL;
+	if (name == NULL) {
+		return false;
+	}
+	*file = name;
+	*line = j.line;
+	return true;
+}
+
+void isc_dwarf_lines_free(struct isc_dwarf_lines *d)
+{
+	isc_unmap(d->seq, d->mapped);
+	memset(d, 0, sizeof(*d));
+}
