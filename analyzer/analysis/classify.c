@@ -33,7 +33,7 @@ static const char *host_cause(const struct isc_analysis *a)
 		return "framework_overhead";
 	}
 	const struct isc_waits *w = &a->waits;
-	int64_t io = w->on_idle[ISC_SYS_IO] + w->on_idle[ISC_SYS_NET] + w->on_idle[ISC_SYS_FS];
+	int64_t io = isc_waits_io_on_idle(w);
 	int64_t lock = w->on_idle[ISC_SYS_WAIT], sleep = w->on_idle[ISC_SYS_SLEEP];
 	if (io >= lock && io >= sleep && io * 2 >= idle) {
 		return "host_io_wait";
@@ -97,8 +97,7 @@ static void shares_evidence(const struct isc_trace *t, const struct isc_analysis
 								       (double)a->copy_union_ns
 							     : 0));
 	}
-	int64_t io = a->waits.on_idle[ISC_SYS_IO] + a->waits.on_idle[ISC_SYS_NET] +
-		     a->waits.on_idle[ISC_SYS_FS];
+	int64_t io = isc_waits_io_on_idle(&a->waits);
 	if (io > 0) {
 		isc_verdict_evidence(v, "host I/O waits with the GPU idle: %s (%s of the window)",
 				     isc_fmt_dur(b1, (double)io),

@@ -321,10 +321,11 @@ int isc_wait_times(const struct isc_trace *t, struct isc_analysis *a, const stru
 			continue;
 		}
 		int64_t o = isc_ivec_overlap(idle, s, en);
-		a->waits.total[e->sub] += en - s;
-		a->waits.on_idle[e->sub] += o;
-		a->waits.count[e->sub]++;
-		on_idle[(size_t)e->sub * ns + e->name] += o;
+		unsigned slot = isc_wait_slot(e);
+		a->waits.total[slot] += en - s;
+		a->waits.on_idle[slot] += o;
+		a->waits.count[slot]++;
+		on_idle[(size_t)slot * ns + e->name] += o;
 		any[e->name] += o;
 	}
 	for (int c = 0; any != NULL && c < 8; c++) {

@@ -217,7 +217,9 @@ enum isc_selector {
 	ISC_SEL_LAUNCH,	   /* launch calls */
 	ISC_SEL_PAGEABLE,  /* GPU copies from or to pageable memory */
 	ISC_SEL_COPIES,	   /* every host-device copy on the GPU */
-	ISC_SEL_SYSCALL,   /* syscalls of category sub (enum isc_syscall_cat), bitmask */
+	ISC_SEL_SYSCALL,   /* syscalls of category sub (enum isc_syscall_cat), bitmask,
+			    * paced reads (ISC_F_PACED) left out */
+	ISC_SEL_PACED,	   /* paced reads: of a pipe or terminal */
 	ISC_SEL_API_CLASS, /* CUDA calls of class sub (enum isc_api_class), bitmask */
 	ISC_SEL_ALL_GPU,   /* every GPU operation */
 	ISC_SEL_CALLBACK,  /* per node: scale_of() */

@@ -137,7 +137,10 @@ static bool picks(const struct run *r, int k, const struct isc_gnode *n, double 
 	case ISC_SEL_COPIES:
 		return gpu && (e->type == ISC_T_H2D || e->type == ISC_T_D2H);
 	case ISC_SEL_SYSCALL:
-		return !gpu && e->type == ISC_T_SYSCALL && ((ch->sub >> e->sub) & 1u);
+		return !gpu && e->type == ISC_T_SYSCALL && ((ch->sub >> e->sub) & 1u) &&
+		       !(e->flags & ISC_F_PACED);
+	case ISC_SEL_PACED:
+		return !gpu && e->type == ISC_T_SYSCALL && (e->flags & ISC_F_PACED);
 	case ISC_SEL_API_CLASS:
 		return !gpu && e->type == ISC_T_CUDA_API && ((ch->sub >> e->sub) & 1u);
 	case ISC_SEL_ALL_GPU:
@@ -256,6 +259,10 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		int64_t own = k >= 0 && op == ISC_WI_SCALE ? (int64_t)((double)ret * f) : ret;
 		int64_t rel = ne[n->dep] + own;
 		return rel > t0 + own ? rel : t0 + own;
+	}
+	if (k < 0 && !gpu && (r->t->ev[n->ev].flags & ISC_F_PACED)) {
+		/* its data arrives when it did, whenever the thread gets there */
+		return t0 > n->t1 ? t0 : n->t1;
 	}
 	if (k < 0) {
 		return t0 + dur;

@@ -45,6 +45,9 @@ enum isc_ev_flag {
 	ISC_F_PLACEHOLDER_END = 1u << 7, /* prototype cpu_call whose end is its start */
 	ISC_F_NO_STREAM = 1u << 8,	 /* GPU record on no stream (Kineto "stream": -1) */
 	ISC_F_STACK = 1u << 9,		 /* `stack` holds a stack id (never on kernels) */
+	/* syscall: a read of a pipe or terminal, whose data arrives at its writer's pace;
+	 * what-ifs never make it return before it did (docs/rules.md, "Paced input") */
+	ISC_F_PACED = 1u << 10,
 };
 
 /* Sub-kinds, one enum per type that needs one (isc_ev.sub). */

@@ -134,13 +134,28 @@ struct isc_suggestion {
 	char where[ISC_LINE]; /* the code it means, from the stacks (rules/where.c), or "" */
 };
 
-/* Host waits by syscall category, and the part of them that left the GPU idle. */
+/* Host waits by syscall category (enum isc_syscall_cat), and the part of them that left
+ * the GPU idle; paced reads (ISC_F_PACED) have a slot of their own. */
+#define ISC_WAIT_INPUT 7
+
+static inline unsigned isc_wait_slot(const struct isc_ev *e)
+{
+	return (e->flags & ISC_F_PACED) ? ISC_WAIT_INPUT : e->sub;
+}
+
 struct isc_waits {
 	int64_t total[8];
 	int64_t on_idle[8];
 	uint64_t count[8];
 	struct isc_named_ns top[8]; /* the name with the most time on idle, per category */
 };
+
+/* I/O waits with the GPU idle: reads, network, file system, paced input. */
+static inline int64_t isc_waits_io_on_idle(const struct isc_waits *w)
+{
+	return w->on_idle[ISC_SYS_IO] + w->on_idle[ISC_SYS_NET] + w->on_idle[ISC_SYS_FS] +
+	       w->on_idle[ISC_WAIT_INPUT];
+}
 
 struct isc_profile;
 

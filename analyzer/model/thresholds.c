@@ -98,9 +98,8 @@ static const struct isc_thr_def defs[ISC_THR__COUNT] = {
 				  "host.alloc-churn fires at this many host allocations per "
 				  "second" },
 	[ISC_THR_WAIT_SHARE] = { "host.wait_share", 0.05, 0, 1,
-				 "host.io-wait and host.lock-contention fire when such waits leave "
-				 "the GPU idle "
-				 "for this share of the window" },
+				 "host.io-wait, host.input-wait and host.lock-contention fire when "
+				 "such waits leave the GPU idle for this share of the window" },
 	[ISC_THR_DROPPED_FRACTION] = { "confidence.dropped_fraction", 0.10, 0, 1,
 				       "dropped events at this fraction halve the confidence" },
 	[ISC_THR_QUEUE_FULL_DEPTH] = { "launch.queue_full_depth", 64, 1, 1e9,

@@ -342,6 +342,16 @@ const char *isc_isf_check(const struct isc_isf_event *e, int type, bool strict, 
 	return NULL;
 }
 
+/* A read of a pipe or terminal: its data comes when the writer writes it. Sockets are
+ * left out: a socket read may be a reply to this thread's own request, whose wait is
+ * the peer's service time and can be hidden by asking earlier. */
+static bool paced_read(const struct isc_isf_event *e, const char *name)
+{
+	const char *target = SEEN(e, K_TARGET) ? e->ev_str[ES_TARGET] : "";
+	bool read = strcmp(name, "read") == 0 || strcmp(name, "readv") == 0;
+	return read && (strcmp(target, "pipe") == 0 || strcmp(target, "tty") == 0);
+}
+
 static unsigned syscall_category(const struct isc_isf_event *e, const char *name)
 {
 	static const char *const by_name[][2] = {
@@ -425,6 +435,7 @@ void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 		out->v.bytes = SEEN(e, K_BYTES) ? (uint64_t)e->iv[K_BYTES] : 0;
 		out->aux = SEEN(e, K_FD) ? (uint32_t)e->iv[K_FD] : UINT32_MAX;
 		out->flags |= SEEN(e, K_ERRNO) ? ISC_F_ERROR : 0;
+		out->flags |= paced_read(e, name) ? ISC_F_PACED : 0;
 		break;
 	case ISC_T_MEMORY: {
 		const char *op = SEEN(e, K_OPERATION) ? e->ev_str[ES_OPERATION] : "";

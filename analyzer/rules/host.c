@@ -183,6 +183,37 @@ static bool io_wait(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	return true;
 }
 
+/* Reads of a pipe or terminal: the run waits for input that its writer paces, which no
+ * change here can hurry; the what-if asks what the writer keeping up would give. */
+static bool input_wait(struct isc_rule_ctx *c, struct isc_suggestion *s)
+{
+	static const int cats[] = { ISC_WAIT_INPUT };
+	if (!wait_rule(c, s, cats, 1, "paced read")) {
+		return false;
+	}
+	char b[ISC_FMT_LEN];
+	uint64_t n = c->a->waits.count[ISC_WAIT_INPUT];
+	isc_sugg_evidence(s,
+			  "reads of a pipe or terminal return when their writer has written: "
+			  "one every %s of the window on average",
+			  isc_fmt_dur(b, c->window_ns / (double)(n > 0 ? n : 1)));
+	struct isc_change ch = {
+		.op = ISC_WI_SCALE, .sel = ISC_SEL_PACED, .factor = 0, .after = INT64_MIN
+	};
+	s->improvement_pct = isc_sugg_simulate(c, &ch, s,
+					       "the input ready whenever it is read (its writer "
+					       "keeping up)");
+	isc_sugg_text(s->action, sizeof(s->action),
+		      "Feed the input faster: speed up or parallelise the thread or process that "
+		      "writes the pipe, or write larger batches at a time (a server reading its "
+		      "requests this way is underloaded at this rate, not slow)");
+	isc_sugg_text(s->rationale, sizeof(s->rationale),
+		      "The GPU waits for data that a pipe or terminal delivers at its writer's "
+		      "pace: prefetching or reading asynchronously cannot make it arrive sooner, "
+		      "so no change in this process is credited with that wait");
+	return true;
+}
+
 static bool lock_wait(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {
 	static const int cats[] = { ISC_SYS_WAIT };
@@ -212,6 +243,9 @@ const struct isc_rule isc_rules_host[] = {
 	  false, preprocessing },
 	{ "host.io-wait", "host I/O waits leave the GPU idle: prefetch, async I/O", false,
 	  io_wait },
+	{ "host.input-wait",
+	  "reads of a pipe or terminal pace the run: the input's writer is the bottleneck", true,
+	  input_wait },
 	{ "host.lock-contention", "lock and condition waits leave the GPU idle", false, lock_wait },
 	{ NULL, NULL, false, NULL },
 };

@@ -67,7 +67,13 @@ static int64_t io_waits(const struct isc_trace *t, const struct isc_ev *e)
 {
 	(void)t;
 	bool io = e->sub == ISC_SYS_IO || e->sub == ISC_SYS_NET || e->sub == ISC_SYS_FS;
-	return e->type == ISC_T_SYSCALL && io ? e->dur : 0;
+	return e->type == ISC_T_SYSCALL && io && !(e->flags & ISC_F_PACED) ? e->dur : 0;
+}
+
+static int64_t paced_reads(const struct isc_trace *t, const struct isc_ev *e)
+{
+	(void)t;
+	return e->type == ISC_T_SYSCALL && (e->flags & ISC_F_PACED) ? e->dur : 0;
 }
 
 static int64_t lock_waits(const struct isc_trace *t, const struct isc_ev *e)
@@ -96,6 +102,7 @@ static const struct {
 	{ "alloc.host", host_allocs, "sampled bytes allocated" },
 	{ "alloc.", device_allocs, "allocation-call time" },
 	{ "host.io", io_waits, "I/O wait time" },
+	{ "host.input", paced_reads, "the paced reads' wait time" },
 	{ "host.lock", lock_waits, "wait time" },
 	{ "gpu.", kernels, "kernel time (by launching call)" },
 };

@@ -59,8 +59,8 @@ class Trace:
                 throughput_gbps=round(nbytes / (dur * 1000.0), 3))
         return ts + dur
 
-    def syscall(self, name, ts, dur, category, nbytes=0):
-        self.ev("cpu_syscall", name, ts, dur, syscall_number=0, fd=5, target="file",
+    def syscall(self, name, ts, dur, category, nbytes=0, target="file"):
+        self.ev("cpu_syscall", name, ts, dur, syscall_number=0, fd=5, target=target,
                 bytes=nbytes, return_value=nbytes, category=category)
         return ts + dur
 
@@ -224,6 +224,23 @@ def io_wait(tr):
         tr.cpu_time(t, 60)
 
 
+def input_wait(tr):
+    """A server whose requests come on a pipe every 3 ms: it waits ~2.5 ms in each read,
+    decodes for 0.3 ms and runs a GPU step. The writer paces it: nothing here is faster
+    when its own code is."""
+    t = T0
+    tr.cpu_time(t, 0)
+    arrival = T0
+    for _ in range(20):
+        arrival += 3000
+        t = tr.syscall("read", t, arrival - t, "io", nbytes=4096, target="pipe")
+        tr.cpu_time(t, 5)
+        t = tr.scope("decode", t, 300)
+        tr.cpu_time(t, 300)
+        t = gpu_step(tr, t, 1, 150) + 10
+        tr.cpu_time(t, 40)
+
+
 def balanced(tr):
     t = T0
     for _ in range(20):
@@ -263,6 +280,7 @@ SCENARIOS = {
     "sync-heavy": (sync_heavy, "active"),
     "malloc-in-loop": (malloc_in_loop, "active"),
     "io-wait": (io_wait, "active"),
+    "input-wait": (input_wait, "active"),
     "balanced": (balanced, "active"),
     "pipelined": (pipelined, "active"),
     "cupti-refused": (cupti_refused, "refused"),

@@ -11,7 +11,7 @@
 static const char *const scenarios[] = {
 	"balanced",  "cpu-bound-tokenize", "cupti-refused",	  "gpu-bound",
 	"io-wait",   "launch-bound",	   "malloc-in-loop",	  "pageable-copies",
-	"pipelined", "sync-heavy",	   "shim-then-gpu-bound",
+	"pipelined", "sync-heavy",	   "shim-then-gpu-bound", "input-wait",
 };
 
 Test(analysis, breakdown_sums_to_the_window)
@@ -108,7 +108,7 @@ static int check_expected(const char *dir, const char *suffix)
 
 Test(analysis, scenarios_get_their_verdict_and_top_suggestion)
 {
-	cr_assert_eq(check_expected("scenarios", ".json"), 11);
+	cr_assert_eq(check_expected("scenarios", ".json"), 12);
 }
 
 /* The workloads' README table, on traces the preload recorded on the simulated GPU. */

@@ -86,7 +86,8 @@ Test(causal, unchanged_graph_retimes_to_the_recording)
 {
 	static const char *const names[] = { "scenarios/sync-heavy.json",
 					     "scenarios/pipelined.json", "causal/queue-full.json",
-					     "causal/comm-stall.json" };
+					     "causal/comm-stall.json",
+					     "scenarios/input-wait.json" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct isc_trace *t = load(names[i]);
 		struct isc_analysis *a = analyse(t, NULL);
@@ -185,5 +186,51 @@ Test(causal, graph_change_spaces_kernels_by_the_node_gap)
 		isc_analysis_destroy(a);
 	}
 	cr_assert_lt(gain[1], gain[0], "kernels 5 us apart gain less than back to back");
+	isc_trace_destroy(t);
+}
+
+/* A server paced by its input (requests read from a pipe every 3 ms): its reads return
+ * when the data came whatever the thread does before them, so faster code between reads
+ * gains only after the last one, and the advice is about the writer. The same trace with
+ * the reads not known to be paced credits every request's decode. */
+Test(causal, paced_input_is_not_hurried_by_faster_code)
+{
+	struct isc_trace *t = load("scenarios/input-wait.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	bool input = false;
+	for (size_t i = 0; i < a->n_sugg; i++) {
+		const char *id = a->sugg[i].rule_id;
+		input |= strcmp(id, "host.input-wait") == 0;
+		cr_assert(strcmp(id, "host.io-wait") != 0 &&
+				  strcmp(id, "host.cpu-preprocessing") != 0 &&
+				  strcmp(id, "sync.excessive") != 0,
+			  "%s: advice this run cannot gain from", id);
+	}
+	cr_assert(input, "host.input-wait names the writer");
+	cr_assert_str_eq(a->verdict.cause, "host_io_wait");
+	struct isc_change decode = { .op = ISC_WI_SCALE,
+				     .sel = ISC_SEL_SCOPE,
+				     .pattern = "decode",
+				     .factor = 0,
+				     .after = INT64_MIN };
+	struct isc_change nosync = { .op = ISC_WI_NO_WAIT,
+				     .sel = ISC_SEL_SYNC,
+				     .after = INT64_MIN };
+	int64_t b, e;
+	double g;
+	cr_assert_eq(isc_whatif_run(t, a, &decode, &b, &e, &g), 0);
+	cr_assert_eq(b - e, 300000, "only the last request's decode: %lld ns", (long long)(b - e));
+	cr_assert_eq(isc_whatif_run(t, a, &nosync, &b, &e, &g), 0);
+	cr_assert_lt(b - e, 10000, "no sync gains at most the last one's: %lld",
+		     (long long)(b - e));
+	isc_analysis_destroy(a);
+	/* unpaced: every decode is on the path */
+	for (size_t i = 0; i < t->n; i++) {
+		t->ev[i].flags &= (uint16_t)~ISC_F_PACED;
+	}
+	a = analyse(t, NULL);
+	cr_assert_eq(isc_whatif_run(t, a, &decode, &b, &e, &g), 0);
+	cr_assert_eq(b - e, 20 * 300000, "%lld ns", (long long)(b - e));
+	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }

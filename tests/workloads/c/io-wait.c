@@ -2,9 +2,10 @@
 /*
  * Scenario: idle, waiting for input (pipe reads, file reads, sleeps).
  * Verdict: cpu_bound (the bottleneck is on the host side: neither the CPU nor the
- * GPU is busy; the process waits for its input). Top suggestion: I/O waits
- * dominate (read on a pipe, nanosleep): overlap input loading with compute,
- * prefetch requests, batch larger.
+ * GPU is busy; the process waits for its input). Top suggestion:
+ * host.input-wait: the reads of the pipe wait for its writer, which paces the
+ * run; nothing in the reader (prefetching, faster code, fewer syncs) is
+ * credited with that wait.
  *
  * 80 requests arrive on a pipe from a producer thread every 3 ms; each is read,
  * a 256 KiB chunk is read from a file, the server sleeps 0.5 ms (a downstream
