@@ -17,7 +17,7 @@ static const isc_encode_fn encoders[ISC_EV__COUNT] = {
 	[ISC_EV_GPU_KERNEL] = isc_encode_gpu_kernel, [ISC_EV_GPU_MEMCPY] = isc_encode_gpu_memcpy,
 	[ISC_EV_GPU_MEMSET] = isc_encode_gpu_memset, [ISC_EV_GPU_SYNC] = isc_encode_gpu_sync,
 	[ISC_EV_SYSCALL] = isc_encode_syscall,	     [ISC_EV_MEMORY] = isc_encode_memory,
-	[ISC_EV_CPU_SAMPLE] = isc_encode_cpu_sample,
+	[ISC_EV_CPU_SAMPLE] = isc_encode_cpu_sample, [ISC_EV_GRAPH_NODE] = isc_encode_graph_node,
 };
 
 #define OUT_BUF (1u << 20)
@@ -265,6 +265,11 @@ static bool in_window(const struct isc_convert_opts *o, const struct isc_event *
 {
 	bool gpu = r->kind == ISC_EV_GPU_KERNEL || r->kind == ISC_EV_GPU_MEMCPY ||
 		   r->kind == ISC_EV_GPU_MEMSET || r->kind == ISC_EV_GPU_SYNC;
+	/* a graph node is a definition: the window's replays of it need it, whenever it
+	 * was captured */
+	if (r->kind == ISC_EV_GRAPH_NODE) {
+		return true;
+	}
 	/* every GPU payload starts with the correlation id; ids of calls only CUPTI saw
 	 * are not ours to place: those go by time */
 	if (gpu && r->u.raw[0] != 0 && r->u.raw[0] < ISC_CUPTI_CORR_BASE) {

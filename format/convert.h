@@ -43,7 +43,8 @@ struct isc_convert_opts {
 	 * [window_from_ns, window_until_ns] are written, and GPU records by the call that
 	 * queued them: those whose correlation id lies in [window_corr_from,
 	 * window_corr_until), the ids handed out inside the window, wherever the GPU ran
-	 * them. Continuations go with their head.
+	 * them. Graph nodes (definitions the replays in the window refer to) are
+	 * written whatever their time. Continuations go with their head.
 	 */
 	uint64_t window_from_ns, window_until_ns;
 	uint64_t window_corr_from, window_corr_until;

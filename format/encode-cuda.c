@@ -158,6 +158,24 @@ static void throughput_json(struct isc_json *j, uint64_t bytes, uint64_t dur_ns)
 	}
 }
 
+/* A copy's or memset's graph and node (the node in the EXT record of ISC_EVF_NODE_EXT);
+ * returns the continuation records consumed. */
+static unsigned graph_json(struct isc_enc *e, const struct isc_event *r, unsigned avail,
+			   uint32_t graph_id)
+{
+	bool ext = (r->flags & ISC_EVF_NODE_EXT) && avail >= 2 && r[1].kind == ISC_EV_EXT;
+	if (graph_id) {
+		isc_json_kv_uint(e->j, ISC_KEY_GRAPH_ID, graph_id);
+	}
+	if (ext && r[1].u.gpu_node_ext.graph_node_id) {
+		isc_json_kv_uint(e->j, ISC_KEY_GRAPH_NODE_ID, r[1].u.gpu_node_ext.graph_node_id);
+	}
+	if ((r->flags & ISC_EVF_NODE_EXT) && !ext) {
+		e->skipped++; /* torn: the continuation is not there */
+	}
+	return ext ? 1 : 0;
+}
+
 static const char *copy_type(unsigned dir)
 {
 	switch (dir) {
@@ -180,7 +198,6 @@ unsigned isc_encode_gpu_memcpy(struct isc_enc *e, const struct isc_event *r, uns
 	char name[64];
 	unsigned dir = p->dir < 7 ? p->dir : 0;
 	unsigned src = p->src_kind < 6 ? p->src_kind : 0, dst = p->dst_kind < 6 ? p->dst_kind : 0;
-	(void)avail;
 
 	/* Kineto's spelling, which users of the PyTorch profiler know */
 	size_t n = 0;
@@ -204,11 +221,9 @@ unsigned isc_encode_gpu_memcpy(struct isc_enc *e, const struct isc_event *r, uns
 		isc_json_kv_uint(j, ISC_KEY_SRC_DEVICE_ID, p->src_device);
 		isc_json_kv_uint(j, ISC_KEY_DST_DEVICE_ID, p->dst_device);
 	}
-	if (p->graph_id) {
-		isc_json_kv_uint(j, ISC_KEY_GRAPH_ID, p->graph_id);
-	}
+	unsigned used = 1 + graph_json(e, r, avail, p->graph_id);
 	isc_enc_end(e);
-	return 1;
+	return used;
 }
 
 unsigned isc_encode_gpu_memset(struct isc_enc *e, const struct isc_event *r, unsigned avail)
@@ -217,7 +232,6 @@ unsigned isc_encode_gpu_memset(struct isc_enc *e, const struct isc_event *r, uns
 	struct isc_json *j = e->j;
 	char name[48];
 	unsigned k = p->mem_kind < 6 ? p->mem_kind : 0;
-	(void)avail;
 
 	size_t n = 0;
 	put(name, sizeof(name), &n, "Memset (");
@@ -229,11 +243,9 @@ unsigned isc_encode_gpu_memset(struct isc_enc *e, const struct isc_event *r, uns
 	isc_json_kv_uint(j, ISC_KEY_VALUE, p->value);
 	isc_json_kv_string(j, ISC_KEY_KIND, mem_name(k));
 	throughput_json(j, p->bytes, r->dur);
-	if (p->graph_id) {
-		isc_json_kv_uint(j, ISC_KEY_GRAPH_ID, p->graph_id);
-	}
+	unsigned used = 1 + graph_json(e, r, avail, p->graph_id);
 	isc_enc_end(e);
-	return 1;
+	return used;
 }
 
 unsigned isc_encode_gpu_sync(struct isc_enc *e, const struct isc_event *r, unsigned avail)
@@ -257,4 +269,34 @@ unsigned isc_encode_gpu_sync(struct isc_enc *e, const struct isc_event *r, unsig
 	}
 	isc_enc_end(e);
 	return 1;
+}
+
+unsigned isc_encode_graph_node(struct isc_enc *e, const struct isc_event *r, unsigned avail)
+{
+	const struct isc_graph_node_payload *p = &r->u.graph_node;
+	struct isc_json *j = e->j;
+	bool cloned = (r->aux & ISC_NODE_CLONED) != 0;
+	unsigned kind = p->node_type < isc_graph_node_kind_count
+				? p->node_type
+				: (unsigned)isc_graph_node_kind_count - 1;
+	unsigned used = 1;
+
+	isc_enc_begin(e, ISC_TYPE_CUDA_GRAPH_NODE, r->name, r);
+	isc_json_kv_string(j, ISC_KEY_OPERATION, cloned ? ISC_NODE_OP_CLONED : ISC_NODE_OP_CREATED);
+	isc_json_kv_uint(j, ISC_KEY_GRAPH_NODE_ID, p->node_id);
+	if (cloned) {
+		isc_json_kv_uint(j, ISC_KEY_ORIGINAL_NODE_ID, p->original_id);
+	}
+	if (p->graph_id) {
+		isc_json_kv_uint(j, ISC_KEY_GRAPH_ID, p->graph_id);
+	}
+	isc_json_kv_string(j, ISC_KEY_KIND, isc_graph_node_kind_names[kind]);
+	if (p->correlation_id) {
+		isc_json_kv_uint(j, ISC_KEY_CORRELATION_ID, p->correlation_id);
+	}
+	if ((r->aux & ISC_NODE_STACK) && avail > 1) {
+		used += isc_encode_stack_block(e, r + 1, avail - 1, 0);
+	}
+	isc_enc_end(e);
+	return used;
 }

@@ -98,6 +98,7 @@ unsigned isc_encode_gpu_kernel(struct isc_enc *e, const struct isc_event *r, uns
 unsigned isc_encode_gpu_memcpy(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 unsigned isc_encode_gpu_memset(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 unsigned isc_encode_gpu_sync(struct isc_enc *e, const struct isc_event *r, unsigned avail);
+unsigned isc_encode_graph_node(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 /* encoders of the host family (encode-host.c) */
 unsigned isc_encode_syscall(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 unsigned isc_encode_memory(struct isc_enc *e, const struct isc_event *r, unsigned avail);

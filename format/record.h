@@ -37,6 +37,7 @@ enum isc_event_kind {
 	ISC_EV_RANGE_START, /* NVTX start/end range opened (paired by id at write time) */
 	ISC_EV_RANGE_END,   /* NVTX start/end range closed */
 	ISC_EV_CPU_SAMPLE,  /* cpu_sample; followed by ISC_EV_STACK records (samplers/) */
+	ISC_EV_GRAPH_NODE,  /* cuda_graph_node: a CUDA graph node created or cloned (gpu/) */
 	ISC_EV__COUNT
 };
 
@@ -49,6 +50,8 @@ enum {
 	ISC_EVF_ASYNC = 1u << 4,	/* copies: asynchronous API */
 	ISC_EVF_STACK_TEXT = 1u << 5,	/* memory, syscall: write the stack as strings too
 					 * (INFERSCOPE_STACKS, the older "stack" field) */
+	ISC_EVF_NODE_EXT = 1u << 6,	/* copies, memsets: an ISC_EV_EXT with
+					 * struct isc_gpu_node_ext_payload follows */
 };
 
 /* Scope sources (ISC_EV_SCOPE, ISC_EV_INSTANT aux). */
@@ -215,6 +218,36 @@ struct isc_gpu_memset_payload {
 	uint32_t mem_kind; /* enum isc_mem_kind */
 };
 
+/* The EXT record after a copy or memset replayed from a CUDA graph (ISC_EVF_NODE_EXT): the
+ * node id has no room in their payloads. Like ISC_EV_GRAPH_NODE, an addition that leaves
+ * every earlier layout as it was (ISC_SPILL_VERSION stays): a converter that predates it
+ * counts such records as skipped. */
+struct isc_gpu_node_ext_payload {
+	uint64_t graph_node_id;
+	uint64_t reserved[3];
+};
+
+/*
+ * A CUDA graph node (ISC_EV_GRAPH_NODE), from CUPTI's resource callbacks on the thread
+ * that made the node: created (a launch, copy or memset captured from a stream, or a node
+ * added by hand) or cloned (cudaGraphInstantiate and cudaGraphClone copy every node, and
+ * the GPU records of a replay carry the copy's id). name = the intercepted runtime call
+ * the node was made in (0 when none: a call only CUPTI saw); aux = ISC_NODE_* flags; a
+ * created node's stack block (header word, as cuda_api's) follows with ISC_NODE_STACK.
+ */
+enum {
+	ISC_NODE_CLONED = 1u << 0, /* original_id is the node it was copied from */
+	ISC_NODE_STACK = 1u << 1,  /* ISC_EV_STACK records of a block with a header word follow */
+};
+
+struct isc_graph_node_payload {
+	uint64_t node_id;	 /* CUPTI's id (cuptiGetGraphNodeId), as GPU records carry it */
+	uint64_t original_id;	 /* ISC_NODE_CLONED: the node it was cloned from */
+	uint64_t correlation_id; /* of the intercepted call the node was made in, 0 none */
+	uint32_t graph_id;	 /* cuptiGetGraphId of the node's graph, 0 unknown */
+	uint32_t node_type;	 /* CUgraphNodeType */
+};
+
 enum isc_sync_type {
 	ISC_SYNC_UNKNOWN = 0,
 	ISC_SYNC_EVENT = 1,
@@ -371,6 +404,8 @@ struct isc_event {
 		struct isc_memory_payload memory;
 		struct isc_syscall_payload syscall;
 		struct isc_cpu_sample_payload sample;
+		struct isc_gpu_node_ext_payload gpu_node_ext;
+		struct isc_graph_node_payload graph_node;
 		uint64_t raw[4];
 		unsigned char bytes[32];
 	} u;

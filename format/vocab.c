@@ -13,6 +13,17 @@ const char *const isc_sync_type_names[] = { "unknown", "event", "stream_wait_eve
 					    "context" };
 const size_t isc_sync_type_count = sizeof(isc_sync_type_names) / sizeof(isc_sync_type_names[0]);
 
+/* CUgraphNodeType order (cuda.h); "other" past it */
+const char *const isc_graph_node_kind_names[] = {
+	"kernel",	  "memcpy",	  "memset",
+	"host",		  "graph",	  "empty",
+	"wait_event",	  "event_record", "ext_semas_signal",
+	"ext_semas_wait", "mem_alloc",	  "mem_free",
+	"batch_mem_op",	  "conditional",  "other",
+};
+const size_t isc_graph_node_kind_count =
+	sizeof(isc_graph_node_kind_names) / sizeof(isc_graph_node_kind_names[0]);
+
 const char *isc_event_kind_name(unsigned kind)
 {
 	static const char *const names[ISC_EV__COUNT] = {
@@ -33,6 +44,7 @@ const char *isc_event_kind_name(unsigned kind)
 		[ISC_EV_STACK] = "continuation",
 		[ISC_EV_RANGE_START] = ISC_TYPE_CPU_CALL,
 		[ISC_EV_RANGE_END] = ISC_TYPE_CPU_CALL,
+		[ISC_EV_GRAPH_NODE] = ISC_TYPE_CUDA_GRAPH_NODE,
 	};
 	return kind < ISC_EV__COUNT && names[kind] ? names[kind] : "unknown";
 }

@@ -28,6 +28,7 @@
 #define ISC_TYPE_H2H_COPY "h2h_copy"
 #define ISC_TYPE_GPU_MEMSET "gpu_memset"
 #define ISC_TYPE_GPU_SYNC "gpu_sync"
+#define ISC_TYPE_CUDA_GRAPH_NODE "cuda_graph_node"
 
 /* Keys: top-level sections, event members and metadata members. */
 #define ISC_KEY_ALLOCATIONS_BYTES "allocations_bytes"
@@ -68,6 +69,7 @@
 #define ISC_KEY_NUMA_PAGES_MIGRATED "numa_pages_migrated"
 #define ISC_KEY_OCCUPANCY "occupancy"
 #define ISC_KEY_OPERATION "operation"
+#define ISC_KEY_ORIGINAL_NODE_ID "original_node_id"
 #define ISC_KEY_PARENT_ID "parent_id"
 #define ISC_KEY_PARENT_SCOPE "parent_scope"
 #define ISC_KEY_PARENT_SCOPE_ID "parent_scope_id"
@@ -111,6 +113,11 @@ extern const char *const isc_copy_kind_names[]; /* host memory of a copy: pageab
 extern const size_t isc_copy_kind_count;
 extern const char *const isc_sync_type_names[]; /* gpu_sync: event, stream_wait_event... */
 extern const size_t isc_sync_type_count;
+/* cuda_graph_node: "kind" by CUgraphNodeType (kernel, memcpy, memset, ...), "operation". */
+extern const char *const isc_graph_node_kind_names[];
+extern const size_t isc_graph_node_kind_count;
+#define ISC_NODE_OP_CREATED "created"
+#define ISC_NODE_OP_CLONED "cloned"
 
 /* The trace "type" a record kind (enum isc_event_kind) is written as, for dropped-event
  * tables; "continuation" for continuation records, "unknown" past the enum. */

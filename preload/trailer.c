@@ -271,6 +271,16 @@ static void json_cupti(struct isc_json *j, const struct isc_cupti_report *c)
 		isc_json_kv_uint(j, "unresolved_records", c->unresolved);
 		isc_json_key(j, "overhead_us");
 		isc_json_ns_as_us(j, (int64_t)c->overhead_ns);
+		isc_json_key(j, "graph_nodes");
+		isc_json_begin_object(j);
+		isc_json_kv_string(j, "status", c->graph_nodes ? c->graph_nodes : "off");
+		if (c->graph_nodes_reason) {
+			isc_json_kv_string(j, "reason", c->graph_nodes_reason);
+		}
+		isc_json_kv_uint(j, "created", c->graph_nodes_created);
+		isc_json_kv_uint(j, "cloned", c->graph_nodes_cloned);
+		isc_json_kv_uint(j, "without_id", c->graph_nodes_no_id);
+		isc_json_end_object(j);
 	}
 	isc_json_end_object(j);
 }

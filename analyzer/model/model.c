@@ -11,6 +11,7 @@
 #include "analyzer/base/sort.h"
 #include "analyzer/model/stacks.h"
 #include "analyzer/base/string-table.h"
+#include "analyzer/model/graph-nodes.h"
 #include "analyzer/model/hosts.h"
 #include "analyzer/model/model-extra.h"
 
@@ -46,6 +47,7 @@ void isc_trace_destroy(struct isc_trace *t)
 	}
 	isc_trace_extra_destroy(t->extra);
 	isc_hosts_destroy(t->hosts);
+	isc_gnodes_destroy(t->gnodes);
 	free(t->inputs);
 	free(t->ev);
 	free(t->threads);
@@ -349,6 +351,7 @@ int isc_trace_finalize(struct isc_trace *t)
 			e->thread = api != NULL ? api->thread : UINT32_MAX;
 		}
 	}
+	isc_gnodes_resolve(t->gnodes);
 	isc_trace_extra_finalize(t);
 	t->finalized = true;
 	return 0;

@@ -41,7 +41,7 @@ enum isc_ev_flag {
 	ISC_F_PINNED = 1u << 3,		 /* copy touching pinned host memory */
 	ISC_F_PAGEABLE = 1u << 4,	 /* copy touching pageable host memory */
 	ISC_F_CUPTI = 1u << 5,		 /* cuda_api seen only by CUPTI */
-	ISC_F_GRAPH = 1u << 6,		 /* kernel launched from a CUDA graph */
+	ISC_F_GRAPH = 1u << 6,		 /* GPU operation replayed from a CUDA graph */
 	ISC_F_PLACEHOLDER_END = 1u << 7, /* prototype cpu_call whose end is its start */
 	ISC_F_NO_STREAM = 1u << 8,	 /* GPU record on no stream (Kineto "stream": -1) */
 	ISC_F_STACK = 1u << 9,		 /* `stack` holds a stack id (never on kernels) */
@@ -103,7 +103,8 @@ struct isc_ev {
 		uint32_t stack;	 /* other types with ISC_F_STACK: id in the input's stacks
 				  * (stacks.h); kernels reach theirs through the launch */
 	};
-	uint32_t aux;	/* kernel: threads per block; cuda_api: return code; syscall: fd */
+	uint32_t aux;	/* cuda_api: return code; syscall: fd; GPU operations with ISC_F_GRAPH:
+			 * their graph node (graph-nodes.h), 0 unknown */
 	uint8_t type;	/* enum isc_ev_type */
 	uint8_t sub;	/* sub-kind of the type */
 	uint16_t flags; /* ISC_F_* */
@@ -189,6 +190,7 @@ struct isc_input {
 
 struct isc_strtab;
 struct isc_stacks;
+struct isc_gnodes;
 
 /* Correlation ids are handed out by a counter: per input they are usually dense, and a
  * plain array indexed by id beats a hash table on millions of lookups. */
@@ -214,6 +216,7 @@ struct isc_trace {
 	bool finalized;
 	struct isc_trace_extra *extra; /* what only the export needs (model-extra.h), or NULL */
 	struct isc_hosts *hosts;       /* several hosts: their clocks aligned (hosts.h), or NULL */
+	struct isc_gnodes *gnodes;     /* CUDA graph nodes (graph-nodes.h), or NULL */
 };
 
 struct isc_trace *isc_trace_create(void);
@@ -235,8 +238,9 @@ struct isc_ev *isc_trace_push(struct isc_trace *t);
 
 /*
  * Puts the inputs of several hosts on one clock (hosts.h), sorts events by start time
- * (stable), indexes correlation ids and gives GPU events without a thread the thread of
- * the call that launched them. Returns 0 or -ENOMEM.
+ * (stable), indexes correlation ids, gives GPU events without a thread the thread of
+ * the call that launched them and follows graph nodes back to their capture
+ * (graph-nodes.h). Returns 0 or -ENOMEM.
  */
 int isc_trace_finalize(struct isc_trace *t);
 /* The cuda_api event with this correlation id in this input, or NULL. */

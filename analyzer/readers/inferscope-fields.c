@@ -62,6 +62,7 @@ const struct isc_keydef isc_isf_keys[K__COUNT] = {
 	{ ISC_KEY_OCCUPANCY, K_OCCUPANCY },
 	{ ISC_KEY_GRAPH_ID, K_GRAPH_ID },
 	{ ISC_KEY_GRAPH_NODE_ID, K_GRAPH_NODE_ID },
+	{ ISC_KEY_ORIGINAL_NODE_ID, K_ORIGINAL_NODE_ID },
 	{ ISC_KEY_KIND, K_KIND },
 	{ ISC_KEY_THROUGHPUT_GBPS, K_THROUGHPUT },
 	{ ISC_KEY_PEER, K_PEER },
@@ -126,6 +127,7 @@ static const unsigned char kinds[K__COUNT] = {
 	[K_OCCUPANCY] = VK_UNIT_INTERVAL,
 	[K_GRAPH_ID] = VK_INT,
 	[K_GRAPH_NODE_ID] = VK_INT,
+	[K_ORIGINAL_NODE_ID] = VK_INT,
 	[K_KIND] = VK_STR,
 	[K_THROUGHPUT] = VK_NUM_NONNEG,
 	[K_PEER] = VK_BOOL,
@@ -184,13 +186,21 @@ static const struct {
 	const char *name;
 	int type;
 } type_names[] = {
-	{ ISC_TYPE_CPU_CALL, ISC_T_SCOPE },    { ISC_TYPE_CPU_SYSCALL, ISC_T_SYSCALL },
-	{ ISC_TYPE_GPU_KERNEL, ISC_T_KERNEL }, { ISC_TYPE_H2D_COPY, ISC_T_H2D },
-	{ ISC_TYPE_D2H_COPY, ISC_T_D2H },      { ISC_TYPE_D2D_COPY, ISC_T_D2D },
-	{ ISC_TYPE_H2H_COPY, ISC_T_H2H },      { ISC_TYPE_MEMORY_EVENT, ISC_T_MEMORY },
-	{ ISC_TYPE_INSTANT, ISC_T_INSTANT },   { ISC_TYPE_COUNTER, ISC_T_COUNTER },
-	{ ISC_TYPE_CUDA_API, ISC_T_CUDA_API }, { ISC_TYPE_GPU_MEMSET, ISC_T_MEMSET },
-	{ ISC_TYPE_GPU_SYNC, ISC_T_GPU_SYNC }, { "cpu_sample", ISC_T_CPU_SAMPLE },
+	{ ISC_TYPE_CPU_CALL, ISC_T_SCOPE },
+	{ ISC_TYPE_CPU_SYSCALL, ISC_T_SYSCALL },
+	{ ISC_TYPE_GPU_KERNEL, ISC_T_KERNEL },
+	{ ISC_TYPE_H2D_COPY, ISC_T_H2D },
+	{ ISC_TYPE_D2H_COPY, ISC_T_D2H },
+	{ ISC_TYPE_D2D_COPY, ISC_T_D2D },
+	{ ISC_TYPE_H2H_COPY, ISC_T_H2H },
+	{ ISC_TYPE_MEMORY_EVENT, ISC_T_MEMORY },
+	{ ISC_TYPE_INSTANT, ISC_T_INSTANT },
+	{ ISC_TYPE_COUNTER, ISC_T_COUNTER },
+	{ ISC_TYPE_CUDA_API, ISC_T_CUDA_API },
+	{ ISC_TYPE_GPU_MEMSET, ISC_T_MEMSET },
+	{ ISC_TYPE_GPU_SYNC, ISC_T_GPU_SYNC },
+	{ "cpu_sample", ISC_T_CPU_SAMPLE },
+	{ ISC_TYPE_CUDA_GRAPH_NODE, ISC_ISF_GRAPH_NODE },
 };
 
 int isc_isf_type_of(const char *type)
@@ -242,6 +252,7 @@ static const char *const copy_kinds[] = {
 	"pageable", "pinned", "device", "managed", "array", NULL
 };
 static const char *const sync_types[] = { "event", "stream", "context", "stream_wait_event", NULL };
+static const char *const node_ops[] = { ISC_NODE_OP_CREATED, ISC_NODE_OP_CLONED, NULL };
 
 static const struct enum_rule enum_rules[] = {
 	{ ISC_T_SCOPE, ES_SOURCE, src_scope },
@@ -259,6 +270,7 @@ static const struct enum_rule enum_rules[] = {
 	{ ISC_T_H2H, ES_KIND, copy_kinds },
 	{ ISC_T_MEMSET, ES_KIND, copy_kinds },
 	{ ISC_T_GPU_SYNC, ES_SYNC_TYPE, sync_types },
+	{ ISC_ISF_GRAPH_NODE, ES_OPERATION, node_ops },
 };
 
 static const int slot_key[ES__COUNT] = {
@@ -328,6 +340,16 @@ const char *isc_isf_check(const struct isc_isf_event *e, int type, bool strict, 
 	}
 	if (type == ISC_T_COUNTER && !SEEN(e, K_VALUE)) {
 		return "metadata.value is missing";
+	}
+	if (type == ISC_ISF_GRAPH_NODE) {
+		if (!SEEN(e, K_GRAPH_NODE_ID) || !SEEN(e, K_OPERATION)) {
+			return !SEEN(e, K_GRAPH_NODE_ID) ? "metadata.graph_node_id is missing"
+							 : "metadata.operation is missing";
+		}
+		if (strcmp(e->ev_str[ES_OPERATION], ISC_NODE_OP_CLONED) == 0 &&
+		    !SEEN(e, K_ORIGINAL_NODE_ID)) {
+			return "metadata.original_node_id is missing";
+		}
 	}
 	if (type == ISC_T_MEMSET && SEEN(e, K_VALUE) && !e->value_is_int) {
 		return "metadata.value: expected an integer, got a number";
@@ -458,10 +480,6 @@ void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 	case ISC_T_KERNEL:
 		gpu_fields(e, out);
 		out->occupancy = SEEN(e, K_OCCUPANCY) ? (float)e->dv[K_OCCUPANCY] : -1.0f;
-		if (e->ndims[1] == 3) {
-			int64_t th = e->dims[1][0] * e->dims[1][1] * e->dims[1][2];
-			out->aux = th > 0 && th < UINT32_MAX ? (uint32_t)th : 0;
-		}
 		out->flags |= SEEN(e, K_GRAPH_ID) ? ISC_F_GRAPH : 0;
 		break;
 	case ISC_T_H2D:
@@ -471,6 +489,7 @@ void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 	case ISC_T_MEMSET:
 		gpu_fields(e, out);
 		host_kind(e, ES_KIND, out);
+		out->flags |= SEEN(e, K_GRAPH_ID) ? ISC_F_GRAPH : 0;
 		break;
 	case ISC_T_GPU_SYNC:
 		gpu_fields(e, out);

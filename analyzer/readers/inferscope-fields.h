@@ -70,6 +70,7 @@ enum isc_isf_key {
 	K_OCCUPANCY,
 	K_GRAPH_ID,
 	K_GRAPH_NODE_ID,
+	K_ORIGINAL_NODE_ID, /* cuda_graph_node */
 	K_KIND,
 	K_THROUGHPUT,
 	K_PEER,
@@ -143,7 +144,11 @@ static inline bool isc_isf_either_level(int key)
 }
 const char *isc_isf_key_path(int key); /* "metadata.thread_id" / "timestamp_start_us" */
 
-/* The model type of a type name; -1 unknown (skipped). */
+/* cuda_graph_node: not an event of the model but a row of its graph node table
+ * (graph-nodes.h); isc_isf_type_of answers this past the model's types. */
+#define ISC_ISF_GRAPH_NODE ISC_T__COUNT
+
+/* The model type of a type name (or ISC_ISF_GRAPH_NODE); -1 unknown (skipped). */
 int isc_isf_type_of(const char *type);
 
 /*

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "analyzer/base/grow.h"
+#include "analyzer/model/graph-nodes.h"
 #include "analyzer/readers/inferscope-meta.h"
 #include "analyzer/readers/reader-inferscope.h"
+#include "format/vocab.h"
 
 static int push(struct isc_isr *r, int fr)
 {
@@ -287,6 +289,59 @@ static int attach_stack(struct isc_isr *r, struct isc_ev *ev)
 	return 1;
 }
 
+/* A cuda_graph_node event: a row of the trace's node table, not an event of the model. */
+static int graph_node(struct isc_isr *r, int64_t tid)
+{
+	const struct isc_isf_event *e = &r->ev;
+	struct isc_trace *t = r->rc->t;
+	if (!SEEN(K_GRAPH_NODE_ID) || e->iv[K_GRAPH_NODE_ID] <= 0) {
+		t->inputs[r->rc->input].skipped++; /* a bare input's: strict ones fail earlier */
+		return 1;
+	}
+	uint32_t stack = 0;
+	if (SEEN(K_STACK_ID) && e->iv[K_STACK_ID] > 0) {
+		struct isc_stacks *s = isc_stacks_of(t, r->rc->input);
+		if (s == NULL) {
+			return isc_isr_fail_ev(r, "out of memory");
+		}
+		if (e->iv[K_STACK_ID] >= (int64_t)ISC_STACK_ID_LIMIT) {
+			return isc_isr_fail_ev(r, "metadata.stack_id: %lld is too large",
+					       (long long)e->iv[K_STACK_ID]);
+		}
+		stack = (uint32_t)e->iv[K_STACK_ID];
+		s->max_ref = stack > s->max_ref ? stack : s->max_ref;
+	}
+	bool cloned = SEEN(K_OPERATION) && strcmp(e->ev_str[ES_OPERATION], ISC_NODE_OP_CLONED) == 0;
+	uint64_t original =
+		cloned && SEEN(K_ORIGINAL_NODE_ID) ? (uint64_t)e->iv[K_ORIGINAL_NODE_ID] : 0;
+	if (cloned && original == 0) {
+		t->inputs[r->rc->input].skipped++; /* a bare input's: strict ones fail earlier */
+		return 1;
+	}
+	uint32_t thread = isc_trace_thread(t, r->rc->input, tid);
+	if (thread == UINT32_MAX ||
+	    isc_gnode_define(t, r->rc->input, (uint64_t)e->iv[K_GRAPH_NODE_ID], original,
+			     cloned ? 0 : stack, thread) < 0) {
+		return isc_isr_fail_ev(r, "out of memory");
+	}
+	return 1;
+}
+
+/* A GPU operation replayed from a graph refers to its node's row. */
+static int refer_node(struct isc_isr *r, struct isc_ev *ev)
+{
+	if (!SEEN(K_GRAPH_NODE_ID) || r->ev.iv[K_GRAPH_NODE_ID] <= 0) {
+		return 1;
+	}
+	uint32_t k = isc_gnode_ref(r->rc->t, r->rc->input, (uint64_t)r->ev.iv[K_GRAPH_NODE_ID]);
+	if (k == 0) {
+		return isc_isr_fail_ev(r, "out of memory");
+	}
+	ev->aux = k;
+	ev->flags |= ISC_F_GRAPH;
+	return 1;
+}
+
 static int end_event(struct isc_isr *r)
 {
 	struct isc_isf_event *e = &r->ev;
@@ -307,6 +362,9 @@ static int end_event(struct isc_isr *r)
 		in->skipped++;
 		return 1;
 	}
+	if (type == ISC_ISF_GRAPH_NODE) {
+		return graph_node(r, tid);
+	}
 	struct isc_ev *ev = isc_trace_push(r->rc->t);
 	uint32_t thread = isc_trace_thread(r->rc->t, r->rc->input, tid);
 	if (ev == NULL || thread == UINT32_MAX) {
@@ -320,6 +378,9 @@ static int end_event(struct isc_isr *r)
 	isc_isf_to_model(e, type, isc_trace_str(r->rc->t, e->name), ev);
 	if (type == ISC_T_KERNEL && isc_isf_geom(r->rc->t, e, ev) < 0) {
 		return isc_isr_fail_ev(r, "out of memory");
+	}
+	if (isc_type_is_gpu((unsigned)type) && refer_node(r, ev) == 0) {
+		return 0;
 	}
 	in->events++;
 	if (type != ISC_T_KERNEL && attach_stack(r, ev) == 0) {

@@ -313,10 +313,6 @@ static int gpu_event(struct isc_read_ctx *rc, const struct kev *e, const char *n
 	if (e->has_occ) {
 		ev->occupancy = (float)(e->occ < 0 ? 0 : e->occ > 1 ? 1 : e->occ);
 	}
-	if (e->nblock == 3 && e->block[0] > 0 && e->block[1] > 0 && e->block[2] > 0) {
-		int64_t th = e->block[0] * e->block[1] * e->block[2];
-		ev->aux = th < UINT32_MAX ? (uint32_t)th : 0;
-	}
 	/* A stream of -1 is no stream: HTA leaves such records out of its GPU numbers. */
 	ev->flags |= !e->has_stream || e->stream < 0 ? ISC_F_NO_STREAM : 0;
 	if (ev->type != ISC_T_KERNEL ||

@@ -3,7 +3,8 @@
  * pprof's profile.proto, gzip-compressed, as go tool pprof, Pyroscope and Parca read it.
  * Two sample types: "cpu" (nanoseconds of CPU time, from the cpu_sample events of the
  * window) and "gpu_kernel" (nanoseconds of kernel time, charged to the stack of the call
- * that launched the kernel, found through its correlation id). Samples are summed by
+ * that launched the kernel, found through its correlation id, or for a kernel replayed
+ * from a CUDA graph to the stack of the call its capture made its node from). Samples are summed by
  * (stack, thread), labelled with the thread and pid; a location per frame, a function per
  * (name, file), a mapping per native module.
  */
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "analyzer/model/graph-nodes.h"
 #include "analyzer/model/profile.h"
 #include "profile.pb-c.h"
 #include "analyzer/report/report.h"
@@ -182,7 +184,8 @@ static PLabel *label(struct pp *p, const char *key, const char *s, int64_t num)
 	return l;
 }
 
-static PSample *new_sample(struct pp *p, const struct isc_ev *e, const struct isc_stack_ref *r)
+static PSample *new_sample(struct pp *p, uint16_t input, uint32_t thread,
+			   const struct isc_stack_ref *r)
 {
 	PSample *s = calloc(1, sizeof(*s));
 	uint64_t *loc = malloc((r->n + 1) * sizeof(*loc));
@@ -198,14 +201,14 @@ static PSample *new_sample(struct pp *p, const struct isc_ev *e, const struct is
 	}
 	perftools__profiles__sample__init(s);
 	for (size_t i = 0; i < r->n; i++) {
-		loc[i] = location(p, e->input, r, i);
+		loc[i] = location(p, input, r, i);
 	}
-	const struct isc_thread_info *ti = &p->t->threads[e->thread];
+	const struct isc_thread_info *ti = &p->t->threads[thread];
 	char th[160];
 	snprintf(th, sizeof(th), "%s %lld", ti->name ? isc_trace_str(p->t, ti->name) : "thread",
 		 (long long)ti->tid);
 	lab[0] = label(p, "thread", th, 0);
-	lab[1] = label(p, "pid", NULL, p->t->inputs[e->input].pid);
+	lab[1] = label(p, "pid", NULL, p->t->inputs[input].pid);
 	s->location_id = loc;
 	s->n_location_id = r->n;
 	s->value = val;
@@ -215,24 +218,21 @@ static PSample *new_sample(struct pp *p, const struct isc_ev *e, const struct is
 	return s;
 }
 
-/* Adds ns to value v of the sample of (e's input, stack, thread). */
-static void charge(struct pp *p, const struct isc_ev *e, uint32_t thread, int v, int64_t ns)
+/* Adds ns to value v of the sample of (input, stack, thread). */
+static void charge(struct pp *p, uint16_t input, uint32_t stack, uint32_t thread, int v, int64_t ns)
 {
 	struct isc_stack_ref r;
-	if (!isc_stack_of(p->t, e, &r) || thread >= p->t->n_threads) {
+	if (stack == 0 || !isc_stack_get(p->t, input, stack, &r) || thread >= p->t->n_threads) {
 		return;
 	}
 	bool added;
-	size_t k = isc_wmap_get(&p->smp_ix, ((uint64_t)e->input << 32) | isc_ev_stack(e), thread,
-				&added);
+	size_t k = isc_wmap_get(&p->smp_ix, ((uint64_t)input << 32) | stack, thread, &added);
 	if (k == SIZE_MAX) {
 		p->err = -ENOMEM;
 		return;
 	}
 	if (added) {
-		struct isc_ev at = *e;
-		at.thread = thread;
-		if (vpush(&p->smps, new_sample(p, &at, &r)) < 0) {
+		if (vpush(&p->smps, new_sample(p, input, thread, &r)) < 0) {
 			p->err = -ENOMEM;
 			return;
 		}
@@ -249,13 +249,11 @@ static void collect(struct pp *p, const struct isc_analysis *a)
 		if (e->ts < a->window.start || e->ts > a->window.end) {
 			continue;
 		}
+		struct isc_issuer is;
 		if (e->type == ISC_T_CPU_SAMPLE) {
-			charge(p, e, e->thread, 0, (int64_t)e->v.bytes);
-		} else if (e->type == ISC_T_KERNEL) {
-			const struct isc_ev *launch = isc_trace_launch_of(t, e);
-			if (launch != NULL) {
-				charge(p, launch, launch->thread, 1, e->dur);
-			}
+			charge(p, e->input, isc_ev_stack(e), e->thread, 0, (int64_t)e->v.bytes);
+		} else if (e->type == ISC_T_KERNEL && isc_gpu_issuer(t, e, &is)) {
+			charge(p, is.input, is.stack, is.thread, 1, e->dur);
 		}
 	}
 }

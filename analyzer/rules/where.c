@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/model/graph-nodes.h"
 #include "analyzer/model/profile.h"
 #include "analyzer/rules/rules.h"
 
@@ -82,7 +83,8 @@ static int64_t lock_waits(const struct isc_trace *t, const struct isc_ev *e)
 	return e->type == ISC_T_SYSCALL && e->sub == ISC_SYS_WAIT ? e->dur : 0;
 }
 
-/* Kernels count for the stack of the call that launched them. */
+/* Kernels count for the stack of the call that launched them, or, replayed from a CUDA
+ * graph, of the call that the capture turned into their node. */
 static int64_t kernels(const struct isc_trace *t, const struct isc_ev *e)
 {
 	(void)t;
@@ -179,9 +181,16 @@ static void describe(const struct isc_trace *t, const struct sites *s, const cha
 		 what);
 }
 
-static const struct isc_ev *carrier(const struct isc_trace *t, const struct isc_ev *e)
+/* The stack an event stands for: its own, or for GPU work the issuer's (the launch call,
+ * or the capture of the graph node it replays). */
+static bool stack_for(const struct isc_trace *t, const struct isc_ev *e, struct isc_stack_ref *st)
 {
-	return e->type == ISC_T_KERNEL ? isc_trace_launch_of(t, e) : e;
+	struct isc_issuer is;
+	if (!isc_type_is_gpu(e->type)) {
+		return isc_stack_of(t, e, st);
+	}
+	return isc_gpu_issuer(t, e, &is) && is.stack != 0 &&
+	       isc_stack_get(t, is.input, is.stack, st);
 }
 
 int isc_rules_where(const struct isc_trace *t, struct isc_analysis *a)
@@ -215,9 +224,8 @@ int isc_rules_where(const struct isc_trace *t, struct isc_analysis *a)
 		}
 		for (size_t k = 0; r == 0 && k < a->n_sugg; k++) {
 			int64_t w = which[k] >= 0 ? table[which[k]].weight(t, e) : 0;
-			const struct isc_ev *c = w > 0 ? carrier(t, e) : NULL;
 			struct isc_stack_ref st;
-			if (c != NULL && isc_stack_of(t, c, &st)) {
+			if (w > 0 && stack_for(t, e, &st)) {
 				r = add_site(t, &s[k], &st, w);
 			}
 		}

@@ -4,8 +4,11 @@
  * benchmark: an inference loop on two threads with scopes, CUDA calls, kernels, copies,
  * syscalls and CPU-time samples, in the shape and key order the preload writes. With
  * "stacks", also sampled stacks as the sampler writes them: two cpu_sample events per
- * iteration, a stack_id on every fourth launch, and a "stacks" section of 64 stacks.
- * Usage: gen-trace [N [stacks]] > trace.json
+ * iteration, a stack_id on every fourth launch, and a "stacks" section of 64 stacks. With
+ * "graphs", the stacks too and each iteration's six kernels replayed by one
+ * cudaGraphLaunch from a graph captured once (six created nodes with stacks, six copies),
+ * each kernel carrying its node: the analyzer's path from a node back to its capture.
+ * Usage: gen-trace [N [stacks|graphs]] > trace.json
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@ struct gen {
 	uint64_t id, corr, n, limit;
 	int64_t t; /* ns */
 	int stacks;
+	int graphs;
 };
 
 #define STACKS 64
@@ -76,6 +80,25 @@ static void head(struct gen *g, const char *type, const char *name, int64_t at, 
 	g->n++;
 }
 
+/* The graph's nodes: 6 captured in cudaLaunchKernel calls (stacks 1-6), then the copies
+ * cudaGraphInstantiate made of them (ids 7-12), which the replays carry. */
+static void graph_nodes(struct gen *g)
+{
+	for (unsigned i = 0; i < 12; i++) {
+		head(g, "cuda_graph_node", i < 6 ? "cudaLaunchKernel" : "cudaGraphInstantiate",
+		     g->t + i * 1000, 0);
+		printf("\"thread_id\":4242,\"operation\":\"%s\",\"graph_node_id\":%u,",
+		       i < 6 ? "created" : "cloned", i + 1);
+		if (i < 6) {
+			printf("\"graph_id\":1,\"kind\":\"kernel\",\"stack_id\":%u}}", i + 1);
+		} else {
+			printf("\"original_node_id\":%u,\"graph_id\":1,\"kind\":\"kernel\"}}",
+			       i - 5);
+		}
+	}
+	g->t += 20000;
+}
+
 static void iteration(struct gen *g, unsigned k)
 {
 	int64_t t = g->t;
@@ -88,7 +111,26 @@ static void iteration(struct gen *g, unsigned k)
 	printf("\"thread_id\":4243,\"syscall_number\":0,\"fd\":7,\"target\":\"file\","
 	       "\"bytes\":65536,\"return_value\":65536,\"category\":\"io\"}}");
 	t += 180000;
+	if (g->graphs) {
+		g->corr++;
+		head(g, "cuda_api", "cudaGraphLaunch", t, 4500);
+		printf("\"thread_id\":4242,\"correlation_id\":%" PRIu64 ",\"stream_id\":7,"
+		       "\"return_code\":0,\"blocked\":false,\"source\":\"interposer\"}}",
+		       g->corr);
+	}
 	for (unsigned i = 0; i < 6 && g->n < g->limit; i++) {
+		if (g->graphs) {
+			head(g, "gpu_kernel", i % 2 ? "gemm_128x64" : "elementwise_add", t + 6000,
+			     i % 2 ? 60000 : 8000);
+			printf("\"thread_id\":4242,\"correlation_id\":%" PRIu64 ",\"device_id\":0,"
+			       "\"stream_id\":7,\"context_id\":1,\"grid_dim\":[128,1,1],"
+			       "\"block_dim\":[256,1,1],\"shared_memory_bytes\":0,"
+			       "\"registers_per_thread\":32,\"occupancy\":0.75,\"graph_id\":1,"
+			       "\"graph_node_id\":%u}}",
+			       g->corr, 7 + i);
+			t += 5000;
+			continue;
+		}
 		g->corr++;
 		head(g, "cuda_api", "cudaLaunchKernel", t, 4500);
 		printf("\"thread_id\":4242,\"correlation_id\":%" PRIu64 ",\"stream_id\":7,"
@@ -128,13 +170,17 @@ int main(int argc, char **argv)
 {
 	struct gen g = { .limit = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000,
 			 .t = 1000000000,
-			 .stacks = argc > 2 && strcmp(argv[2], "stacks") == 0 };
+			 .graphs = argc > 2 && strcmp(argv[2], "graphs") == 0 };
+	g.stacks = g.graphs || (argc > 2 && strcmp(argv[2], "stacks") == 0);
 	static char buf[1 << 20];
 	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
 	printf("{\"format_version\":\"1.0\",\"trace_metadata\":{\"pid\":4242,"
 	       "\"hostname\":\"bench\",\"end_reason\":\"exit\",\"complete\":true,"
 	       "\"dropped_events\":{\"total\":0},\"cupti\":{\"status\":\"active\"}},"
 	       "\"system_info\":{\"cpu_count\":16},\"events\":[\n");
+	if (g.graphs) {
+		graph_nodes(&g);
+	}
 	for (unsigned k = 0; g.n < g.limit; k++) {
 		iteration(&g, k);
 	}

@@ -48,6 +48,11 @@ void isc_capture_init(uint64_t start, uint64_t delay_ns, uint64_t duration_ns, b
 	}
 }
 
+bool isc_capture_live(void)
+{
+	return atomic_load_explicit(&live, memory_order_relaxed);
+}
+
 void isc_capture_set_live(bool on)
 {
 	atomic_store(&live, on);

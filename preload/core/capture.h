@@ -60,6 +60,9 @@ void isc_capture_init(uint64_t start, uint64_t delay_ns, uint64_t duration_ns, b
 /* The lifecycle's part: on once initialised, off once flushed (and on again in a fork
  * child). */
 void isc_capture_set_live(bool on);
+/* Initialised and not flushed, whatever the window and the API say: definitions that
+ * later events need (a CUDA graph node, replayed in the window) are recorded then. */
+bool isc_capture_live(void);
 
 /* What runs once, from the first hook that finds recording paused (the control socket
  * of a paused process, which must answer before anything is recorded). fn checks it

@@ -40,6 +40,10 @@ struct isc_scope_frame {
 struct isc_cuda_thread {
 	uint32_t depth; /* intercepted calls in progress (inner ones forward only) */
 	int32_t device; /* set by cudaSetDevice on this thread; CUDA's default 0 */
+	/* The call in progress while depth is 1: what a CUPTI callback made inside it (a
+	 * graph node) names as the call it came from. */
+	uint64_t corr;
+	uint32_t fn;
 	struct {
 		uint64_t count;
 		uint64_t ns;

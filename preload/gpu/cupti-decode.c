@@ -117,6 +117,20 @@ static void kernel(const CUpti_ActivityKernel10 *k, struct isc_staged *s)
 	note_context(k->contextId, k->deviceId);
 }
 
+/* A copy or memset replayed from a graph: its node id goes in an EXT record (record.h). */
+static void node_ext(struct isc_staged *s, uint64_t node)
+{
+	if (node == 0) {
+		return;
+	}
+	struct isc_event *x = &s->ev[1];
+	memset(x, 0, sizeof(*x));
+	x->kind = ISC_EV_EXT;
+	x->u.gpu_node_ext.graph_node_id = node;
+	s->ev[0].flags |= ISC_EVF_NODE_EXT;
+	s->n = 2;
+}
+
 static void copy(const CUpti_ActivityMemcpy6 *m, struct isc_staged *s)
 {
 	struct isc_event *e = &s->ev[0];
@@ -131,6 +145,7 @@ static void copy(const CUpti_ActivityMemcpy6 *m, struct isc_staged *s)
 	e->u.gpu_copy.dst_kind = mem_kind(m->dstKind);
 	s->cc = m->correlationId;
 	s->n = 1;
+	node_ext(s, m->graphNodeId);
 	note_context(m->contextId, m->deviceId);
 }
 
@@ -150,6 +165,7 @@ static void peer_copy(const CUpti_ActivityMemcpyPtoP4 *m, struct isc_staged *s)
 	e->u.gpu_copy.dst_device = (uint16_t)m->dstDeviceId;
 	s->cc = m->correlationId;
 	s->n = 1;
+	node_ext(s, m->graphNodeId);
 }
 
 static void memset_(const CUpti_ActivityMemset4 *m, struct isc_staged *s)
@@ -164,6 +180,7 @@ static void memset_(const CUpti_ActivityMemset4 *m, struct isc_staged *s)
 	e->u.gpu_memset.mem_kind = mem_kind(m->memoryKind);
 	s->cc = m->correlationId;
 	s->n = 1;
+	node_ext(s, m->graphNodeId);
 	note_context(m->contextId, m->deviceId);
 }
 

@@ -34,6 +34,11 @@ struct isc_cupti_api {
 	CUptiResult (*get_callback_name)(CUpti_CallbackDomain domain, uint32_t cbid,
 					 const char **name);
 	CUptiResult (*get_result_string)(CUptiResult r, const char **s);
+	/* graph nodes (cupti-graphs.c); NULL in a libcupti without them */
+	CUptiResult (*enable_callback)(uint32_t enable, CUpti_SubscriberHandle s,
+				       CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+	CUptiResult (*graph_node_id)(CUgraphNode node, uint64_t *id);
+	CUptiResult (*graph_id)(CUgraph graph, uint32_t *id);
 };
 
 extern struct isc_cupti_api isc_cupti;
@@ -62,6 +67,17 @@ struct isc_cupti_stats {
 	uint64_t overhead_ns;	  /* CUPTI's own overhead records */
 };
 void isc_cupti_stats(struct isc_cupti_stats *out);
+
+/* ---- cupti-graphs.c ---- */
+
+/* The subscriber's callback: CUDA graph nodes created and cloned (resource domain). */
+void CUPTIAPI isc_cupti_callback(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *data);
+/* Enables the graph node callbacks of subscriber sub; when CUPTI refuses them, graph
+ * replays stay charged to cudaGraphLaunch and the report says why. */
+void isc_cupti_graphs_start(CUpti_SubscriberHandle sub);
+struct isc_cupti_report;
+void isc_cupti_graphs_report(struct isc_cupti_report *r);
 
 /* ---- cupti-decode.c ---- */
 

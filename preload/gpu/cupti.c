@@ -198,6 +198,9 @@ static bool bind(void)
 	SYM(get_timestamp, "cuptiGetTimestamp");
 	SYM(get_callback_name, "cuptiGetCallbackName");
 	SYM(get_result_string, "cuptiGetResultString");
+	SYM(enable_callback, "cuptiEnableCallback");
+	SYM(graph_node_id, "cuptiGetGraphNodeId");
+	SYM(graph_id, "cuptiGetGraphId");
 	return isc_cupti.get_version && (isc_cupti.subscribe_v2 || isc_cupti.subscribe) &&
 	       isc_cupti.register_callbacks && isc_cupti.enable && isc_cupti.flush_all &&
 	       isc_cupti.get_next_record && isc_cupti.push && isc_cupti.pop;
@@ -220,25 +223,15 @@ static void fail(enum status s, const char *what, CUptiResult r)
 	isc_fmt(st.reason, sizeof(st.reason), "%s: %s (%d)", what, result_string(r), (int)r);
 }
 
-static void CUPTIAPI no_callback(void *user, CUpti_CallbackDomain d, CUpti_CallbackId id,
-				 const void *data)
+static bool subscribe(CUpti_SubscriberHandle *sub)
 {
-	(void)user;
-	(void)d;
-	(void)id;
-	(void)data;
-}
-
-static bool subscribe(void)
-{
-	CUpti_SubscriberHandle sub;
 	CUptiResult r;
 	if (isc_cupti.subscribe_v2) {
 		CUpti_SubscriberParams p = { CUpti_SubscriberParams_STRUCT_SIZE, "InferScope",
 					     st.holder, sizeof(st.holder) };
-		r = isc_cupti.subscribe_v2(&sub, no_callback, NULL, &p);
+		r = isc_cupti.subscribe_v2(sub, isc_cupti_callback, NULL, &p);
 	} else {
-		r = isc_cupti.subscribe(&sub, no_callback, NULL);
+		r = isc_cupti.subscribe(sub, isc_cupti_callback, NULL);
 	}
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		st.status = ST_REFUSED;
@@ -342,7 +335,8 @@ static void start_locked(void)
 		isc_fmt(st.reason, sizeof(st.reason), "no memory for the correlation tables");
 		return;
 	}
-	if (!subscribe()) {
+	CUpti_SubscriberHandle sub;
+	if (!subscribe(&sub)) {
 		return;
 	}
 	if (isc_cupti.set_thread_id_type) {
@@ -361,6 +355,7 @@ static void start_locked(void)
 	if (!enable_kinds()) {
 		return;
 	}
+	isc_cupti_graphs_start(sub);
 	st.pid = (int)syscall(SYS_getpid);
 	atexit(flush_at_exit);
 	isc_cupti_hot.push = (int (*)(int, uint64_t))(void *)isc_cupti.push;
@@ -498,4 +493,5 @@ void isc_cupti_report(struct isc_cupti_report *r)
 	r->records = s.records;
 	r->unresolved = s.unresolved;
 	r->overhead_ns = s.overhead_ns;
+	isc_cupti_graphs_report(r);
 }

@@ -28,6 +28,12 @@ void isc_stacks_fill(struct isc_event *recs, uint32_t tid, const uint64_t *pcs, 
 #define ISC_EVENT_STACK_WORDS (ISC_STACK_MAX + 2 * 48)
 unsigned isc_stacks_capture_event(uint64_t *words, unsigned max, uint16_t *native,
 				  uint16_t *python);
+/* The caller's stack as a block with a header word (encode.h), never rate limited (a CUDA
+ * graph node's: made once, replayed many times): native and Python frames with CPU
+ * sampling on, the opt-in INFERSCOPE_STACKS native frames otherwise (as deep as the
+ * walk goes: the caller trims and bounds them). Returns words written (0: none); max
+ * must hold ISC_EVENT_STACK_WORDS + 1. */
+unsigned isc_stacks_block_here(uint64_t *w, unsigned max);
 /* The converter's resolver (live process): "symbol+0x1f (libfoo.so)". */
 const char *isc_stacks_resolve(void *ctx, uint64_t addr, char *buf, size_t cap);
 void isc_stacks_init(void);

@@ -87,6 +87,26 @@ unsigned isc_stacks_capture_event(uint64_t *words, unsigned max, uint16_t *nativ
 	return n;
 }
 
+unsigned isc_stacks_block_here(uint64_t *w, unsigned max)
+{
+	uint16_t native = 0, python = 0;
+	unsigned n = 0;
+	if (max < ISC_EVENT_STACK_WORDS + 1) {
+		return 0;
+	}
+	if (isc_sampler_signal() != 0 && isc_tls_self != NULL) {
+		n = isc_sampler_stack_here(w + 1, ISC_EVENT_STACK_WORDS, &native, &python);
+	} else if (depth > 0) {
+		n = isc_stacks_capture(w + 1, ISC_STACK_MAX);
+		native = (uint16_t)n;
+	}
+	if (n == 0) {
+		return 0;
+	}
+	w[0] = isc_stack_block_header(native, python);
+	return n + 1;
+}
+
 void isc_stacks_fill(struct isc_event *recs, uint32_t tid, const uint64_t *pcs, unsigned n)
 {
 	unsigned nrec = isc_stack_records(n);

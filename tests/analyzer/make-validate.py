@@ -70,6 +70,21 @@ def good_variants():
                                          d["relationships"]["scopes"][0].update(
                                              {"id": "s1", "child_ids": ["s2"]}))
     yield "version-1-2-3", lambda d: d.update({"format_version": "1.2.3"})
+    yield "graph-nodes", graph_nodes
+
+
+def graph_node(i, op, node, **meta):
+    return {"id": i, "type": "cuda_graph_node", "name": "cudaLaunchKernel",
+            "timestamp_start_us": 105.0 + i, "duration_us": 0,
+            "metadata": dict({"thread_id": 1, "operation": op, "graph_node_id": node,
+                              "graph_id": 1, "kind": "kernel"}, **meta)}
+
+
+def graph_nodes(d):
+    """A kernel replayed from node 2, a copy of node 1, which a capture made."""
+    d["events"] += [graph_node(8, "created", 1, correlation_id=6),
+                    graph_node(9, "cloned", 2, original_node_id=1)]
+    ev(d, 2)["metadata"].update({"graph_id": 1, "graph_node_id": 2})
 
 
 def bad_variants():
@@ -103,6 +118,13 @@ def bad_variants():
     yield "cpu-count-negative", lambda d: d["system_info"].update({"cpu_count": -1})
     yield "scope-without-name", lambda d: d["relationships"]["scopes"][0].pop("name")
     yield "metadata-not-object", lambda d: ev(d, 5).update({"metadata": [1]})
+    yield "graph-node-without-id", lambda d: (graph_nodes(d),
+                                              ev(d, 8)["metadata"].pop("graph_node_id"))
+    yield "graph-node-bad-operation", lambda d: (graph_nodes(d), ev(d, 8)["metadata"].update(
+        {"operation": "captured"}))
+    yield "graph-clone-without-original", lambda d: (graph_nodes(d),
+                                                     ev(d, 9)["metadata"].pop(
+                                                         "original_node_id"))
 
 
 def write(outdir, sub, variants):

@@ -164,6 +164,59 @@ Test(records, a_launch_torn_from_its_configuration)
 	yajl_tree_free(t);
 }
 
+/* Graph nodes (created, cloned) and the node id of replayed copies and memsets, which
+ * travels in an EXT record; a copy whose EXT was torn away is written without it. */
+Test(records, graph_nodes_and_the_node_of_replayed_copies)
+{
+	struct isc_event r[7];
+	struct isc_convert_result res;
+	r[0] = head(ISC_EV_GRAPH_NODE, "cudaLaunchKernel", 1000000, 0);
+	r[0].u.graph_node = (struct isc_graph_node_payload){ 11, 0, 5, 3, 0 };
+	r[1] = head(ISC_EV_GRAPH_NODE, "cudaGraphInstantiate", 1001000, 0);
+	r[1].aux = ISC_NODE_CLONED;
+	r[1].u.graph_node = (struct isc_graph_node_payload){ 1ull << 40, 11, 6, 3, 1 };
+	r[2] = head(ISC_EV_GPU_MEMCPY, NULL, 1010000, 2000);
+	r[2].flags = ISC_EVF_NODE_EXT;
+	r[2].u.gpu_copy = (struct isc_gpu_memcpy_payload){
+		7, 4096, 7, 3, ISC_DIR_D2D, ISC_MEM_DEVICE, ISC_MEM_DEVICE, 0, 0, 0
+	};
+	r[3] = head(ISC_EV_EXT, NULL, 0, 0);
+	r[3].u.gpu_node_ext.graph_node_id = 1ull << 40;
+	r[4] = head(ISC_EV_GPU_MEMSET, NULL, 1020000, 1000);
+	r[4].flags = ISC_EVF_NODE_EXT;
+	r[4].u.gpu_memset = (struct isc_gpu_memset_payload){ 7, 64, 7, 0, 3, ISC_MEM_DEVICE };
+	r[5] = head(ISC_EV_EXT, NULL, 0, 0);
+	r[5].u.gpu_node_ext.graph_node_id = 12;
+	r[6] = head(ISC_EV_GPU_MEMSET, NULL, 1030000, 1000);
+	r[6].flags = ISC_EVF_NODE_EXT; /* its EXT never made it into the spill */
+	r[6].u.gpu_memset = (struct isc_gpu_memset_payload){ 7, 64, 7, 0, 3, ISC_MEM_DEVICE };
+	yajl_val t = convert(r, 7, &res);
+	cr_assert_eq(res.events, 5);
+	cr_assert_eq(res.skipped, 1, "the torn memset's node");
+
+	yajl_val e = isc_trace_find(t, "cuda_graph_node", "cudaLaunchKernel", 0);
+	cr_assert_str_eq(isc_trace_str(e, "metadata/operation"), "created");
+	cr_assert_eq(isc_trace_int(e, "metadata/graph_node_id", -1), 11);
+	cr_assert_eq(isc_trace_int(e, "metadata/graph_id", -1), 3);
+	cr_assert_eq(isc_trace_int(e, "metadata/correlation_id", -1), 5);
+	cr_assert_str_eq(isc_trace_str(e, "metadata/kind"), "kernel");
+	cr_assert_null(isc_trace_get(e, "metadata/original_node_id"));
+	e = isc_trace_find(t, "cuda_graph_node", "cudaGraphInstantiate", 0);
+	cr_assert_str_eq(isc_trace_str(e, "metadata/operation"), "cloned");
+	cr_assert_eq(isc_trace_int(e, "metadata/graph_node_id", -1), 1ll << 40);
+	cr_assert_eq(isc_trace_int(e, "metadata/original_node_id", -1), 11);
+	cr_assert_str_eq(isc_trace_str(e, "metadata/kind"), "memcpy");
+	e = isc_trace_find(t, "d2d_copy", NULL, 0);
+	cr_assert_eq(isc_trace_int(e, "metadata/graph_id", -1), 3);
+	cr_assert_eq(isc_trace_int(e, "metadata/graph_node_id", -1), 1ll << 40);
+	cr_assert_eq(isc_trace_int(isc_trace_find(t, "gpu_memset", NULL, 0),
+				   "metadata/graph_node_id", -1),
+		     12);
+	cr_assert_null(
+		isc_trace_get(isc_trace_find(t, "gpu_memset", NULL, 1), "metadata/graph_node_id"));
+	yajl_tree_free(t);
+}
+
 /* An H100 as CUPTI describes it: 64 warps, 32 blocks, 64 K registers, 228 KiB per SM. */
 static const struct isc_gpu_device h100 = {
 	.cc_major = 9,

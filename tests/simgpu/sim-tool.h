@@ -17,7 +17,7 @@
 
 #include "tests/simgpu/simgpu.h"
 
-#define SIMGPU_TOOL_ABI 1
+#define SIMGPU_TOOL_ABI 2
 
 struct cudaDeviceProp;
 
@@ -52,6 +52,22 @@ struct simgpu_sync {
 	uint64_t end_ns;
 };
 
+/* A CUDA graph node made by the calling thread's API call (CUPTI's resource callbacks). */
+enum simgpu_graph_event {
+	SIMGPU_NODE_CREATED = 1, /* captured from a stream */
+	SIMGPU_NODE_CLONED = 2,	 /* copied by cudaGraphInstantiate or cudaGraphClone */
+};
+
+struct simgpu_graph_node {
+	uint32_t event;	    /* enum simgpu_graph_event */
+	uint32_t node_type; /* CUgraphNodeType */
+	void *graph; /* cudaGraph_t the node belongs to (instantiation: the one instantiated) */
+	void *original_graph; /* cloned: the graph copied from */
+	void *node;	      /* cudaGraphNode_t */
+	void *original_node;  /* cloned: the node copied */
+	void *graph_exec;     /* instantiation: the new cudaGraphExec_t */
+};
+
 /* What libcupti gives the runtime. Every hook runs on the calling application thread. */
 struct simgpu_tool {
 	int abi;
@@ -60,6 +76,7 @@ struct simgpu_tool {
 	void (*op)(const struct simgpu_op *op);
 	void (*sync)(const struct simgpu_sync *sync);
 	void (*runtime_ready)(void); /* devices exist now (after injection) */
+	void (*graph_node)(const struct simgpu_graph_node *node); /* inside the API call */
 };
 
 /* What the runtime gives libcupti. */
@@ -70,6 +87,10 @@ struct simgpu_runtime {
 	int (*device_props)(int device, struct cudaDeviceProp *prop);
 	uint64_t (*now)(void);
 	void (*serialize_kernels)(bool on);
+	/* ids of live graph nodes and graphs (cuptiGetGraphNodeId, cuptiGetGraphId): false
+	 * for a handle that is not one */
+	bool (*graph_node_id)(const void *node, uint64_t *id);
+	bool (*graph_id)(const void *graph, uint32_t *id);
 };
 
 /* Exported by the runtime: installs @p tool (NULL to remove it), returns the runtime's table. */

@@ -45,6 +45,10 @@ struct isc_cupti_report {
 	bool refused;
 	bool ts_callback; /* timestamps through our clock callback, not calibrated */
 	uint64_t dropped, buffers, buffers_refused, records, unresolved, overhead_ns;
+	/* CUDA graph nodes (cupti-graphs.c): "on", "off" (CUPTI not active) or
+	 * "unavailable" with a reason; nodes recorded; ids CUPTI could not give */
+	const char *graph_nodes, *graph_nodes_reason;
+	uint64_t graph_nodes_created, graph_nodes_cloned, graph_nodes_no_id;
 };
 
 /* What the CUDA family knows at the end of the run. */

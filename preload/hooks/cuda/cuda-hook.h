@@ -122,6 +122,8 @@ static inline bool isc_cuda_enter(struct isc_cuda_call *c, unsigned fn)
 	c->t = t;
 	c->fn = fn;
 	c->corr = isc_next_id();
+	t->cuda.corr = c->corr;
+	t->cuda.fn = fn;
 	c->pushed = isc_cupti_push(c->corr, t->tid);
 	c->t0 = now;
 	return true;

@@ -4,7 +4,11 @@
  * SIMGPU_CUPTI_HOLDER names another tool, gets
  * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, as on CUDA <= 13.2), and
  * runtime/driver API enter/exit callbacks with CUpti_CallbackData. The
- * simulator passes no parameter structures (functionParams is NULL).
+ * simulator passes no parameter structures (functionParams is NULL). In the
+ * resource domain, only the graph node callbacks: GRAPHNODE_CREATED and
+ * GRAPHNODE_CLONED, with CUpti_ResourceData and a CUpti_GraphData descriptor,
+ * inside the API call that makes the node, on its thread; SIMGPU_CUPTI_NO_RESOURCE
+ * makes cuptiEnableCallback refuse the domain (CUPTI_ERROR_NOT_SUPPORTED).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,7 @@ struct CUpti_Subscriber_st {
 	void *userdata;
 	uint8_t runtime_on[MAX_CBID / 8];
 	uint8_t driver_on[MAX_CBID / 8];
+	uint8_t resource_on[MAX_CBID / 8];
 };
 
 static struct CUpti_Subscriber_st *_Atomic subscriber;
@@ -115,6 +120,9 @@ static uint8_t *bits_of(struct CUpti_Subscriber_st *s, CUpti_CallbackDomain doma
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		return s->driver_on;
 	}
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE && !isc_cupti.refuse_resource) {
+		return s->resource_on;
+	}
 	return NULL;
 }
 
@@ -127,6 +135,9 @@ CUPTI_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHa
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	}
 	bits = bits_of(handle, domain);
+	if (!bits && domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		return CUPTI_ERROR_NOT_SUPPORTED; /* SIMGPU_CUPTI_NO_RESOURCE */
+	}
 	if (!bits) {
 		return CUPTI_SUCCESS; /* domains the simulator never calls back for */
 	}
@@ -214,4 +225,29 @@ void isc_cupti_callback(const struct simgpu_api *call, CUpti_ApiCallbackSite sit
 	data.correlationData = (uint64_t *)&call->tool_data;
 	data.correlationId = call->correlation_id;
 	s->callback(s->userdata, domain, call->cbid, &data);
+}
+
+/* On the thread whose API call made the node, inside that call. */
+void isc_cupti_graph_callback(const struct simgpu_graph_node *node)
+{
+	struct CUpti_Subscriber_st *s = atomic_load_explicit(&subscriber, memory_order_acquire);
+	CUpti_CallbackId cbid = node->event == SIMGPU_NODE_CLONED
+					? CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED
+					: CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED;
+	CUpti_ResourceData data;
+	CUpti_GraphData graph;
+
+	if (!s || !((s->resource_on[cbid / 8] >> (cbid % 8)) & 1u)) {
+		return;
+	}
+	memset(&graph, 0, sizeof(graph));
+	graph.graph = (CUgraph)node->graph;
+	graph.originalGraph = (CUgraph)node->original_graph;
+	graph.node = (CUgraphNode)node->node;
+	graph.originalNode = (CUgraphNode)node->original_node;
+	graph.nodeType = (CUgraphNodeType)node->node_type;
+	graph.graphExec = (CUgraphExec)node->graph_exec;
+	memset(&data, 0, sizeof(data));
+	data.resourceDescriptor = &graph;
+	s->callback(s->userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
 }

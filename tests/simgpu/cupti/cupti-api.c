@@ -104,6 +104,7 @@ static void setup(void)
 	isc_cupti.buffer_limit = env_u64("SIMGPU_CUPTI_BUFFER_LIMIT", 0);
 	isc_cupti.flush_period_ms = (uint32_t)env_u64("SIMGPU_CUPTI_FLUSH_MS", 100);
 	isc_cupti.subscribe_ms = (uint32_t)env_u64("SIMGPU_CUPTI_SUBSCRIBE_MS", 0);
+	isc_cupti.refuse_resource = env_u64("SIMGPU_CUPTI_NO_RESOURCE", 0) != 0;
 	if (holder && holder[0]) {
 		snprintf(isc_cupti.holder, sizeof(isc_cupti.holder), "%s", holder);
 	}
@@ -179,6 +180,7 @@ static const struct simgpu_tool tool_ops = {
 	.op = isc_cupti_record_op,
 	.sync = isc_cupti_record_sync,
 	.runtime_ready = hook_runtime_ready,
+	.graph_node = isc_cupti_graph_callback,
 };
 
 /* Attaches to the simulated runtime if it is loaded; cheap once attached. */
@@ -378,4 +380,32 @@ CUPTI_EXPORT CUptiResult cuptiGetContextId(CUcontext context, uint32_t *contextI
 CUPTI_EXPORT CUptiResult cuptiGetLastError(void)
 {
 	return CUPTI_SUCCESS;
+}
+
+/* ---- graph ids (what GPU records carry in graphNodeId and graphId) ---- */
+
+CUPTI_EXPORT CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t *nodeId)
+{
+	const struct simgpu_runtime *rt = isc_cupti.rt;
+
+	if (!node || !nodeId) {
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	}
+	if (!rt) {
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	}
+	return rt->graph_node_id(node, nodeId) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+CUPTI_EXPORT CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t *pId)
+{
+	const struct simgpu_runtime *rt = isc_cupti.rt;
+
+	if (!graph || !pId) {
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	}
+	if (!rt) {
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	}
+	return rt->graph_id(graph, pId) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }

@@ -69,6 +69,7 @@ struct isc_cupti_state {
 	uint64_t buffer_limit; /* SIMGPU_CUPTI_BUFFER_LIMIT, 0: none */
 	uint32_t flush_period_ms;
 	uint32_t subscribe_ms; /* SIMGPU_CUPTI_SUBSCRIBE_MS: how long a subscription takes */
+	bool refuse_resource;  /* SIMGPU_CUPTI_NO_RESOURCE: the resource domain is refused */
 	struct isc_cupti_buf *cur;
 	struct isc_cupti_buf *full_head;
 	struct isc_cupti_buf *full_tail;
@@ -108,6 +109,7 @@ void isc_cupti_record_external(uint32_t correlation_id);
 
 /* callbacks.c */
 void isc_cupti_callback(const struct simgpu_api *call, CUpti_ApiCallbackSite site);
+void isc_cupti_graph_callback(const struct simgpu_graph_node *node);
 bool isc_cupti_has_subscriber(void);
 void isc_cupti_unsubscribe_all(void);
 

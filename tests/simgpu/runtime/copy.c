@@ -170,8 +170,13 @@ static cudaError_t enqueue(struct isc_sim_call *c, struct simgpu_op *op, cudaStr
 	op->device = s->device;
 	op->enqueue_ns = isc_sim_now();
 	if (s->capture) {
-		isc_sim_capture_add(s, op, duration);
+		struct simgpu_graph_node created;
+		bool added = isc_sim_capture_add(s, op, duration, &created);
+
 		pthread_mutex_unlock(&isc_sim_lock);
+		if (added) {
+			isc_sim_notify_graph_node(&created);
+		}
 		return cudaSuccess;
 	}
 	op->end_ns = isc_sim_schedule(s, engine_of(op->copy_kind),

@@ -274,6 +274,8 @@ static const struct simgpu_runtime runtime_ops = {
 	.device_props = isc_sim_fill_props,
 	.now = isc_sim_now,
 	.serialize_kernels = rt_serialize_kernels,
+	.graph_node_id = isc_sim_graph_node_id,
+	.graph_id = isc_sim_graph_id,
 };
 
 SIM_EXPORT const struct simgpu_runtime *simgpu_tool_attach(const struct simgpu_tool *tool)

@@ -265,8 +265,13 @@ cudaError_t isc_sim_launch(struct isc_sim_call *c, struct CUkern_st *k, dim3 gri
 	op.device = s->device;
 	op.enqueue_ns = isc_sim_now();
 	if (s->capture) {
-		isc_sim_capture_add(s, &op, duration);
+		struct simgpu_graph_node created;
+		bool added = isc_sim_capture_add(s, &op, duration, &created);
+
 		pthread_mutex_unlock(&isc_sim_lock);
+		if (added) {
+			isc_sim_notify_graph_node(&created);
+		}
 		return cudaSuccess;
 	}
 	op.launch_seq = ++launch_seq;

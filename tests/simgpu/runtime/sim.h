@@ -244,8 +244,16 @@ cudaError_t isc_sim_memset(struct isc_sim_call *c, void *dst, int value, size_t 
 			   cudaStream_t stream, unsigned mode);
 uint64_t isc_sim_copy_duration(uint8_t copy_kind, uint8_t host_kind, uint64_t bytes);
 
-/* ---- graphs (graph.c) ---- */
-void isc_sim_capture_add(struct CUstream_st *s, const struct simgpu_op *op, uint64_t duration);
+/* ---- graphs (graph.c, capture.c) ---- */
+/* A new empty graph (its handle live). Caller holds the lock. */
+struct CUgraph_st *isc_sim_graph_new(void);
+/* Adds op as a node of the graph s captures; *created is what the tool is told, with
+ * isc_sim_notify_graph_node once the lock is released. False when out of memory. */
+bool isc_sim_capture_add(struct CUstream_st *s, const struct simgpu_op *op, uint64_t duration,
+			 struct simgpu_graph_node *created);
+void isc_sim_notify_graph_node(const struct simgpu_graph_node *node);
+bool isc_sim_graph_node_id(const void *node, uint64_t *id);
+bool isc_sim_graph_id(const void *graph, uint32_t *id);
 
 /* ---- ground truth (truth.c) ---- */
 void isc_sim_truth_op(const struct simgpu_op *op);

@@ -64,6 +64,9 @@ bool client_open(void)
 	RESOLVE(enable_domain, "cuptiEnableDomain");
 	RESOLVE(callback_name, "cuptiGetCallbackName");
 	RESOLVE(finalize, "cuptiFinalize");
+	RESOLVE(enable_callback, "cuptiEnableCallback");
+	RESOLVE(graph_node_id, "cuptiGetGraphNodeId");
+	RESOLVE(graph_id, "cuptiGetGraphId");
 	return true;
 }
 

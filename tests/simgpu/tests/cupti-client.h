@@ -33,6 +33,9 @@ struct client_api {
 	__typeof__(cuptiEnableDomain) *enable_domain;
 	__typeof__(cuptiGetCallbackName) *callback_name;
 	__typeof__(cuptiFinalize) *finalize;
+	__typeof__(cuptiEnableCallback) *enable_callback;
+	__typeof__(cuptiGetGraphNodeId) *graph_node_id;
+	__typeof__(cuptiGetGraphId) *graph_id;
 };
 
 /* Copies of what the completion callback delivered, in delivery order per kind. */
