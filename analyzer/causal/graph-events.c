@@ -19,76 +19,9 @@
 
 #include "analyzer/base/sort.h"
 #include "analyzer/causal/graph.h"
-
-/* Open addressing, uint64 key -> uint32 value; key 0 is never stored (keys set bit 63). */
-struct map {
-	uint64_t *key;
-	uint32_t *val;
-	size_t mask;
-	size_t n;
-};
+#include "analyzer/causal/id-map.h"
 
 #define KEY_BIT (UINT64_C(1) << 63)
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	return x;
-}
-
-static int map_grow(struct map *m)
-{
-	size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
-	uint64_t *k = calloc(cap, sizeof(*k));
-	uint32_t *v = malloc(cap * sizeof(*v));
-	if (k == NULL || v == NULL) {
-		free(k);
-		free(v);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; m->mask && i <= m->mask; i++) {
-		if (m->key[i] != 0) {
-			size_t j = mix(m->key[i]) & (cap - 1);
-			while (k[j] != 0) {
-				j = (j + 1) & (cap - 1);
-			}
-			k[j] = m->key[i];
-			v[j] = m->val[i];
-		}
-	}
-	free(m->key);
-	free(m->val);
-	m->key = k;
-	m->val = v;
-	m->mask = cap - 1;
-	return 0;
-}
-
-/* The slot of key (inserted with value ISC_GN_NONE when absent), NULL on -ENOMEM. */
-static uint32_t *map_at(struct map *m, uint64_t key)
-{
-	if ((m->n + 1) * 2 > m->mask + 1 && map_grow(m) < 0) {
-		return NULL;
-	}
-	size_t j = mix(key) & m->mask;
-	while (m->key[j] != 0 && m->key[j] != key) {
-		j = (j + 1) & m->mask;
-	}
-	if (m->key[j] == 0) {
-		m->key[j] = key;
-		m->val[j] = ISC_GN_NONE;
-		m->n++;
-	}
-	return &m->val[j];
-}
-
-static void map_free(struct map *m)
-{
-	free(m->key);
-	free(m->val);
-}
 
 static uint64_t stream_key(const struct isc_ev *e)
 {
@@ -107,13 +40,13 @@ static uint64_t event_key(const struct isc_ev *e)
 struct pass {
 	const struct isc_trace *t;
 	struct isc_causal *c;
-	uint8_t *kind;	   /* per string id: enum isc_event_call + 1, 0 not yet known */
-	uint32_t *by_api;  /* GPU nodes in order of their launch call's index */
-	int64_t *api;	   /* the launch call's index of each GPU node (sort key) */
-	size_t n_launched; /* entries of by_api */
-	struct map last;   /* stream -> the last operation launched onto it */
-	struct map pend;   /* stream -> the mark its next operation waits for */
-	struct map mark;   /* event -> the operation its last record marked */
+	uint8_t *kind;		/* per string id: enum isc_event_call + 1, 0 not yet known */
+	uint32_t *by_api;	/* GPU nodes in order of their launch call's index */
+	int64_t *api;		/* the launch call's index of each GPU node (sort key) */
+	size_t n_launched;	/* entries of by_api */
+	struct isc_id_map last; /* stream -> the last operation launched onto it */
+	struct isc_id_map pend; /* stream -> the mark its next operation waits for */
+	struct isc_id_map mark; /* event -> the operation its last record marked */
 };
 
 static enum isc_event_call call_kind(struct pass *p, const struct isc_ev *e)
@@ -192,8 +125,8 @@ static int launch(struct pass *p, size_t i, size_t *k)
 {
 	struct isc_causal *c = p->c;
 	const struct isc_ev *e = &p->t->ev[i];
-	uint32_t *pend = map_at(&p->pend, stream_key(e));
-	uint32_t *last = pend != NULL ? map_at(&p->last, stream_key(e)) : NULL;
+	uint32_t *pend = isc_id_map_at(&p->pend, stream_key(e), ISC_GN_NONE);
+	uint32_t *last = pend != NULL ? isc_id_map_at(&p->last, stream_key(e), ISC_GN_NONE) : NULL;
 	if (last == NULL) {
 		return -ENOMEM;
 	}
@@ -216,12 +149,13 @@ static int event_call(struct pass *p, const struct isc_ev *e, enum isc_event_cal
 		      struct isc_event_wait **sync, size_t *n_sync, size_t *cap)
 {
 	const struct isc_causal *c = p->c;
-	uint32_t *m = map_at(&p->mark, event_key(e));
+	uint32_t *m = isc_id_map_at(&p->mark, event_key(e), ISC_GN_NONE);
 	if (m == NULL) {
 		return -ENOMEM;
 	}
 	if (k == ISC_EC_RECORD) {
-		uint32_t *last = e->stream >= 0 ? map_at(&p->last, stream_key(e)) : NULL;
+		uint32_t *last =
+			e->stream >= 0 ? isc_id_map_at(&p->last, stream_key(e), ISC_GN_NONE) : NULL;
 		if (e->stream >= 0 && last == NULL) {
 			return -ENOMEM;
 		}
@@ -233,7 +167,7 @@ static int event_call(struct pass *p, const struct isc_ev *e, enum isc_event_cal
 	}
 	if (k == ISC_EC_WAIT && *m < UNSEEN && e->stream >= 0) {
 		uint32_t src = *m;
-		uint32_t *pend = map_at(&p->pend, stream_key(e));
+		uint32_t *pend = isc_id_map_at(&p->pend, stream_key(e), ISC_GN_NONE);
 		if (pend == NULL) {
 			return -ENOMEM;
 		}
@@ -285,7 +219,7 @@ int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *
 		if (e->stream >= 0 && e->corr != 0 && (e->sub == ISC_AC_LAUNCH || async_op(e))) {
 			/* work whose operation is not in the graph (outside the window, or
 			 * no GPU record): a record after it marks something unknown */
-			uint32_t *last = map_at(&p.last, stream_key(e));
+			uint32_t *last = isc_id_map_at(&p.last, stream_key(e), ISC_GN_NONE);
 			r = last == NULL ? -ENOMEM : 0;
 			if (last != NULL) {
 				*last = UNSEEN;
@@ -301,9 +235,9 @@ out:
 	free(p.kind);
 	free(p.by_api);
 	free(p.api);
-	map_free(&p.last);
-	map_free(&p.pend);
-	map_free(&p.mark);
+	isc_id_map_free(&p.last);
+	isc_id_map_free(&p.pend);
+	isc_id_map_free(&p.mark);
 	return r;
 }
 
