@@ -11,7 +11,8 @@
  * Streams here are the calls' stream arguments (the recorder's numbering, one per input),
  * not CUPTI's ids: a record names a stream handle, and launches name the same handles, so
  * the launch calls link the two through correlation. Inputs without handles (Kineto)
- * give no edge: nothing is inferred from timing.
+ * are paired from their cuda_sync records instead (graph-events-kineto.c); nothing is
+ * inferred from timing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,20 +58,28 @@ static enum isc_event_call call_kind(struct pass *p, const struct isc_ev *e)
 	return (enum isc_event_call)(p->kind[e->name] - 1);
 }
 
-/* Whether the window has a wait or a synchronize on a known handle: else nothing to do. */
-static bool any_handles(struct pass *p, const struct isc_analysis *a)
+/* What the window holds to pair: a wait or a synchronize on a known handle (WANT_HANDLES),
+ * a Kineto cuda_sync record that names the stream its event was recorded on (WANT_KINETO).
+ * Neither: nothing to do. */
+enum { WANT_HANDLES = 1, WANT_KINETO = 2 };
+
+static unsigned wanted(struct pass *p, const struct isc_analysis *a)
 {
-	for (size_t i = 0; i < p->t->n; i++) {
+	unsigned w = 0;
+	for (size_t i = 0; i < p->t->n && w != (WANT_HANDLES | WANT_KINETO); i++) {
 		const struct isc_ev *e = &p->t->ev[i];
+		if (e->type == ISC_T_GPU_SYNC) {
+			bool names = e->sub != ISC_GS_OTHER && e->v.sync.wait_stream >= 0;
+			w |= names && isc_graph_in_window(a, e) ? WANT_KINETO : 0;
+			continue;
+		}
 		if (e->type != ISC_T_CUDA_API || e->v.handle == 0 || !isc_graph_in_window(a, e)) {
 			continue;
 		}
 		enum isc_event_call k = call_kind(p, e);
-		if (k == ISC_EC_WAIT || k == ISC_EC_SYNC) {
-			return true;
-		}
+		w |= k == ISC_EC_WAIT || k == ISC_EC_SYNC ? WANT_HANDLES : 0;
 	}
-	return false;
+	return w;
 }
 
 static int launched_nodes(struct pass *p)
@@ -105,7 +114,7 @@ static bool async_op(const struct isc_ev *e)
 	return (e->sub == ISC_AC_MEMCPY || e->sub == ISC_AC_MEMSET) && !(e->flags & ISC_F_BLOCKED);
 }
 
-static int set_xdep(struct isc_causal *c, uint32_t node, uint32_t src)
+int isc_graph_add_xdep(struct isc_causal *c, uint32_t node, uint32_t src)
 {
 	if (c->xdep == NULL) {
 		c->xdep = malloc((c->n + 1) * sizeof(*c->xdep));
@@ -116,6 +125,22 @@ static int set_xdep(struct isc_causal *c, uint32_t node, uint32_t src)
 	}
 	c->xdep[node] = src;
 	c->event_edges++;
+	return 0;
+}
+
+int isc_graph_push_wait(struct isc_event_wait **v, size_t *n, size_t *cap, uint32_t ev,
+			uint32_t src)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct isc_event_wait *nv = realloc(*v, nc * sizeof(*nv));
+		if (nv == NULL) {
+			return -ENOMEM;
+		}
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = (struct isc_event_wait){ ev, src };
 	return 0;
 }
 
@@ -133,7 +158,7 @@ static int launch(struct pass *p, size_t i, size_t *k)
 	uint32_t best = ISC_GN_NONE;
 	for (; *k < p->n_launched && p->api[p->by_api[*k] - c->host_nodes] == (int64_t)i; (*k)++) {
 		uint32_t g = p->by_api[*k];
-		if (*pend != ISC_GN_NONE && set_xdep(c, g, *pend) < 0) {
+		if (*pend != ISC_GN_NONE && isc_graph_add_xdep(c, g, *pend) < 0) {
 			return -ENOMEM;
 		}
 		if (best == ISC_GN_NONE || c->node[g].t1 >= c->node[best].t1) {
@@ -177,19 +202,16 @@ static int event_call(struct pass *p, const struct isc_ev *e, enum isc_event_cal
 		return 0;
 	}
 	if (k == ISC_EC_SYNC && *m != ISC_GN_NONE) { /* else: its record is unknown */
-		if (*n_sync == *cap) {
-			size_t nc = *cap ? *cap * 2 : 64;
-			struct isc_event_wait *v = realloc(*sync, nc * sizeof(*v));
-			if (v == NULL) {
-				return -ENOMEM;
-			}
-			*sync = v;
-			*cap = nc;
-		}
-		(*sync)[(*n_sync)++] = (struct isc_event_wait){ (uint32_t)(e - p->t->ev),
-								*m == EMPTY ? ISC_GN_NONE : *m };
+		return isc_graph_push_wait(sync, n_sync, cap, (uint32_t)(e - p->t->ev),
+					   *m == EMPTY ? ISC_GN_NONE : *m);
 	}
 	return 0;
+}
+
+static int cmp_wait(const void *x, const void *y)
+{
+	const struct isc_event_wait *a = x, *b = y;
+	return a->ev < b->ev ? -1 : a->ev > b->ev;
 }
 
 int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *a,
@@ -201,7 +223,11 @@ int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *
 	*n_sync = 0;
 	p.kind = calloc(isc_trace_n_strings(t) + 1, 1);
 	int r = p.kind == NULL ? -ENOMEM : 0;
-	if (r < 0 || !any_handles(&p, a) || (r = launched_nodes(&p)) < 0) {
+	unsigned want = r == 0 ? wanted(&p, a) : 0;
+	if (want & WANT_KINETO) {
+		r = isc_graph_kineto_event_edges(t, c, sync, n_sync, &cap);
+	}
+	if (r < 0 || !(want & WANT_HANDLES) || (r = launched_nodes(&p)) < 0) {
 		goto out;
 	}
 	for (size_t i = 0; i < t->n && r == 0; i++) {
@@ -232,6 +258,11 @@ int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *
 		}
 	}
 out:
+	if (r == 0 && (want & WANT_KINETO) && *n_sync > 1) {
+		/* Kineto's come in correlation order, after the other pass's if any: the
+		 * lookup (isc_graph_event_source) wants them in event order */
+		qsort(*sync, *n_sync, sizeof(**sync), cmp_wait);
+	}
 	free(p.kind);
 	free(p.by_api);
 	free(p.api);
