@@ -47,7 +47,7 @@ struct kpass {
 	const struct isc_trace *t;
 	struct isc_causal *c;
 	struct item *it;
-	size_t n, cap;
+	size_t n;
 	struct isc_id_map last; /* stream -> the item of the operation it runs last so far */
 	struct isc_id_map pend; /* stream -> the S_WAIT item its next operation waits for */
 };
@@ -58,22 +58,12 @@ static uint64_t stream_key(const struct isc_ev *e, int32_t stream)
 	       (uint32_t)stream;
 }
 
-static int add(struct kpass *p, uint64_t corr, enum step s, size_t ev, uint32_t node)
+static void add(struct kpass *p, uint64_t corr, enum step s, size_t ev, uint32_t node)
 {
-	if (p->n == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 1024;
-		struct item *v = realloc(p->it, nc * sizeof(*v));
-		if (v == NULL) {
-			return -ENOMEM;
-		}
-		p->it = v;
-		p->cap = nc;
-	}
 	/* the sign bit is the input's: keys of one input keep their order */
 	uint64_t k =
 		(uint64_t)p->t->ev[ev].input << 48 | (corr & ((UINT64_C(1) << 46) - 1)) << 2 | s;
 	p->it[p->n++] = (struct item){ (int64_t)k, (uint32_t)ev, node };
-	return 0;
 }
 
 /* The correlation whose submissions a wait's record marked: R, or C when R is unknown
@@ -90,38 +80,53 @@ static uint64_t mark_corr(const struct isc_ev *e)
 	return e->sub == ISC_GS_WAIT_EVENT ? e->corr : 0;
 }
 
-/* Every GPU operation with a stream and a launch, and every wait on an event. */
+static bool is_op(const struct isc_ev *e)
+{
+	return isc_type_is_gpu(e->type) && e->type != ISC_T_GPU_SYNC && e->corr != 0 &&
+	       e->stream >= 0 && !(e->flags & ISC_F_NO_STREAM);
+}
+
+/* Every GPU operation with a stream and a launch, and every wait on an event; counted
+ * first, so that the items take what they need and no doubling slack (a Kineto trace is
+ * about one operation in four events). */
 static int gather(struct kpass *p)
 {
 	const struct isc_trace *t = p->t;
 	const struct isc_causal *c = p->c;
-	size_t g = c->host_nodes;
-	int r = 0;
-	for (size_t i = 0; i < t->n && r == 0; i++) {
+	size_t n = 0, g = c->host_nodes;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		if (e->type == ISC_T_GPU_SYNC && e->sub != ISC_GS_OTHER) {
+			n += 2;
+		}
+		n += is_op(e);
+	}
+	p->it = malloc((n + 1) * sizeof(*p->it));
+	if (p->it == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->n; i++) {
 		const struct isc_ev *e = &t->ev[i];
 		if (e->type == ISC_T_GPU_SYNC) {
 			uint64_t m = e->sub != ISC_GS_OTHER ? mark_corr(e) : 0;
 			if (m != 0) {
-				r = add(p, m, S_MARK, i, ISC_GN_NONE);
+				add(p, m, S_MARK, i, ISC_GN_NONE);
 			}
-			if (m != 0 && r == 0 && e->sub == ISC_GS_WAIT_EVENT) {
-				r = add(p, e->corr, S_WAIT, i, ISC_GN_NONE);
+			if (m != 0 && e->sub == ISC_GS_WAIT_EVENT) {
+				add(p, e->corr, S_WAIT, i, ISC_GN_NONE);
 			}
-			continue;
-		}
-		if (!isc_type_is_gpu(e->type)) {
 			continue;
 		}
 		/* the graph's operations are the window's, in event order */
 		while (g < c->n && c->node[g].ev < i) {
 			g++;
 		}
-		if (e->corr != 0 && e->stream >= 0 && !(e->flags & ISC_F_NO_STREAM)) {
-			r = add(p, e->corr, S_OP, i,
-				g < c->n && c->node[g].ev == i ? (uint32_t)g : ISC_GN_NONE);
+		if (is_op(e)) {
+			add(p, e->corr, S_OP, i,
+			    g < c->n && c->node[g].ev == i ? (uint32_t)g : ISC_GN_NONE);
 		}
 	}
-	return r;
+	return 0;
 }
 
 static int op(struct kpass *p, uint32_t k, size_t *assumed, size_t *refuted)
