@@ -5,12 +5,15 @@
  * syscalls and CPU-time samples, in the shape and key order the preload writes. With
  * "stacks", also sampled stacks as the sampler writes them: two cpu_sample events per
  * iteration, a stack_id on every fourth launch, and a "stacks" section of 64 stacks.
- * Usage: gen-trace [N [stacks]] > trace.json
+ * With "kineto", the same loop as the PyTorch profiler writes it (gen-trace-kineto.c).
+ * Usage: gen-trace [N [stacks|kineto]] > trace.json
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "gen-trace.h"
 
 struct gen {
 	uint64_t id, corr, n, limit;
@@ -131,6 +134,10 @@ int main(int argc, char **argv)
 			 .stacks = argc > 2 && strcmp(argv[2], "stacks") == 0 };
 	static char buf[1 << 20];
 	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
+	if (argc > 2 && strcmp(argv[2], "kineto") == 0) {
+		isc_bench_kineto(g.limit);
+		return ferror(stdout) ? 1 : 0;
+	}
 	printf("{\"format_version\":\"1.0\",\"trace_metadata\":{\"pid\":4242,"
 	       "\"hostname\":\"bench\",\"end_reason\":\"exit\",\"complete\":true,"
 	       "\"dropped_events\":{\"total\":0},\"cupti\":{\"status\":\"active\"}},"
