@@ -11,7 +11,8 @@
  * Streams here are the calls' stream arguments (the recorder's numbering, one per input),
  * not CUPTI's ids: a record names a stream handle, and launches name the same handles, so
  * the launch calls link the two through correlation. Inputs without handles (Kineto)
- * give no edge: nothing is inferred from timing.
+ * are paired from their cuda_sync records instead (graph-events-kineto.c); nothing is
+ * inferred from timing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,76 +20,9 @@
 
 #include "analyzer/base/sort.h"
 #include "analyzer/causal/graph.h"
-
-/* Open addressing, uint64 key -> uint32 value; key 0 is never stored (keys set bit 63). */
-struct map {
-	uint64_t *key;
-	uint32_t *val;
-	size_t mask;
-	size_t n;
-};
+#include "analyzer/causal/id-map.h"
 
 #define KEY_BIT (UINT64_C(1) << 63)
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	return x;
-}
-
-static int map_grow(struct map *m)
-{
-	size_t cap = m->mask ? (m->mask + 1) * 2 : 64;
-	uint64_t *k = calloc(cap, sizeof(*k));
-	uint32_t *v = malloc(cap * sizeof(*v));
-	if (k == NULL || v == NULL) {
-		free(k);
-		free(v);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; m->mask && i <= m->mask; i++) {
-		if (m->key[i] != 0) {
-			size_t j = mix(m->key[i]) & (cap - 1);
-			while (k[j] != 0) {
-				j = (j + 1) & (cap - 1);
-			}
-			k[j] = m->key[i];
-			v[j] = m->val[i];
-		}
-	}
-	free(m->key);
-	free(m->val);
-	m->key = k;
-	m->val = v;
-	m->mask = cap - 1;
-	return 0;
-}
-
-/* The slot of key (inserted with value ISC_GN_NONE when absent), NULL on -ENOMEM. */
-static uint32_t *map_at(struct map *m, uint64_t key)
-{
-	if ((m->n + 1) * 2 > m->mask + 1 && map_grow(m) < 0) {
-		return NULL;
-	}
-	size_t j = mix(key) & m->mask;
-	while (m->key[j] != 0 && m->key[j] != key) {
-		j = (j + 1) & m->mask;
-	}
-	if (m->key[j] == 0) {
-		m->key[j] = key;
-		m->val[j] = ISC_GN_NONE;
-		m->n++;
-	}
-	return &m->val[j];
-}
-
-static void map_free(struct map *m)
-{
-	free(m->key);
-	free(m->val);
-}
 
 static uint64_t stream_key(const struct isc_ev *e)
 {
@@ -107,13 +41,13 @@ static uint64_t event_key(const struct isc_ev *e)
 struct pass {
 	const struct isc_trace *t;
 	struct isc_causal *c;
-	uint8_t *kind;	   /* per string id: enum isc_event_call + 1, 0 not yet known */
-	uint32_t *by_api;  /* GPU nodes in order of their launch call's index */
-	int64_t *api;	   /* the launch call's index of each GPU node (sort key) */
-	size_t n_launched; /* entries of by_api */
-	struct map last;   /* stream -> the last operation launched onto it */
-	struct map pend;   /* stream -> the mark its next operation waits for */
-	struct map mark;   /* event -> the operation its last record marked */
+	uint8_t *kind;		/* per string id: enum isc_event_call + 1, 0 not yet known */
+	uint32_t *by_api;	/* GPU nodes in order of their launch call's index */
+	int64_t *api;		/* the launch call's index of each GPU node (sort key) */
+	size_t n_launched;	/* entries of by_api */
+	struct isc_id_map last; /* stream -> the last operation launched onto it */
+	struct isc_id_map pend; /* stream -> the mark its next operation waits for */
+	struct isc_id_map mark; /* event -> the operation its last record marked */
 };
 
 static enum isc_event_call call_kind(struct pass *p, const struct isc_ev *e)
@@ -124,20 +58,28 @@ static enum isc_event_call call_kind(struct pass *p, const struct isc_ev *e)
 	return (enum isc_event_call)(p->kind[e->name] - 1);
 }
 
-/* Whether the window has a wait or a synchronize on a known handle: else nothing to do. */
-static bool any_handles(struct pass *p, const struct isc_analysis *a)
+/* What the window holds to pair: a wait or a synchronize on a known handle (WANT_HANDLES),
+ * a Kineto cuda_sync record that names the stream its event was recorded on (WANT_KINETO).
+ * Neither: nothing to do. */
+enum { WANT_HANDLES = 1, WANT_KINETO = 2 };
+
+static unsigned wanted(struct pass *p, const struct isc_analysis *a)
 {
-	for (size_t i = 0; i < p->t->n; i++) {
+	unsigned w = 0;
+	for (size_t i = 0; i < p->t->n && w != (WANT_HANDLES | WANT_KINETO); i++) {
 		const struct isc_ev *e = &p->t->ev[i];
+		if (e->type == ISC_T_GPU_SYNC) {
+			bool names = e->sub != ISC_GS_OTHER && e->v.sync.wait_stream >= 0;
+			w |= names && isc_graph_in_window(a, e) ? WANT_KINETO : 0;
+			continue;
+		}
 		if (e->type != ISC_T_CUDA_API || e->v.handle == 0 || !isc_graph_in_window(a, e)) {
 			continue;
 		}
 		enum isc_event_call k = call_kind(p, e);
-		if (k == ISC_EC_WAIT || k == ISC_EC_SYNC) {
-			return true;
-		}
+		w |= k == ISC_EC_WAIT || k == ISC_EC_SYNC ? WANT_HANDLES : 0;
 	}
-	return false;
+	return w;
 }
 
 static int launched_nodes(struct pass *p)
@@ -172,7 +114,7 @@ static bool async_op(const struct isc_ev *e)
 	return (e->sub == ISC_AC_MEMCPY || e->sub == ISC_AC_MEMSET) && !(e->flags & ISC_F_BLOCKED);
 }
 
-static int set_xdep(struct isc_causal *c, uint32_t node, uint32_t src)
+int isc_graph_add_xdep(struct isc_causal *c, uint32_t node, uint32_t src)
 {
 	if (c->xdep == NULL) {
 		c->xdep = malloc((c->n + 1) * sizeof(*c->xdep));
@@ -186,21 +128,37 @@ static int set_xdep(struct isc_causal *c, uint32_t node, uint32_t src)
 	return 0;
 }
 
+int isc_graph_push_wait(struct isc_event_wait **v, size_t *n, size_t *cap, uint32_t ev,
+			uint32_t src)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct isc_event_wait *nv = realloc(*v, nc * sizeof(*nv));
+		if (nv == NULL) {
+			return -ENOMEM;
+		}
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = (struct isc_event_wait){ ev, src };
+	return 0;
+}
+
 /* The operations of launch call i (by_api[*k...]): the stream's pending mark becomes
  * their dependency; the last to end is what a record on the stream marks next. */
 static int launch(struct pass *p, size_t i, size_t *k)
 {
 	struct isc_causal *c = p->c;
 	const struct isc_ev *e = &p->t->ev[i];
-	uint32_t *pend = map_at(&p->pend, stream_key(e));
-	uint32_t *last = pend != NULL ? map_at(&p->last, stream_key(e)) : NULL;
+	uint32_t *pend = isc_id_map_at(&p->pend, stream_key(e), ISC_GN_NONE);
+	uint32_t *last = pend != NULL ? isc_id_map_at(&p->last, stream_key(e), ISC_GN_NONE) : NULL;
 	if (last == NULL) {
 		return -ENOMEM;
 	}
 	uint32_t best = ISC_GN_NONE;
 	for (; *k < p->n_launched && p->api[p->by_api[*k] - c->host_nodes] == (int64_t)i; (*k)++) {
 		uint32_t g = p->by_api[*k];
-		if (*pend != ISC_GN_NONE && set_xdep(c, g, *pend) < 0) {
+		if (*pend != ISC_GN_NONE && isc_graph_add_xdep(c, g, *pend) < 0) {
 			return -ENOMEM;
 		}
 		if (best == ISC_GN_NONE || c->node[g].t1 >= c->node[best].t1) {
@@ -216,12 +174,13 @@ static int event_call(struct pass *p, const struct isc_ev *e, enum isc_event_cal
 		      struct isc_event_wait **sync, size_t *n_sync, size_t *cap)
 {
 	const struct isc_causal *c = p->c;
-	uint32_t *m = map_at(&p->mark, event_key(e));
+	uint32_t *m = isc_id_map_at(&p->mark, event_key(e), ISC_GN_NONE);
 	if (m == NULL) {
 		return -ENOMEM;
 	}
 	if (k == ISC_EC_RECORD) {
-		uint32_t *last = e->stream >= 0 ? map_at(&p->last, stream_key(e)) : NULL;
+		uint32_t *last =
+			e->stream >= 0 ? isc_id_map_at(&p->last, stream_key(e), ISC_GN_NONE) : NULL;
 		if (e->stream >= 0 && last == NULL) {
 			return -ENOMEM;
 		}
@@ -233,7 +192,7 @@ static int event_call(struct pass *p, const struct isc_ev *e, enum isc_event_cal
 	}
 	if (k == ISC_EC_WAIT && *m < UNSEEN && e->stream >= 0) {
 		uint32_t src = *m;
-		uint32_t *pend = map_at(&p->pend, stream_key(e));
+		uint32_t *pend = isc_id_map_at(&p->pend, stream_key(e), ISC_GN_NONE);
 		if (pend == NULL) {
 			return -ENOMEM;
 		}
@@ -243,19 +202,16 @@ static int event_call(struct pass *p, const struct isc_ev *e, enum isc_event_cal
 		return 0;
 	}
 	if (k == ISC_EC_SYNC && *m != ISC_GN_NONE) { /* else: its record is unknown */
-		if (*n_sync == *cap) {
-			size_t nc = *cap ? *cap * 2 : 64;
-			struct isc_event_wait *v = realloc(*sync, nc * sizeof(*v));
-			if (v == NULL) {
-				return -ENOMEM;
-			}
-			*sync = v;
-			*cap = nc;
-		}
-		(*sync)[(*n_sync)++] = (struct isc_event_wait){ (uint32_t)(e - p->t->ev),
-								*m == EMPTY ? ISC_GN_NONE : *m };
+		return isc_graph_push_wait(sync, n_sync, cap, (uint32_t)(e - p->t->ev),
+					   *m == EMPTY ? ISC_GN_NONE : *m);
 	}
 	return 0;
+}
+
+static int cmp_wait(const void *x, const void *y)
+{
+	const struct isc_event_wait *a = x, *b = y;
+	return a->ev < b->ev ? -1 : a->ev > b->ev;
 }
 
 int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *a,
@@ -267,7 +223,11 @@ int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *
 	*n_sync = 0;
 	p.kind = calloc(isc_trace_n_strings(t) + 1, 1);
 	int r = p.kind == NULL ? -ENOMEM : 0;
-	if (r < 0 || !any_handles(&p, a) || (r = launched_nodes(&p)) < 0) {
+	unsigned want = r == 0 ? wanted(&p, a) : 0;
+	if (want & WANT_KINETO) {
+		r = isc_graph_kineto_event_edges(t, c, sync, n_sync, &cap);
+	}
+	if (r < 0 || !(want & WANT_HANDLES) || (r = launched_nodes(&p)) < 0) {
 		goto out;
 	}
 	for (size_t i = 0; i < t->n && r == 0; i++) {
@@ -285,7 +245,7 @@ int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *
 		if (e->stream >= 0 && e->corr != 0 && (e->sub == ISC_AC_LAUNCH || async_op(e))) {
 			/* work whose operation is not in the graph (outside the window, or
 			 * no GPU record): a record after it marks something unknown */
-			uint32_t *last = map_at(&p.last, stream_key(e));
+			uint32_t *last = isc_id_map_at(&p.last, stream_key(e), ISC_GN_NONE);
 			r = last == NULL ? -ENOMEM : 0;
 			if (last != NULL) {
 				*last = UNSEEN;
@@ -298,12 +258,17 @@ int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *
 		}
 	}
 out:
+	if (r == 0 && (want & WANT_KINETO) && *n_sync > 1) {
+		/* Kineto's come in correlation order, after the other pass's if any: the
+		 * lookup (isc_graph_event_source) wants them in event order */
+		qsort(*sync, *n_sync, sizeof(**sync), cmp_wait);
+	}
 	free(p.kind);
 	free(p.by_api);
 	free(p.api);
-	map_free(&p.last);
-	map_free(&p.pend);
-	map_free(&p.mark);
+	isc_id_map_free(&p.last);
+	isc_id_map_free(&p.pend);
+	isc_id_map_free(&p.mark);
 	return r;
 }
 

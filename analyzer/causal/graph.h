@@ -19,7 +19,8 @@
  * A third edge, for GPU operations only and kept apart (xdep, NULL when the run has none):
  *  - event: the first operation launched onto a stream after a cudaStreamWaitEvent waits
  *    for the operation the matching cudaEventRecord marked on the other stream
- *    (graph-events.c); a cudaEventSynchronize's wait edge is that operation too.
+ *    (graph-events.c; for Kineto input from its cuda_sync records, graph-events-kineto.c);
+ *    a cudaEventSynchronize's wait edge is that operation too.
  * Every edge goes from an earlier end to a later one, so the graph is acyclic; the builder
  * still orders it with Kahn's algorithm and leaves out the edges of a corrupt trace that
  * would close a cycle.
@@ -124,8 +125,11 @@ struct isc_causal {
 	/* What the builder found. */
 	uint64_t host_nodes, gpu_nodes, launch_edges, stream_edges, wait_edges;
 	uint64_t sync_waits, copy_waits, queue_full, cycle_edges;
-	uint64_t event_edges; /* cross-stream: cudaStreamWaitEvent after a cudaEventRecord */
-	uint64_t event_syncs; /* cudaEventSynchronize waits paired with their record */
+	uint64_t event_edges;	/* cross-stream: cudaStreamWaitEvent after a cudaEventRecord */
+	uint64_t event_syncs;	/* cudaEventSynchronize waits paired with their record */
+	uint64_t event_assumed; /* of event_edges, Kineto's without the record's correlation:
+				 * tied to the last work before the wait call (may over-constrain) */
+	uint64_t event_refuted; /* Kineto waits left out: the recorded times contradict them */
 	int64_t max_queue_depth;
 	int64_t launch_latency; /* median gap from a launch's return to its operation's start
 				 * where the launch, not the stream, held the operation back */
@@ -176,6 +180,15 @@ struct isc_event_wait {
 int isc_graph_event_edges(const struct isc_trace *t, const struct isc_analysis *a,
 			  struct isc_causal *c, struct isc_event_wait **sync, size_t *n_sync);
 uint32_t isc_graph_event_source(const struct isc_event_wait *v, size_t n, uint32_t ev, bool *known);
+/* Node waits for src through an event (c->xdep, allocated on first use). 0 or -ENOMEM. */
+int isc_graph_add_xdep(struct isc_causal *c, uint32_t node, uint32_t src);
+/* Appends (ev, src) to a growable list of synchronize waits. 0 or -ENOMEM. */
+int isc_graph_push_wait(struct isc_event_wait **v, size_t *n, size_t *cap, uint32_t ev,
+			uint32_t src);
+/* graph-events-kineto.c: the event edges and cudaEventSynchronize waits of Kineto's
+ * cuda_sync records (appended to *sync, in no particular order). 0 or -ENOMEM. */
+int isc_graph_kineto_event_edges(const struct isc_trace *t, struct isc_causal *c,
+				 struct isc_event_wait **sync, size_t *n_sync, size_t *cap);
 /* The operation node i waits for through an event, ISC_GN_NONE. */
 static inline uint32_t isc_graph_xdep(const struct isc_causal *c, uint32_t i)
 {

@@ -83,6 +83,15 @@ enum isc_counter_kind {
 
 enum isc_alloc_kind { ISC_MK_OTHER, ISC_MK_ALLOC, ISC_MK_FREE };
 
+/* gpu_sync: the waits on a CUDA event, as Kineto's cuda_sync records name them; their
+ * corr is the waiting call's (cudaStreamWaitEvent, cudaEventSynchronize), their v.sync
+ * what recorded the event. */
+enum isc_gpu_sync_kind {
+	ISC_GS_OTHER,	   /* stream and context synchronize; InferScope's records */
+	ISC_GS_WAIT_EVENT, /* "Stream Wait Event": the stream's later work waits for it */
+	ISC_GS_EVENT_SYNC, /* "Event Sync": the host waits for it */
+};
+
 enum isc_scope_src { ISC_SRC_API_, ISC_SRC_PYTHON_, ISC_SRC_NVTX_, ISC_SRC_KINETO };
 
 struct isc_ev {
@@ -94,6 +103,11 @@ struct isc_ev {
 		double value;	 /* counters */
 		uint64_t handle; /* cuda_api event calls (isc_api_event_call): the cudaEvent_t,
 				  * 0 when the input does not say (Kineto) */
+		struct {
+			uint32_t
+				record_corr; /* the cudaEventRecord call's correlation, 0 unknown */
+			int32_t wait_stream; /* the stream it recorded on, -1 unknown */
+		} sync; /* gpu_sync of sub ISC_GS_WAIT_EVENT or ISC_GS_EVENT_SYNC */
 	} v;
 	uint32_t name;	 /* string id */
 	uint32_t thread; /* index into isc_trace.threads (host thread; GPU: launching one) */

@@ -9,6 +9,7 @@
 #include "analyzer/readers/reader-kineto-extra.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,12 +50,31 @@ int isc_kineto_type_of(const char *cat, const char *name)
 	return -1;
 }
 
-/* Host-side categories Kineto writes that carry nothing the analysis needs. */
+void isc_kineto_sync_fields(struct isc_ev *ev, const char *name, const struct isc_kineto_wait *w)
+{
+	/* Kineto names a cuda_sync record by its CUPTI synchronization type */
+	ev->sub = strcmp(name, "Stream Wait Event") == 0 ? ISC_GS_WAIT_EVENT
+		  : strcmp(name, "Event Sync") == 0	 ? ISC_GS_EVENT_SYNC
+							 : ISC_GS_OTHER;
+	ev->v.bytes = 0;
+	if (ev->sub == ISC_GS_OTHER) {
+		return;
+	}
+	/* -1 is Kineto's "not known"; CUPTI's ids are 32-bit */
+	bool stream_ok = w->has_stream && w->stream >= 0 && w->stream <= INT32_MAX;
+	bool record_ok = w->has_record && w->record_corr > 0 && w->record_corr <= UINT32_MAX;
+	ev->v.sync.wait_stream = stream_ok ? (int32_t)w->stream : -1;
+	ev->v.sync.record_corr = record_ok ? (uint32_t)w->record_corr : 0;
+}
+
+/* Categories Kineto writes that carry nothing the analysis needs: host-side ones, and
+ * cuda_event, the cudaEventRecord marks whose stream and correlation the cuda_sync
+ * records that wait for them repeat (wait_on_stream, wait_on_cuda_event_record_corr_id). */
 static bool known_host_cat(const char *cat)
 {
 	static const char *const known[] = {
-		"Trace", "python_function",    "cpu_instant_event", "overhead", "fwdbwd",
-		"ac2g",	 "cuda_profiler_range"
+		"Trace", "python_function",	"cpu_instant_event", "overhead", "fwdbwd",
+		"ac2g",	 "cuda_profiler_range", "cuda_event"
 	};
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 		if (strcmp(cat, known[i]) == 0) {

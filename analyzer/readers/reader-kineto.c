@@ -50,6 +50,8 @@ enum kkey {
 	KK_GRID,
 	KK_REGS,
 	KK_SMEM, /* kernel geometry */
+	KK_WAIT_STREAM,
+	KK_WAIT_RECORD, /* cuda_sync: what recorded the event waited for */
 };
 
 static const struct isc_keydef kdefs[] = {
@@ -78,6 +80,8 @@ static const struct isc_keydef kdefs[] = {
 	{ "grid", KK_GRID },
 	{ "registers per thread", KK_REGS },
 	{ "shared memory", KK_SMEM },
+	{ "wait_on_stream", KK_WAIT_STREAM },
+	{ "wait_on_cuda_event_record_corr_id", KK_WAIT_RECORD },
 };
 
 struct kev {
@@ -89,6 +93,7 @@ struct kev {
 	double occ;
 	int64_t block[3], grid[3], regs, smem;
 	int nblock, ngrid;
+	struct isc_kineto_wait wait;
 	bool has_ts, has_dur, has_corr, has_stream, has_occ, pid_is_num, has_dev;
 };
 
@@ -196,6 +201,14 @@ static void args_value(struct krd *r, int jt, const char *s, size_t n)
 		break;
 	case KK_SMEM:
 		e->smem = is_int ? i : -1;
+		break;
+	case KK_WAIT_STREAM:
+		e->wait.stream = i;
+		e->wait.has_stream = is_int;
+		break;
+	case KK_WAIT_RECORD:
+		e->wait.record_corr = i;
+		e->wait.has_record = is_int;
 		break;
 	case KK_BYTES:
 		e->bytes = i;
@@ -396,7 +409,9 @@ static int end_event(struct krd *r)
 			in->pid = e->pid;
 		}
 	}
-	if (type == ISC_T_CUDA_API) {
+	if (type == ISC_T_GPU_SYNC) {
+		isc_kineto_sync_fields(ev, name, &e->wait);
+	} else if (type == ISC_T_CUDA_API) {
 		ev->corr = e->has_corr ? (uint64_t)e->corr : 0;
 		ev->sub = (uint8_t)isc_api_classify(name);
 		ev->flags |= api_blocks(name) ? ISC_F_BLOCKED : 0;

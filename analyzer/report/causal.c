@@ -32,13 +32,23 @@ void isc_md_causal(FILE *f, const struct isc_trace *t, const struct isc_analysis
 	fprintf(f,
 		"## Critical path\n\n%s through %llu operations and segments of the dependency "
 		"graph (%llu nodes: %llu host segments, %llu GPU operations; %llu launch, %llu "
-		"stream, %llu event and %llu wait edges, %llu of them a full launch queue).\n\n"
-		"| category | time | share of the path |\n|---|---:|---:|\n",
+		"stream, %llu event and %llu wait edges, %llu of them a full launch queue).\n\n",
 		isc_fmt_dur(b1, (double)c->path_ns), (unsigned long long)c->path_nodes,
 		(unsigned long long)c->n, (unsigned long long)c->host_nodes,
 		(unsigned long long)c->gpu_nodes, (unsigned long long)c->launch_edges,
 		(unsigned long long)c->stream_edges, (unsigned long long)c->event_edges,
 		(unsigned long long)c->wait_edges, (unsigned long long)c->queue_full);
+	if (c->event_assumed > 0 || c->event_refuted > 0) {
+		fprintf(f,
+			"Event edges assumed: %llu, tied to the last work launched onto the "
+			"recorded "
+			"stream before the wait call (a Kineto trace without the record's "
+			"correlation: they may over-constrain); waits left out because the "
+			"recorded "
+			"times contradict them: %llu.\n\n",
+			(unsigned long long)c->event_assumed, (unsigned long long)c->event_refuted);
+	}
+	fprintf(f, "| category | time | share of the path |\n|---|---:|---:|\n");
 	for (int k = 0; k < ISC_CP__COUNT; k++) {
 		if (c->cat[k] > 0) {
 			fprintf(f, "| %s | %s | %s |\n", isc_cp_cat_name((enum isc_cp_cat)k),
@@ -113,6 +123,8 @@ void isc_json_causal(struct isc_json *j, const struct isc_trace *t, const struct
 	isc_json_kv_uint(j, "stream_edges", c->stream_edges);
 	isc_json_kv_uint(j, "event_edges", c->event_edges);
 	isc_json_kv_uint(j, "wait_edges", c->wait_edges);
+	isc_json_kv_uint(j, "event_edges_assumed", c->event_assumed);
+	isc_json_kv_uint(j, "event_waits_refuted", c->event_refuted);
 	isc_json_kv_uint(j, "event_syncs", c->event_syncs);
 	isc_json_kv_uint(j, "sync_waits", c->sync_waits);
 	isc_json_kv_uint(j, "copy_waits", c->copy_waits);

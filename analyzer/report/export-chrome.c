@@ -134,7 +134,12 @@ static void args(struct isc_json *j, const struct isc_trace *t, const struct isc
 		isc_json_kv_int(j, "device", e->device);
 		isc_json_kv_int(j, "stream", stream_id(e));
 	}
-	if (e->type != ISC_T_COUNTER && e->v.bytes != 0 && e->type != ISC_T_KERNEL) {
+	if (e->type == ISC_T_GPU_SYNC && e->sub != ISC_GS_OTHER) {
+		/* a wait on an event, in Kineto's words: HTA pairs the export's as the input's */
+		isc_json_kv_int(j, "wait_on_stream", e->v.sync.wait_stream);
+		isc_json_kv_int(j, "wait_on_cuda_event_record_corr_id",
+				e->v.sync.record_corr != 0 ? (int64_t)e->v.sync.record_corr : -1);
+	} else if (e->type != ISC_T_COUNTER && e->v.bytes != 0 && e->type != ISC_T_KERNEL) {
 		isc_json_kv_uint(j, "bytes", e->v.bytes);
 	}
 	if (e->type == ISC_T_KERNEL && e->occupancy >= 0) {

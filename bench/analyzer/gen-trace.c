@@ -8,12 +8,15 @@
  * "graphs", the stacks too and each iteration's six kernels replayed by one
  * cudaGraphLaunch from a graph captured once (six created nodes with stacks, six copies),
  * each kernel carrying its node: the analyzer's path from a node back to its capture.
- * Usage: gen-trace [N [stacks|graphs]] > trace.json
+ * With "kineto", the same loop as the PyTorch profiler writes it (gen-trace-kineto.c).
+ * Usage: gen-trace [N [stacks|graphs|kineto]] > trace.json
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "gen-trace.h"
 
 struct gen {
 	uint64_t id, corr, n, limit;
@@ -174,6 +177,10 @@ int main(int argc, char **argv)
 	g.stacks = g.graphs || (argc > 2 && strcmp(argv[2], "stacks") == 0);
 	static char buf[1 << 20];
 	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
+	if (argc > 2 && strcmp(argv[2], "kineto") == 0) {
+		isc_bench_kineto(g.limit);
+		return ferror(stdout) ? 1 : 0;
+	}
 	printf("{\"format_version\":\"1.0\",\"trace_metadata\":{\"pid\":4242,"
 	       "\"hostname\":\"bench\",\"end_reason\":\"exit\",\"complete\":true,"
 	       "\"dropped_events\":{\"total\":0},\"cupti\":{\"status\":\"active\"}},"

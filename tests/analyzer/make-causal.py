@@ -10,6 +10,18 @@ share-based verdict got wrong, for the dependency graph and its critical path.
   preprocessing scope on two threads at once (scope time summed is over the window).
 - comm-stall.json (InferScope): the host waits in a device sync and in synchronous D2H
   copies on a GPU that runs an NCCL all-reduce, then copies.
+- events-kineto*.json (Kineto): two streams ordered by a CUDA event, the Kineto analogue
+  of tests/workloads/c/event-streams.c. Each step stream 7 runs `producer` (2 ms) and
+  records an event, stream 20 waits for it and runs `consumer` (1 ms); `side` (0.5 ms)
+  runs on stream 7 after the record and is not waited for; the host then waits for
+  stream 20. Every launch is made at once, so only the event holds the consumer back.
+  events-kineto.json: newer PyTorch (cudaEventRecord calls, cuda_event records,
+  wait_on_cuda_event_record_corr_id), side launched between the record and the wait;
+  events-kineto-sync.json: the same, the host waiting with cudaEventRecord +
+  cudaEventSynchronize ("Event Sync"); events-kineto-old.json: older PyTorch
+  (wait_on_stream only, no record calls), side launched after the wait;
+  events-kineto-old-late.json: older PyTorch with side launched before the wait, where
+  the last launch before the wait is not what the record marked.
 Deterministic. Usage: make-causal.py OUTDIR
 """
 import json
@@ -99,11 +111,91 @@ def comm_stall():
             "events": events}
 
 
+def events_kineto(new=True, event_sync=False, side_first=True, steps=20):
+    """The event-streams steps as the PyTorch profiler records them (times in us)."""
+    ev, corr, t = [], 100, 1000
+    a_free = b_free = 0
+    A, B = 7, 20
+
+    def api(name, ts, dur):
+        nonlocal corr
+        corr += 1
+        ev.append(x("cuda_runtime", name, ts, dur, 1, 1, cbid=0, correlation=corr))
+        return corr
+
+    def kernel(name, c, ts, dur, stream):
+        ev.append(x("kernel", name, ts, dur, 0, stream, correlation=c, stream=stream,
+                    device=0, context=1))
+
+    def sync(kind, c, ts, dur, stream, on=None, record=None, event_id=1):
+        args = {"cuda_sync_kind": kind, "stream": stream, "correlation": c, "device": 0,
+                "context": 1}
+        if on is not None:
+            args.update(wait_on_stream=on, wait_on_cuda_event_id=event_id)
+            if new:
+                args["wait_on_cuda_event_record_corr_id"] = record
+        ev.append({"ph": "X", "cat": "cuda_sync", "name": kind, "pid": 0,
+                   "tid": stream if stream >= 0 else A, "ts": ts, "dur": dur, "args": args})
+
+    for step in range(steps):
+        t0 = t
+        cp = api("cudaLaunchKernel", t, 5)
+        p0 = max(t + 8, a_free)
+        kernel("producer", cp, p0, 2000, A)
+        a_free = p0 + 2000
+        t += 6
+        rec = None
+        if new:
+            rec = api("cudaEventRecord", t, 2)
+            ev.append(x("cuda_event", "cudaEvent", t + 1, 0, 0, A, event_id=1, stream=A,
+                        correlation=rec, device=0, context=1))
+            t += 3
+
+        def launch_side():
+            nonlocal t, a_free
+            cs = api("cudaLaunchKernel", t, 5)
+            s0 = max(t + 8, a_free + 1)
+            kernel("side", cs, s0, 500, A)
+            a_free = s0 + 500
+            t += 6
+
+        if side_first:
+            launch_side()
+        cw = api("cudaStreamWaitEvent", t, 2)
+        sync("Stream Wait Event", cw, t + 1, 2, B, on=A, record=rec)
+        t += 3
+        if not side_first:
+            launch_side()
+        cc = api("cudaLaunchKernel", t, 5)
+        c0 = max(t + 8, b_free, p0 + 2000 + 2)
+        kernel("consumer", cc, c0, 1000, B)
+        b_free = c0 + 1000
+        t += 6
+        if event_sync:
+            done = api("cudaEventRecord", t, 2)
+            ev.append(x("cuda_event", "cudaEvent", t + 1, 0, 0, B, event_id=2, stream=B,
+                        correlation=done, device=0, context=1))
+            t += 3
+            cs = api("cudaEventSynchronize", t, b_free + 5 - t)
+            sync("Event Sync", cs, t + 1, b_free - t - 1, -1, on=B, record=done, event_id=2)
+        else:
+            cs = api("cudaStreamSynchronize", t, b_free + 5 - t)
+            sync("Stream Sync", cs, t + 1, b_free - t - 1, B)
+        t = b_free + 5
+        ev.append(x("user_annotation", "ProfilerStep#%d" % step, t0, t - t0, 1, 1))
+        t += 20
+    return kineto(ev)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, doc in (("queue-full", queue_full()), ("streams-threads", streams_threads()),
-                      ("comm-stall", comm_stall())):
+                      ("comm-stall", comm_stall()),
+                      ("events-kineto", events_kineto()),
+                      ("events-kineto-sync", events_kineto(event_sync=True)),
+                      ("events-kineto-old", events_kineto(new=False, side_first=False)),
+                      ("events-kineto-old-late", events_kineto(new=False))):
         with open(os.path.join(out, name + ".json"), "w") as f:
             json.dump(doc, f, indent=None, separators=(",", ":"))
             f.write("\n")
