@@ -7,8 +7,11 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include "analyzer/causal/graph.h"
 #include "analyzer/readers/reader.h"
+#include "analyzer/report/report.h"
 
 const char *data_path(const char *rel)
 {
@@ -88,4 +91,40 @@ struct isc_analysis *analyse(const struct isc_trace *t, const struct isc_analyze
 	int r = isc_analyze(t, o, &a, &d);
 	cr_assert_eq(r, 0, "analysis failed: %s", d.msg);
 	return a;
+}
+
+uint8_t *pprof_bytes(const struct isc_trace *t, const struct isc_analysis *a, size_t *n)
+{
+	char path[] = "/tmp/isc-pprof-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	struct isc_report_opts o = { .top = 10, .version = "test" };
+	cr_assert_eq(isc_writer_find("pprof")->write(f, t, a, &o), 0);
+	fclose(f);
+	gzFile g = gzopen(path, "rb");
+	cr_assert_not_null(g);
+	size_t cap = 8 << 20;
+	uint8_t *buf = malloc(cap);
+	int r = gzread(g, buf, (unsigned)cap);
+	gzclose(g);
+	unlink(path);
+	cr_assert(r > 0 && (size_t)r < cap, "the profile: %d bytes", r);
+	*n = (size_t)r;
+	return buf;
+}
+
+const char *node_name(const struct isc_trace *t, const struct isc_causal *c, uint32_t i)
+{
+	return isc_trace_str(t, t->ev[c->node[i].ev].name);
+}
+
+int64_t path_ns(const struct isc_causal *c, const struct isc_trace *t, const char *name)
+{
+	for (int i = 0; i < ISC_CP_TOP; i++) {
+		if (c->top[i].ns > 0 && strcmp(isc_trace_str(t, c->top[i].name), name) == 0) {
+			return c->top[i].ns;
+		}
+	}
+	return 0;
 }

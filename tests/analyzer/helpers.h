@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/model/model.h"
@@ -17,5 +18,13 @@ char *slurp(const char *path, size_t *len);
 /* Reads and finalizes; fails the test on error. */
 struct isc_trace *load(const char *rel);
 struct isc_analysis *analyse(const struct isc_trace *t, const struct isc_analyze_opts *o);
+/* `-f pprof` of the analysis, gunzipped (malloc'd, *n bytes): the profile.proto message. */
+uint8_t *pprof_bytes(const struct isc_trace *t, const struct isc_analysis *a, size_t *n);
+
+struct isc_causal;
+/* The name of graph node i's event. */
+const char *node_name(const struct isc_trace *t, const struct isc_causal *c, uint32_t i);
+/* The critical path's time in the events named name (its top table), 0 when absent. */
+int64_t path_ns(const struct isc_causal *c, const struct isc_trace *t, const char *name);
 
 #endif /* ISC_TEST_HELPERS_H */

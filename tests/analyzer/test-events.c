@@ -61,21 +61,6 @@ static struct isc_analysis *analyse_steps(const struct isc_trace *t)
 	return a;
 }
 
-static const char *node_name(const struct isc_trace *t, const struct isc_causal *c, uint32_t i)
-{
-	return isc_trace_str(t, t->ev[c->node[i].ev].name);
-}
-
-static int64_t path_ns(const struct isc_causal *c, const struct isc_trace *t, const char *name)
-{
-	for (int i = 0; i < ISC_CP_TOP; i++) {
-		if (c->top[i].ns > 0 && strcmp(isc_trace_str(t, c->top[i].name), name) == 0) {
-			return c->top[i].ns;
-		}
-	}
-	return 0;
-}
-
 static const struct isc_ev *kernel_by_corr(const struct isc_trace *t, const struct isc_ev *api)
 {
 	for (size_t i = 0; i < t->n; i++) {

@@ -28,21 +28,6 @@ static struct isc_analysis *analyse_with_questions(const struct isc_trace *t)
 	return a;
 }
 
-static const char *node_name(const struct isc_trace *t, const struct isc_causal *c, uint32_t i)
-{
-	return isc_trace_str(t, t->ev[c->node[i].ev].name);
-}
-
-static int64_t path_ns(const struct isc_causal *c, const struct isc_trace *t, const char *name)
-{
-	for (int i = 0; i < ISC_CP_TOP; i++) {
-		if (c->top[i].ns > 0 && strcmp(isc_trace_str(t, c->top[i].name), name) == 0) {
-			return c->top[i].ns;
-		}
-	}
-	return 0;
-}
-
 /* Every consumer waits for the producer of its step, never for the side kernel; the
  * path runs through both; halving the producer saves 1 ms a step, halving the side
  * kernel nothing. */

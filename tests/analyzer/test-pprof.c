@@ -9,39 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "helpers.h"
 #include "profile.pb-c.h"
 #include "analyzer/report/report.h"
 #include "analyzer/model/stacks.h"
 
-static uint8_t *gunzip(const char *path, size_t *n)
-{
-	gzFile g = gzopen(path, "rb");
-	cr_assert_not_null(g);
-	size_t cap = 1 << 20;
-	uint8_t *buf = malloc(cap);
-	int r = gzread(g, buf, (unsigned)cap);
-	cr_assert_gt(r, 0);
-	gzclose(g);
-	*n = (size_t)r;
-	return buf;
-}
-
 Test(pprof, decodes_with_the_right_totals)
 {
 	struct isc_trace *t = load("stacks/stacks-gpu.json");
 	struct isc_analysis *a = analyse(t, NULL);
-	char path[] = "/tmp/isc-pprof-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	FILE *f = fdopen(fd, "w");
-	struct isc_report_opts o = { .top = 10, .version = "test" };
-	cr_assert_eq(isc_writer_find("pprof")->write(f, t, a, &o), 0);
-	fclose(f);
 	size_t n;
-	uint8_t *buf = gunzip(path, &n);
+	uint8_t *buf = pprof_bytes(t, a, &n);
 	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, n, buf);
 	cr_assert_not_null(p, "the profile does not decode");
 	cr_assert_eq(p->n_sample_type, 2);
@@ -82,9 +61,15 @@ Test(pprof, decodes_with_the_right_totals)
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(buf);
 	if (system("command -v go >/dev/null 2>&1") == 0) {
-		char cmd[256], *out = NULL, *err = NULL;
-		snprintf(cmd, sizeof(cmd), "go tool pprof -top %s", path);
+		/* the file as the command writes it, gzip and all */
+		char path[] = "/tmp/isc-pprof-XXXXXX", cmd[8192], *out = NULL, *err = NULL;
+		int fd = mkstemp(path);
+		cr_assert_geq(fd, 0);
+		close(fd);
+		snprintf(cmd, sizeof(cmd), "'%s' -f pprof -o %s '%s' && go tool pprof -top %s",
+			 getenv("ISC_ANALYZE"), path, data_path("stacks/stacks-gpu.json"), path);
 		cr_assert_eq(run(cmd, &out, &err), 0, "go tool pprof: %s", err);
+		unlink(path);
 		cr_assert(strstr(out, "THPVariable_cpu") != NULL || strstr(out, "tokenize") != NULL,
 			  "%s", out);
 		free(out);
@@ -92,7 +77,6 @@ Test(pprof, decodes_with_the_right_totals)
 	} else {
 		cr_log_info("go is not installed: go tool pprof not tried");
 	}
-	unlink(path);
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }
@@ -103,16 +87,8 @@ Test(pprof, native_lines_as_source_file_and_line)
 {
 	struct isc_trace *t = load("stacks/stacks-lines.json");
 	struct isc_analysis *a = analyse(t, NULL);
-	char path[] = "/tmp/isc-pprof-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	FILE *f = fdopen(fd, "w");
-	struct isc_report_opts o = { .top = 10, .version = "test" };
-	cr_assert_eq(isc_writer_find("pprof")->write(f, t, a, &o), 0);
-	fclose(f);
 	size_t n;
-	uint8_t *buf = gunzip(path, &n);
-	unlink(path);
+	uint8_t *buf = pprof_bytes(t, a, &n);
 	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, n, buf);
 	cr_assert_not_null(p);
 	unsigned seen = 0;
