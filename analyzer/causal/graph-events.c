@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
 #include "analyzer/base/sort.h"
 #include "analyzer/causal/graph.h"
 #include "analyzer/causal/id-map.h"
@@ -131,14 +132,8 @@ int isc_graph_add_xdep(struct isc_causal *c, uint32_t node, uint32_t src)
 int isc_graph_push_wait(struct isc_event_wait **v, size_t *n, size_t *cap, uint32_t ev,
 			uint32_t src)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		struct isc_event_wait *nv = realloc(*v, nc * sizeof(*nv));
-		if (nv == NULL) {
-			return -ENOMEM;
-		}
-		*v = nv;
-		*cap = nc;
+	if (isc_grow(v, cap, *n + 1, sizeof(**v), 64) < 0) {
+		return -ENOMEM;
 	}
 	(*v)[(*n)++] = (struct isc_event_wait){ ev, src };
 	return 0;

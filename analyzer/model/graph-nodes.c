@@ -6,36 +6,12 @@
 #include <string.h>
 
 #include "analyzer/base/grow.h"
-#include "analyzer/base/hash.h"
+#include "analyzer/base/wmap.h"
 #include "analyzer/model/stacks.h"
 
 /* A clone of a clone of ...: instantiation of a cudaGraphClone is two hops; a chain this
  * long is a cycle in a corrupt input. */
 #define MAX_HOPS 64
-
-static size_t key(uint16_t input, uint64_t id)
-{
-	return (size_t)isc_mix64(id ^ ((uint64_t)input << 48));
-}
-
-static int rehash(struct isc_gnodes *g, size_t cap)
-{
-	uint32_t *slot = calloc(cap, sizeof(*slot));
-	if (slot == NULL) {
-		return -ENOMEM;
-	}
-	for (size_t k = 0; k < g->n; k++) {
-		size_t i = key(g->v[k].input, g->v[k].id) & (cap - 1);
-		while (slot[i] != 0) {
-			i = (i + 1) & (cap - 1);
-		}
-		slot[i] = (uint32_t)k + 1;
-	}
-	free(g->slot);
-	g->slot = slot;
-	g->mask = cap - 1;
-	return 0;
-}
 
 uint32_t isc_gnode_ref(struct isc_trace *t, uint16_t input, uint64_t id)
 {
@@ -43,23 +19,20 @@ uint32_t isc_gnode_ref(struct isc_trace *t, uint16_t input, uint64_t id)
 	if (g == NULL && (g = t->gnodes = calloc(1, sizeof(*g))) == NULL) {
 		return 0;
 	}
-	if ((g->n + 1) * 2 > g->mask && rehash(g, g->mask ? (g->mask + 1) * 2 : 64) < 0) {
+	/* the map's indices are the table's: room for the entry before the key goes in */
+	bool added;
+	if (g->map.n >= UINT32_MAX - 1 || ISC_GROW(g->v, g->cap, g->map.n + 1, 64) < 0) {
 		return 0;
 	}
-	size_t i = key(input, id) & g->mask;
-	for (; g->slot[i] != 0; i = (i + 1) & g->mask) {
-		const struct isc_gnode *n = &g->v[g->slot[i] - 1];
-		if (n->id == id && n->input == input) {
-			return g->slot[i];
-		}
-	}
-	if (g->n >= UINT32_MAX - 1 || ISC_GROW(g->v, g->cap, g->n + 1, 64) < 0) {
+	size_t k = isc_wmap_get(&g->map, id, input, &added);
+	if (k == SIZE_MAX) {
 		return 0;
 	}
-	g->v[g->n] = (struct isc_gnode){ .id = id, .thread = UINT32_MAX, .input = input };
-	g->slot[i] = (uint32_t)++g->n;
-	g->resolved = false;
-	return g->slot[i];
+	if (added) {
+		g->v[k] = (struct isc_gnode){ .id = id, .thread = UINT32_MAX, .input = input };
+		g->resolved = false;
+	}
+	return (uint32_t)k + 1;
 }
 
 int isc_gnode_define(struct isc_trace *t, uint16_t input, uint64_t id, uint64_t original,
@@ -81,24 +54,12 @@ int isc_gnode_define(struct isc_trace *t, uint16_t input, uint64_t id, uint64_t 
 	return 0;
 }
 
-/* The index of (input, id), or SIZE_MAX. */
-static size_t find(const struct isc_gnodes *g, uint16_t input, uint64_t id)
-{
-	for (size_t i = key(input, id) & g->mask; g->slot[i] != 0; i = (i + 1) & g->mask) {
-		const struct isc_gnode *n = &g->v[g->slot[i] - 1];
-		if (n->id == id && n->input == input) {
-			return g->slot[i] - 1;
-		}
-	}
-	return SIZE_MAX;
-}
-
 void isc_gnodes_resolve(struct isc_gnodes *g)
 {
 	if (g == NULL || g->resolved) {
 		return;
 	}
-	for (size_t k = 0; k < g->n; k++) {
+	for (size_t k = 0; k < g->map.n; k++) {
 		size_t at = k;
 		g->v[k].origin = 0;
 		for (unsigned hop = 0; hop < MAX_HOPS && at != SIZE_MAX; hop++) {
@@ -107,7 +68,7 @@ void isc_gnodes_resolve(struct isc_gnodes *g)
 				g->v[k].origin = (uint32_t)at + 1;
 				break;
 			}
-			at = n->defined ? find(g, n->input, n->original) : SIZE_MAX;
+			at = n->defined ? isc_wmap_find(&g->map, n->original, n->input) : SIZE_MAX;
 		}
 	}
 	g->resolved = true;
@@ -119,14 +80,14 @@ void isc_gnodes_destroy(struct isc_gnodes *g)
 		return;
 	}
 	free(g->v);
-	free(g->slot);
+	isc_wmap_free(&g->map);
 	free(g);
 }
 
 bool isc_gpu_issuer(const struct isc_trace *t, const struct isc_ev *gpu, struct isc_issuer *out)
 {
 	const struct isc_gnodes *g = t->gnodes;
-	if ((gpu->flags & ISC_F_GRAPH) && gpu->aux != 0 && g != NULL && gpu->aux <= g->n) {
+	if ((gpu->flags & ISC_F_GRAPH) && gpu->aux != 0 && g != NULL && gpu->aux <= g->map.n) {
 		uint32_t o = g->v[gpu->aux - 1].origin;
 		const struct isc_gnode *c = o != 0 ? &g->v[o - 1] : NULL;
 		if (c != NULL && c->stack != 0 && c->thread < t->n_threads) {

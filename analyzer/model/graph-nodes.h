@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyzer/base/wmap.h"
 #include "analyzer/model/model.h"
 
 struct isc_gnode {
@@ -36,10 +37,9 @@ struct isc_gnode {
 };
 
 struct isc_gnodes {
-	struct isc_gnode *v;
-	size_t n, cap;
-	uint32_t *slot; /* open addressing: index + 1, by (input, id) */
-	size_t mask;
+	struct isc_gnode *v; /* map.n of them, in the order of map's indices */
+	size_t cap;
+	struct isc_wmap map; /* (id, input) -> index */
 	bool resolved;
 };
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyzer/base/wmap.h"
 #include "analyzer/model/result.h"
 #include "analyzer/model/stacks.h"
 
@@ -76,15 +77,5 @@ bool isc_sample_is_startup(const struct isc_trace *t, const struct isc_stack_ref
 
 /* A frame as folded stacks and pprof name it: "tokenize (serve.py:41)". */
 void isc_folded_frame(const struct isc_trace *t, const struct isc_frame *f, char *buf, size_t n);
-
-/* A map from two 64-bit keys to an index, for the stages that sum by frame or site. */
-struct isc_wmap {
-	uint64_t *k1, *k2;
-	uint32_t *slot;
-	size_t n, mask;
-};
-/* Index of (a, b), added when new (*added set); SIZE_MAX on allocation failure. */
-size_t isc_wmap_get(struct isc_wmap *m, uint64_t a, uint64_t b, bool *added);
-void isc_wmap_free(struct isc_wmap *m);
 
 #endif /* ISC_PROFILE_H */

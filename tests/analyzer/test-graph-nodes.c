@@ -128,7 +128,7 @@ Test(graph_nodes, replays_follow_their_clones_back_to_the_capture)
 	};
 	cr_assert_eq(t->n, 7, "nodes are a table, not events");
 	cr_assert_not_null(t->gnodes);
-	cr_assert_eq(t->gnodes->n, 8, "one row per node described (99 is only named)");
+	cr_assert_eq(t->gnodes->map.n, 8, "one row per node described (99 is only named)");
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		struct isc_issuer is;
 		cr_assert(isc_gpu_issuer(t, event(t, want[i].event), &is), "%s", want[i].event);
