@@ -32,7 +32,6 @@
 #include "preload/hooks/cuda/cuda-family.h"
 #include "preload/samplers/cpu-sampler.h"
 #include "preload/samplers/samplers.h"
-
 #include "common/clock.h"
 
 static struct {
@@ -78,14 +77,11 @@ static unsigned trim(uint64_t *w, unsigned n)
 /* INFERSCOPE_STACKS bounds the native frames, as for every event stack. */
 static unsigned bound(uint64_t *w, unsigned n)
 {
-	unsigned native = (uint16_t)w[0], python = (uint16_t)(w[0] >> 16);
-	unsigned cap = isc_stacks_depth() ? isc_stacks_depth() : ISC_STACK_MAX;
-	if (native <= cap) {
-		return n;
-	}
-	memmove(w + 1 + cap, w + 1 + native, 2u * python * sizeof(*w));
-	w[0] = isc_stack_block_header(cap, python);
-	return n - (native - cap);
+	uint16_t native = (uint16_t)w[0];
+	unsigned python = (uint16_t)(w[0] >> 16);
+	n = 1 + isc_stacks_bound(w + 1, n - 1, &native, python);
+	w[0] = isc_stack_block_header(native, python);
+	return n;
 }
 
 static void record(struct isc_thread *t, bool cloned, const CUpti_GraphData *d)

@@ -28,6 +28,10 @@ void isc_stacks_fill(struct isc_event *recs, uint32_t tid, const uint64_t *pcs, 
 #define ISC_EVENT_STACK_WORDS (ISC_STACK_MAX + 2 * 48)
 unsigned isc_stacks_capture_event(uint64_t *words, unsigned max, uint16_t *native,
 				  uint16_t *python);
+/* INFERSCOPE_STACKS bounds the native frames of an event stack (words: native pcs, then
+ * python pairs; n words): the innermost are kept, the Python frames all. Returns the
+ * words left, *native updated. */
+unsigned isc_stacks_bound(uint64_t *words, unsigned n, uint16_t *native, unsigned python);
 /* The caller's stack as a block with a header word (encode.h), never rate limited (a CUDA
  * graph node's: made once, replayed many times): native and Python frames with CPU
  * sampling on, the opt-in INFERSCOPE_STACKS native frames otherwise (as deep as the

@@ -77,13 +77,19 @@ unsigned isc_stacks_capture_event(uint64_t *words, unsigned max, uint16_t *nativ
 	if (!isc_sampler_stack_budget(t, 1)) {
 		return 0;
 	}
-	unsigned cap = isc_config.stacks ? isc_config.stacks : ISC_STACK_MAX;
 	unsigned n = isc_sampler_stack_here(words, max, native, python);
-	if (*native > cap) { /* INFERSCOPE_STACKS still bounds the native frames */
-		memmove(words + cap, words + *native, 2u * *python * sizeof(*words));
-		n -= *native - cap;
-		*native = (uint16_t)cap;
+	return isc_stacks_bound(words, n, native, *python);
+}
+
+unsigned isc_stacks_bound(uint64_t *words, unsigned n, uint16_t *native, unsigned python)
+{
+	unsigned cap = isc_config.stacks ? isc_config.stacks : ISC_STACK_MAX;
+	if (*native <= cap) {
+		return n;
 	}
+	memmove(words + cap, words + *native, 2u * python * sizeof(*words));
+	n -= *native - cap;
+	*native = (uint16_t)cap;
 	return n;
 }
 
