@@ -128,3 +128,17 @@ int64_t path_ns(const struct isc_causal *c, const struct isc_trace *t, const cha
 	}
 	return 0;
 }
+
+int event_syncs_waiting_for(const struct isc_trace *t, const struct isc_causal *c, const char *op)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < c->host_nodes; i++) {
+		const struct isc_gnode *g = &c->node[i];
+		if ((g->flags & ISC_GN_WAIT) &&
+		    isc_api_event_call(node_name(t, c, i)) == ISC_EC_SYNC) {
+			cr_assert_str_eq(node_name(t, c, g->dep), op);
+			n++;
+		}
+	}
+	return n;
+}

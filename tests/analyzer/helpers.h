@@ -26,5 +26,8 @@ struct isc_causal;
 const char *node_name(const struct isc_trace *t, const struct isc_causal *c, uint32_t i);
 /* The critical path's time in the events named name (its top table), 0 when absent. */
 int64_t path_ns(const struct isc_causal *c, const struct isc_trace *t, const char *name);
+/* The cudaEventSynchronize calls the graph makes wait; fails the test unless each waits
+ * for an operation named op. */
+int event_syncs_waiting_for(const struct isc_trace *t, const struct isc_causal *c, const char *op);
 
 #endif /* ISC_TEST_HELPERS_H */

@@ -163,16 +163,7 @@ Test(kineto_events, event_synchronize_waits_for_its_record)
 	struct isc_analysis *a = analyse(t, NULL);
 	const struct isc_causal *c = a->causal;
 	cr_assert_eq(c->event_syncs, STEPS);
-	int n = 0;
-	for (uint32_t i = 0; i < c->host_nodes; i++) {
-		const struct isc_gnode *g = &c->node[i];
-		if ((g->flags & ISC_GN_WAIT) &&
-		    strcmp(node_name(t, c, i), "cudaEventSynchronize") == 0) {
-			cr_assert_str_eq(node_name(t, c, g->dep), "consumer");
-			n++;
-		}
-	}
-	cr_assert_eq(n, STEPS);
+	cr_assert_eq(event_syncs_waiting_for(t, c, "consumer"), STEPS);
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }
