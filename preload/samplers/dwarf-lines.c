@@ -8,9 +8,11 @@
  * Clang write; the strx forms need .debug_str_offsets and are not read). Compressed
  * debug sections are not read: a module with them has no lines.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "preload/samplers/dwarf-lines.h"
+#include "preload/samplers/heap-sort.h"
 #include "format/scratch.h"
 
 struct isc_dl_seq {
@@ -339,22 +341,6 @@ static void run(const struct hdr *h, const uint8_t *from, struct job *j)
 	}
 }
 
-static void sift(struct isc_dl_seq *a, size_t i, size_t n)
-{
-	for (;;) {
-		size_t m = i, l = 2 * i + 1, r = l + 1;
-		m = l < n && a[l].lo > a[m].lo ? l : m;
-		m = r < n && a[r].lo > a[m].lo ? r : m;
-		if (m == i) {
-			return;
-		}
-		struct isc_dl_seq t = a[i];
-		a[i] = a[m];
-		a[m] = t;
-		i = m;
-	}
-}
-
 static void index_lines(struct isc_dwarf_lines *d)
 {
 	d->indexed = true;
@@ -369,15 +355,9 @@ static void index_lines(struct isc_dwarf_lines *d)
 		}
 		off = (size_t)(h.end - d->line);
 	}
-	for (size_t i = d->n_seq / 2; i-- > 0;) {
-		sift(d->seq, i, d->n_seq);
-	}
-	for (size_t n = d->n_seq; n > 1; n--) {
-		struct isc_dl_seq t = d->seq[0];
-		d->seq[0] = d->seq[n - 1];
-		d->seq[n - 1] = t;
-		sift(d->seq, 0, n - 1);
-	}
+	_Static_assert(sizeof(*d->seq) <= 64 && offsetof(struct isc_dl_seq, lo) == 0,
+		       "isc_heap_sort_u64");
+	isc_heap_sort_u64(d->seq, d->n_seq, sizeof(*d->seq));
 }
 
 bool isc_dwarf_line(struct isc_dwarf_lines *d, uint64_t addr, const char **file, unsigned *line)

@@ -20,6 +20,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -29,6 +30,7 @@
 #include "preload/samplers/cpu-sampler.h"
 #include "preload/samplers/decompress.h"
 #include "preload/samplers/dwarf-lines.h"
+#include "preload/samplers/heap-sort.h"
 #include "preload/samplers/unwind-dwarf.h"
 #include "format/scratch.h"
 
@@ -58,39 +60,10 @@ static size_t n_jit, mapped_jit;
 static bool jit_loaded;
 static char exe[256];
 
-/* ---- sorting (heapsort: in place, no allocation) ---- */
-
-static void sift(struct sym *a, size_t i, size_t n)
-{
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n) {
-			return;
-		}
-		if (c + 1 < n && a[c + 1].addr > a[c].addr) {
-			c++;
-		}
-		if (a[i].addr >= a[c].addr) {
-			return;
-		}
-		struct sym t = a[i];
-		a[i] = a[c];
-		a[c] = t;
-		i = c;
-	}
-}
-
 static void sort_syms(struct sym *a, size_t n)
 {
-	for (size_t i = n / 2; i-- > 0;) {
-		sift(a, i, n);
-	}
-	for (size_t k = n; k-- > 1;) {
-		struct sym t = a[0];
-		a[0] = a[k];
-		a[k] = t;
-		sift(a, 0, k);
-	}
+	_Static_assert(sizeof(*a) <= 64 && offsetof(struct sym, addr) == 0, "isc_heap_sort_u64");
+	isc_heap_sort_u64(a, n, sizeof(*a));
 }
 
 static const struct sym *find(const struct sym *a, size_t n, uint64_t addr)
