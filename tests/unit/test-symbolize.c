@@ -167,26 +167,36 @@ static const char lines_src[] = "#include \"lines.h\"\n"
 				"\treturn s;\n"
 				"}\n";
 
+static const char *reference; /* the addr2line the lines are compared with */
+
+/* Builds liblines-TAG.so from lines_src with cc and flags in dir, then runs the shell
+ * commands post there ($L the library). */
+static void build_lines(const char *tag, const char *cc, const char *flags, const char *post)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && L=liblines-%s.so && "
+		 "printf 'static inline int isc_twice(int x) { return 2 * x; }\\n' > lines.h && "
+		 "printf '%%s' \"$SRC\" > lines.c && %s %s -shared -fPIC lines.c -o $L && { %s; }",
+		 dir, tag, cc, flags, post);
+	setenv("SRC", lines_src, 1);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
 /*
  * Builds liblines-TAG.so with flags, then asks the symboliser and the reference for
  * every byte of its .text: where the reference names a line, ours must name the same
  * file (by base name) and line; where it has none, ours has none either. Returns the
  * number of addresses with a line.
  */
-static const char *reference; /* the addr2line the lines are compared with */
-
 static unsigned lines_agree(const char *tag, const char *cc, const char *flags)
 {
-	char cmd[8192], path[4200];
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && printf 'static inline int isc_twice(int x) { return 2 * x; }\\n' "
-		 "> lines.h && printf '%%s' \"$SRC\" > lines.c && "
-		 "%s %s -shared -fPIC lines.c -o liblines-%s.so && "
-		 "readelf -SW liblines-%s.so | awk '{for (i = 1; i < NF; i++) if ($i == \".text\") "
+	char cmd[8192], path[4200], post[256];
+	snprintf(post, sizeof(post),
+		 "readelf -SW $L | awk '{for (i = 1; i < NF; i++) if ($i == \".text\") "
 		 "print $(i + 2), $(i + 4)}' > text-%s",
-		 dir, cc, flags, tag, tag, tag);
-	setenv("SRC", lines_src, 1);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
+		 tag);
+	build_lines(tag, cc, flags, post);
 	snprintf(path, sizeof(path), "%s/text-%s", dir, tag);
 	FILE *f = fopen(path, "r");
 	cr_assert_not_null(f);
@@ -290,15 +300,10 @@ Test(symbolize, lines_of_compressed_debug_sections)
  * hang, and no answer names a line past the end of the source. */
 Test(symbolize, line_table_damage_is_survived)
 {
-	char cmd[8192], path[4200];
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && printf 'static inline int isc_twice(int x) { return 2 * x; }\\n' "
-		 "> lines.h && printf '%%s' \"$SRC\" > lines.c && cc -O2 -g -shared -fPIC lines.c "
-		 "-o libdamage.so && objcopy --dump-section .debug_line=line.bin "
-		 "--dump-section .debug_line_str=line_str.bin libdamage.so",
-		 dir);
-	setenv("SRC", lines_src, 1);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	char path[4200];
+	build_lines("damage", "cc", "-O2 -g",
+		    "objcopy --dump-section .debug_line=line.bin "
+		    "--dump-section .debug_line_str=line_str.bin $L");
 	static uint8_t line[65536], line_str[65536], copy[65536];
 	snprintf(path, sizeof(path), "%s/line.bin", dir);
 	FILE *f = fopen(path, "rb");
