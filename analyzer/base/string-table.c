@@ -116,3 +116,16 @@ uint32_t isc_strtab_intern(struct isc_strtab *s, const char *str, size_t n)
 	}
 	return id;
 }
+
+int isc_strtab_repoint(struct isc_strtab *s, uint32_t id, const char *str, size_t n)
+{
+	if (id >= s->n || n > UINT32_MAX / 2 || reserve(s, n) < 0) {
+		return -1;
+	}
+	s->off[id] = (uint32_t)s->pool_len;
+	s->len[id] = (uint32_t)n;
+	memcpy(s->pool + s->pool_len, str, n);
+	s->pool[s->pool_len + n] = '\0';
+	s->pool_len += n + 1;
+	return 0;
+}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/demangle.h"
 #include "analyzer/base/grow.h"
 #include "analyzer/base/sort.h"
 #include "analyzer/model/stacks.h"
@@ -353,6 +354,9 @@ int isc_trace_finalize(struct isc_trace *t)
 	}
 	isc_gnodes_resolve(t->gnodes);
 	isc_trace_extra_finalize(t);
+	if (isc_strtab_demangle(t->str) < 0) {
+		return -ENOMEM;
+	}
 	t->finalized = true;
 	return 0;
 }

@@ -6,7 +6,9 @@
  * events from each launching call to the first GPU operation it caused (one per call: the
  * nodes of a CUDA graph share their launch's id). What HTA reads beside the events is kept
  * from a Kineto input: kernel geometry (grid, block, registers, shared memory), GPU-side
- * annotations (gpu_user_annotation), "distributedInfo" and "deviceProperties".
+ * annotations (gpu_user_annotation), "distributedInfo" and "deviceProperties". CPU
+ * samples are the format's "samples" with their "stackFrames" (export-chrome-samples.c),
+ * and each thread's CPU-time and wait-time counters are a track of their own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -151,20 +153,39 @@ static void args(struct isc_json *j, const struct isc_trace *t, const struct isc
 	isc_json_end_object(j);
 }
 
+/* A viewer keys a counter's track by process and name: a per-thread counter (CPU time,
+ * wait time) names its thread, so that each thread has its own track. */
+static void counter(struct isc_json *j, const struct isc_trace *t, const struct isc_ev *e,
+		    const char *name)
+{
+	char series[256];
+	const struct isc_thread_info *th = e->thread < t->n_threads ? &t->threads[e->thread] : NULL;
+	if (th != NULL && th->tid != 0) {
+		const char *tname = th->name != 0 ? isc_trace_str(t, th->name) : "";
+		snprintf(series, sizeof(series), "%s %s%stid %lld", name, tname, *tname ? " " : "",
+			 (long long)th->tid);
+		name = series;
+	}
+	isc_json_kv_string(j, "ph", "C");
+	isc_json_kv_string(j, "name", name);
+	isc_json_kv_int(j, "pid", pid_of(t, e->input));
+	if (th != NULL && th->tid != 0) {
+		isc_json_kv_int(j, "tid", th->tid);
+	}
+	isc_json_key(j, "ts");
+	isc_json_ns_as_us(j, e->ts);
+	isc_json_key(j, "args");
+	isc_json_begin_object(j);
+	isc_json_kv_double(j, name, e->v.value, 3);
+	isc_json_end_object(j);
+}
+
 static void event(struct isc_json *j, const struct isc_trace *t, const struct isc_ev *e)
 {
 	const char *name = isc_trace_str(t, e->name);
 	isc_json_begin_object(j);
 	if (e->type == ISC_T_COUNTER) {
-		isc_json_kv_string(j, "ph", "C");
-		isc_json_kv_string(j, "name", name);
-		isc_json_kv_int(j, "pid", pid_of(t, e->input));
-		isc_json_key(j, "ts");
-		isc_json_ns_as_us(j, e->ts);
-		isc_json_key(j, "args");
-		isc_json_begin_object(j);
-		isc_json_kv_double(j, name, e->v.value, 3);
-		isc_json_end_object(j);
+		counter(j, t, e, name);
 		isc_json_end_object(j);
 		return;
 	}
@@ -304,8 +325,10 @@ int isc_export_chrome(FILE *f, const struct isc_trace *t, const struct isc_analy
 	}
 	for (size_t i = 0; i < t->n && j.err == 0; i++) {
 		const struct isc_ev *e = &t->ev[i];
-		if (e->type == ISC_T_MEMORY) {
-			continue; /* sampled allocations have no place on a Chrome timeline */
+		if (e->type == ISC_T_MEMORY || e->type == ISC_T_CPU_SAMPLE) {
+			/* sampled allocations have no place on a Chrome timeline; CPU samples
+			 * are the format's own "samples", with their stacks, below */
+			continue;
 		}
 		event(&j, t, e);
 		const struct isc_ev *api =
@@ -319,6 +342,9 @@ int isc_export_chrome(FILE *f, const struct isc_trace *t, const struct isc_analy
 	free(flowed);
 	annotations(&j, t);
 	isc_json_end_array(&j);
+	if (isc_chrome_samples(&j, t) < 0) {
+		return -ENOMEM;
+	}
 	isc_json_kv_string(&j, "displayTimeUnit", "ms");
 	isc_json_key(&j, "otherData");
 	isc_json_begin_object(&j);

@@ -40,6 +40,10 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 		    const struct isc_report_opts *o);
 int isc_export_chrome(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		      const struct isc_report_opts *o);
+/* The export's "samples" and "stackFrames" members: the CPU samples with their stacks.
+ * Returns 0 or -ENOMEM. */
+struct isc_json;
+int isc_chrome_samples(struct isc_json *j, const struct isc_trace *t);
 /* CPU samples as folded stacks (flamegraph.pl, speedscope) and as pprof's profile.proto. */
 int isc_export_folded(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		      const struct isc_report_opts *o);
