@@ -20,12 +20,19 @@ static const char style[] =
 	"th{background:#f3f3f3}td.n{text-align:right}.verdict{font-size:20px;font-weight:bold}"
 	".note{color:#666;font-size:12px}code{background:#f6f6f6}";
 
+/* What the browser laid out, for the test that renders the page: lanes labelled, marks,
+ * the bar's width, the picture's height, and how many labels a mark or the path's band
+ * lies under (their boxes as laid out, before any zoom). */
 static const char script[] =
 	"(function(){var t=document.getElementById('timeline'),b=document.getElementById("
-	"'breakdown'),w=0;b.querySelectorAll('rect.seg').forEach(function(r){w+=r.getBBox()"
-	".width});document.body.setAttribute('data-rendered','lanes='+t.querySelectorAll("
-	"'text.lane').length+';marks='+t.querySelectorAll('g.events rect').length+';bar='+"
-	"Math.round(w)+';height='+Math.round(t.getBBox().height))})();";
+	"'breakdown'),w=0,o=0;b.querySelectorAll('rect.seg').forEach(function(r){w+=r.getBBox()"
+	".width});var m=t.querySelectorAll('g.events rect, rect.cp');t.querySelectorAll("
+	"'text.lane, text.path-label').forEach(function(l){var a=l.getBBox();m.forEach("
+	"function(r){var c=r.getBBox();if(c.y<a.y+a.height&&a.y<c.y+c.height&&c.x<a.x+a.width&&"
+	"a.x<c.x+c.width)o++})});document.body.setAttribute('data-rendered','lanes='+"
+	"t.querySelectorAll('text.lane').length+';marks='+t.querySelectorAll('g.events rect')"
+	".length+';bar='+Math.round(w)+';height='+Math.round(t.getBBox().height)+';overlaps='+o)"
+	"})();";
 
 static void verdict(FILE *f, const struct isc_analysis *a)
 {
@@ -44,7 +51,12 @@ static void verdict(FILE *f, const struct isc_analysis *a)
 
 static void suggestions(FILE *f, const struct isc_analysis *a)
 {
-	fprintf(f, "<h2>Suggestions</h2>\n<ol id=\"suggestions\">\n");
+	fprintf(f, "<h2>Suggestions</h2>\n");
+	if (a->n_sugg == 0) {
+		fprintf(f, "<p id=\"suggestions\">No rule fired.</p>\n");
+		return;
+	}
+	fprintf(f, "<ol id=\"suggestions\">\n");
 	for (size_t i = 0; i < a->n_sugg; i++) {
 		const struct isc_suggestion *s = &a->sugg[i];
 		fprintf(f, "<li><b>%s</b> (%s, est. %.1f %%): ", s->rule_id, s->priority,

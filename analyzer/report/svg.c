@@ -53,6 +53,19 @@ void isc_svg_breakdown(FILE *f, const struct isc_analysis *a)
 
 enum { ROW_SCOPE, ROW_API, ROW_WAIT, ROW_CPU, ROWS };
 
+/*
+ * The picture from the top: the time axis (its labels end at y 11), the critical path's
+ * label and band (causal.c: y 26 to 36), then the lanes from LANES_Y, each LANE_H high:
+ * its label in a strip of its own, then its rows ROW_H apart; under the lanes the legend
+ * of the marks. No label is drawn over anything but its own strip.
+ */
+enum { LANES_Y = 44, LANE_H = 36, LABEL_BASE = 10, ROWS_Y = 13, ROW_H = 7, LEGEND_H = 24 };
+
+static size_t lane_top(size_t lane)
+{
+	return LANES_Y + lane * LANE_H;
+}
+
 struct run {
 	double x0, x1;
 	uint64_t n;
@@ -144,7 +157,8 @@ static void flush(struct timeline *tl, size_t lane, int row)
 	fprintf(tl->f,
 		"<rect x=\"%.2f\" y=\"%zu\" width=\"%.2f\" height=\"%d\" fill=\"%s\">"
 		"<title>",
-		r->x0, 40 + lane * 24 + (size_t)row * 7, w, row == ROW_CPU ? 2 : 6, r->color);
+		r->x0, lane_top(lane) + ROWS_Y + (size_t)row * ROW_H, w, row == ROW_CPU ? 2 : 6,
+		r->color);
 	if (row == ROW_CPU) {
 		fprintf(tl->f, "%llu CPU samples</title></rect>\n", (unsigned long long)r->n);
 	} else {
@@ -182,19 +196,22 @@ static void draw(struct timeline *tl, const struct isc_ev *e)
 	};
 }
 
-/* Lane labels above the marks (a white halo keeps them readable over them), outside the
- * zoomed group; then the same lanes as JSON beside the picture. */
+/* Lane labels in the strip above their lane's rows (a white halo keeps them readable
+ * over marks zoomed under them), outside the zoomed group; then the same lanes as JSON
+ * beside the picture. */
 static void labels(struct timeline *tl, bool path)
 {
 	static const char halo[] = "font-size=\"10\" stroke=\"#fff\" stroke-width=\"3\" "
 				   "paint-order=\"stroke\"";
 	if (path) {
-		fprintf(tl->f, "<text class=\"lane\" x=\"2\" y=\"22\" %s>critical path</text>\n",
+		fprintf(tl->f,
+			"<text class=\"path-label\" x=\"2\" y=\"23\" %s>critical path</text>\n",
 			halo);
 	}
 	for (size_t i = 0; i < tl->n; i++) {
 		const struct lane *l = &tl->lanes[i];
-		fprintf(tl->f, "<text class=\"lane\" x=\"2\" y=\"%zu\" %s>", 38 + i * 24, halo);
+		fprintf(tl->f, "<text class=\"lane\" data-lane=\"%zu\" x=\"2\" y=\"%zu\" %s>", i,
+			lane_top(i) + LABEL_BASE, halo);
 		if (l->gpu) {
 			fprintf(tl->f, "GPU %d stream %d", l->device, l->stream);
 		} else if (l->thread < tl->t->n_threads) {
@@ -209,6 +226,34 @@ static void labels(struct timeline *tl, bool path)
 		}
 		fprintf(tl->f, "</text>\n");
 	}
+}
+
+/* What the marks' colours mean, under the lanes (the path's colours are in the critical
+ * path's table). */
+static void legend(struct timeline *tl)
+{
+	static const struct {
+		enum isc_ev_type type;
+		const char *what;
+	} keys[] = {
+		{ ISC_T_KERNEL, "kernel" },	      { ISC_T_H2D, "copy host to device" },
+		{ ISC_T_D2H, "copy device to host" }, { ISC_T_MEMSET, "other copy, memset" },
+		{ ISC_T_GPU_SYNC, "GPU-side sync" },  { ISC_T_SCOPE, "scope, operator" },
+		{ ISC_T_CUDA_API, "CUDA call" },      { ISC_T_SYSCALL, "system call, wait" },
+		{ ISC_T_CPU_SAMPLE, "CPU samples" },
+	};
+	size_t y = lane_top(tl->n) + 8;
+	fprintf(tl->f, "<g class=\"legend\">\n");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		int row;
+		const struct isc_ev e = { .type = (uint8_t)keys[i].type };
+		double x = 2 + (double)i * (ISC_SVG_WIDTH / 9.0);
+		fprintf(tl->f,
+			"<rect x=\"%.1f\" y=\"%zu\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+			"<text x=\"%.1f\" y=\"%zu\" font-size=\"10\">%s</text>\n",
+			x, y, color_of(&e, &row), x + 14, y + 9, keys[i].what);
+	}
+	fprintf(tl->f, "</g>\n");
 }
 
 static void lanes_json(struct timeline *tl)
@@ -243,7 +288,7 @@ static void axis(struct timeline *tl)
 		fprintf(tl->f,
 			"<line x1=\"%.2f\" y1=\"14\" x2=\"%.2f\" y2=\"%zu\" stroke=\"#ddd\"/>"
 			"<text class=\"tick\" x=\"%.2f\" y=\"11\" font-size=\"9\">%.*f %s</text>\n",
-			x, x, 40 + tl->n * 24, x + 1, k.decimals, i * k.step_ns / k.unit_ns,
+			x, x, lane_top(tl->n), x + 1, k.decimals, i * k.step_ns / k.unit_ns,
 			k.unit);
 	}
 	fprintf(tl->f, "</g>\n");
@@ -270,8 +315,8 @@ int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analys
 		"<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%zu\" data-start-ns=\"%lld\" data-span-ns=\"%lld\" "
 		"data-max-zoom=\"%d\">\n",
-		ISC_SVG_WIDTH, 40 + tl.n * 24, (long long)a->window.start, (long long)span,
-		ISC_SVG_MAX_ZOOM);
+		ISC_SVG_WIDTH, lane_top(tl.n) + LEGEND_H, (long long)a->window.start,
+		(long long)span, ISC_SVG_MAX_ZOOM);
 	axis(&tl);
 	/* the marks and the critical path zoom and pan together (timeline-zoom.c) */
 	fprintf(f, "<g id=\"tl-view\">\n<g class=\"events\">\n");
@@ -290,6 +335,7 @@ int isc_svg_timeline(FILE *f, const struct isc_trace *t, const struct isc_analys
 	bool path = isc_svg_causal(f, a, tl.scale);
 	fprintf(f, "</g>\n");
 	labels(&tl, path);
+	legend(&tl);
 	fprintf(f, "</svg>\n");
 	lanes_json(&tl);
 	fprintf(f, "<p class=\"note\">%zu lanes, %llu marks%s</p>\n", tl.n,

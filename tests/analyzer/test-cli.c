@@ -237,11 +237,12 @@ Test(cli, html_renders_in_chromium)
 	/* The page's script measured what the browser laid out. */
 	char *r = strstr(dom, "data-rendered=\"");
 	cr_assert_not_null(r, "the inline script did not run");
-	int lanes = 0, marks = 0, bar = 0, height = 0;
-	cr_assert_eq(sscanf(r, "data-rendered=\"lanes=%d;marks=%d;bar=%d;height=%d", &lanes, &marks,
-			    &bar, &height),
-		     4, "%.80s", r);
-	cr_assert_eq(lanes, 2, "one host thread and one GPU stream");
+	int lanes = 0, marks = 0, bar = 0, height = 0, overlaps = -1;
+	cr_assert_eq(sscanf(r, "data-rendered=\"lanes=%d;marks=%d;bar=%d;height=%d;overlaps=%d",
+			    &lanes, &marks, &bar, &height, &overlaps),
+		     5, "%.80s", r);
+	cr_assert_eq(lanes, 2, "one host thread and one GPU stream labelled");
+	cr_assert_eq(overlaps, 0, "no label lies over a mark or the critical path");
 	cr_assert_gt(marks, 10);
 	cr_assert(bar >= 1195 && bar <= 1200, "breakdown bar spans the width: %d", bar);
 	cr_assert_gt(height, 0);

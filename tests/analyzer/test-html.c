@@ -125,6 +125,68 @@ Test(html, lanes_name_pid_thread_and_tid)
 	free(html);
 }
 
+/* The vertical extent of every mark (g.events rect) and of the path's band (rect.cp). */
+struct band {
+	double y0, y1;
+};
+
+static size_t marks_of(const char *svg, struct band *v, size_t cap)
+{
+	size_t n = 0;
+	for (const char *p = svg; (p = strstr(p, "<rect ")) != NULL && n < cap; p++) {
+		const char *end = strchr(p, '>'), *y = strstr(p, " y=\""),
+			   *h = strstr(p, "height=\"");
+		if (y == NULL || h == NULL || y > end || h > end) {
+			continue;
+		}
+		v[n].y0 = atof(y + 4);
+		v[n].y1 = v[n].y0 + atof(h + 8);
+		n++;
+	}
+	return n;
+}
+
+/* Each lane's label sits in a strip of its own above the lane's rows, where no mark and
+ * not the path's band is drawn: a 10 px label spans 9 px above its baseline to 2 below. */
+static void labels_cover_nothing(const char *rel, size_t want_lanes)
+{
+	size_t len;
+	char *html = html_of(rel, &len);
+	char *svg = between(html, "<svg id=\"timeline\"", "</svg>");
+	char *marks = between(svg, "<g id=\"tl-view\">", "<text");
+	static struct band v[1 << 16];
+	size_t nm = marks_of(marks, v, sizeof(v) / sizeof(v[0]));
+	cr_assert_gt(nm, 0, "%s: marks", rel);
+	size_t lanes = 0;
+	double prev = 0;
+	for (const char *p = svg; (p = strstr(p, "<text class=\"lane\"")) != NULL; p++) {
+		char want[32];
+		snprintf(want, sizeof(want), "data-lane=\"%zu\"", lanes);
+		cr_assert_not_null(strstr(p, want), "%s: labels in lane order", rel);
+		double base = atof(strstr(p, " y=\"") + 4);
+		cr_assert_gt(base, prev, "%s: label %zu below the one before", rel, lanes);
+		for (size_t i = 0; i < nm; i++) {
+			cr_assert(v[i].y1 <= base - 9 || v[i].y0 >= base + 2,
+				  "%s: label %zu (baseline %.0f) over a mark at %.1f-%.1f", rel,
+				  lanes, base, v[i].y0, v[i].y1);
+		}
+		prev = base;
+		lanes++;
+	}
+	cr_assert_eq(lanes, want_lanes, "%s: every lane labelled", rel);
+	cr_assert_not_null(strstr(svg, "<g class=\"legend\">"), "%s: a legend", rel);
+	free(marks);
+	free(svg);
+	free(html);
+}
+
+Test(html, labels_sit_above_their_own_lanes)
+{
+	labels_cover_nothing("stacks/stacks-threads.json", 3);
+	labels_cover_nothing("scenarios/sync-heavy.json", 2);
+	labels_cover_nothing("stacks/stacks-gpu.json", 2);
+}
+
 static char *run_node(const char *args)
 {
 	char cmd[1024], *out = NULL;
