@@ -336,3 +336,37 @@ Test(kineto_gens, nothing_is_judged_on_an_empty_window)
 	cr_assert_not_null(strstr(err, "nothing to check"), "%s", err);
 	free(err);
 }
+
+/* The flows of the real traces: every f whose id has an s before it (counted apart from
+ * the analyzer), each launch joining a call and its GPU work, each autograd link two
+ * operators. */
+Test(kineto_gens, real_traces_keep_their_flows)
+{
+	static const struct {
+		const char *rel;
+		size_t launch, fwdbwd;
+	} cases[] = {
+		{ "kineto/nccl_a100_rank0.pt.trace.json.gz", 6875, 0 },
+		{ "kineto/amd_mi250.pt.trace.json.gz", 16, 4 },
+		{ "kineto/simple_add_a100.pt.trace.json.gz", 139, 0 },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct isc_trace *t = load(cases[c].rel);
+		cr_assert_eq(flows_of(t, ISC_FLOW_LAUNCH), cases[c].launch, "%s", cases[c].rel);
+		cr_assert_eq(flows_of(t, ISC_FLOW_FWDBWD), cases[c].fwdbwd, "%s", cases[c].rel);
+		for (size_t i = 0; i < t->n_flows; i++) {
+			const struct isc_ev *s = &t->ev[t->flows[i].src],
+					    *d = &t->ev[t->flows[i].dst];
+			cr_assert_leq(s->ts, d->ts, "%s", cases[c].rel);
+			if (t->flows[i].kind == ISC_FLOW_LAUNCH) {
+				cr_assert_eq(s->type, ISC_T_CUDA_API, "%s", cases[c].rel);
+				cr_assert(isc_type_is_gpu(d->type), "%s", cases[c].rel);
+				cr_assert_eq(s->corr, d->corr, "%s", cases[c].rel);
+			} else {
+				cr_assert_eq(s->type, ISC_T_CPU_OP, "%s", cases[c].rel);
+				cr_assert_eq(d->type, ISC_T_CPU_OP, "%s", cases[c].rel);
+			}
+		}
+		isc_trace_destroy(t);
+	}
+}
