@@ -134,7 +134,8 @@ static void usage(FILE *f)
 		"  -h, --help               this text\n"
 		"  -V, --version            the version\n\n"
 		"Exit status: 0 success, 1 the gate failed, 2 usage error, 3 unreadable or\n"
-		"invalid input (trace or baseline), 4 an output could not be written.\n");
+		"invalid input (trace or baseline; a trace with no event of a known kind; a\n"
+		"gate on a window with nothing to judge), 4 an output could not be written.\n");
 }
 
 static void print_rule(const struct isc_rule *r, void *ctx)
@@ -477,6 +478,13 @@ static int analyze(struct cli *c)
 		}
 	}
 	struct gate_run gr = { NULL, NULL, NULL };
+	if (status == 0 && isc_gate_active(&c->gate) && a->verdict.type == ISC_BOUND_UNKNOWN &&
+	    strcmp(a->verdict.cause, "no_data") == 0) {
+		/* A gate never passes on what it could not judge. */
+		fprintf(stderr, "inferscope-analyze: %s: nothing to check: %s\n", c->inputs[0],
+			a->verdict.n_evidence > 0 ? a->verdict.evidence[0] : "no data");
+		status = EXIT_INPUT;
+	}
 	if (status == 0 && isc_gate_active(&c->gate)) {
 		status = run_gate(c, t, a, &gr);
 	}

@@ -84,7 +84,10 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 	r = r == 0 ? isc_causal_build(t, a) : r;
 	if (r == 0) {
 		isc_classify(t, a);
-		r = isc_rules_run(t, a);
+		/* Nothing to judge (an empty window): no rule may speak of it. */
+		bool empty = a->verdict.type == ISC_BOUND_UNKNOWN &&
+			     strcmp(a->verdict.cause, "no_data") == 0;
+		r = empty ? 0 : isc_rules_run(t, a);
 	}
 	if (r == 0 && o != NULL) {
 		r = isc_whatif_answer(t, a, o->what_if, o->n_what_if);

@@ -53,6 +53,7 @@ void isc_trace_destroy(struct isc_trace *t)
 	free(t->ev);
 	free(t->threads);
 	free(t->thread_slots);
+	free(t->flows);
 	free(t->corr_slots);
 	for (size_t i = 0; t->corr_direct != NULL && i < t->n_inputs; i++) {
 		free(t->corr_direct[i].idx);
@@ -168,6 +169,51 @@ struct isc_ev *isc_trace_push(struct isc_trace *t)
 	return e;
 }
 
+int isc_trace_add_flow(struct isc_trace *t, uint32_t src, uint32_t dst, enum isc_flow_kind kind)
+{
+	if (ISC_GROW(t->flows, t->cap_flows, t->n_flows + 1, 64) < 0) {
+		return -ENOMEM;
+	}
+	t->flows[t->n_flows++] = (struct isc_flow){ src, dst, (uint8_t)kind };
+	return 0;
+}
+
+const char *isc_flow_kind_name(unsigned kind)
+{
+	return kind == ISC_FLOW_LAUNCH ? "launch" : kind == ISC_FLOW_FWDBWD ? "fwdbwd" : "unknown";
+}
+
+static int flow_cmp(const void *pa, const void *pb)
+{
+	const struct isc_flow *a = pa, *b = pb;
+	return a->src != b->src	  ? (a->src < b->src ? -1 : 1)
+	       : a->dst != b->dst ? (a->dst < b->dst ? -1 : 1)
+				  : (int)a->kind - (int)b->kind;
+}
+
+/* The flows follow their events to the positions the sort gave them (idx: new position ->
+ * old index, before permute consumes it), then are put in order of their source. */
+static int move_flows(struct isc_trace *t, const uint32_t *idx)
+{
+	if (t->n_flows == 0) {
+		return 0;
+	}
+	uint32_t *inv = idx != NULL ? malloc(t->n * sizeof(*inv)) : NULL;
+	if (idx != NULL && inv == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; inv != NULL && i < t->n; i++) {
+		inv[idx[i]] = (uint32_t)i;
+	}
+	for (size_t i = 0; inv != NULL && i < t->n_flows; i++) {
+		t->flows[i].src = inv[t->flows[i].src];
+		t->flows[i].dst = inv[t->flows[i].dst];
+	}
+	free(inv);
+	qsort(t->flows, t->n_flows, sizeof(*t->flows), flow_cmp);
+	return 0;
+}
+
 /* Applies the permutation idx (new position -> old index) to the events, in place. */
 static void permute(struct isc_ev *ev, uint32_t *idx, size_t n)
 {
@@ -197,7 +243,7 @@ static int sort_events(struct isc_trace *t)
 		sorted = t->ev[i - 1].ts <= t->ev[i].ts;
 	}
 	if (sorted) {
-		return 0;
+		return move_flows(t, NULL);
 	}
 	uint32_t *idx = malloc(t->n * sizeof(*idx));
 	if (idx == NULL) {
@@ -207,6 +253,7 @@ static int sort_events(struct isc_trace *t)
 		idx[i] = (uint32_t)i;
 	}
 	int r = isc_sort_by_key(&t->ev[0].ts, sizeof(struct isc_ev), idx, t->n);
+	r = r == 0 ? move_flows(t, idx) : r;
 	if (r == 0) {
 		permute(t->ev, idx, t->n);
 	}

@@ -202,6 +202,18 @@ struct isc_input {
 	uint32_t sampling_python;  /* trace_metadata.sampling.python, string id */
 };
 
+/* A dependency the input states between two of its events, as Chrome-trace flow events
+ * ("ph" s, t, f) draw them: Kineto's launch links (ac2g; async and async_gpu before
+ * PyTorch 1.10; the legacy profiler's cpu_to_cuda) from the call or operator to its GPU
+ * work, and its autograd links (fwdbwd; forward_backward before 1.10) from a forward
+ * operator to its backward. */
+enum isc_flow_kind { ISC_FLOW_LAUNCH, ISC_FLOW_FWDBWD, ISC_FLOW__COUNT };
+
+struct isc_flow {
+	uint32_t src, dst; /* event indices (isc_trace_finalize keeps them right) */
+	uint8_t kind;	   /* enum isc_flow_kind */
+};
+
 struct isc_strtab;
 struct isc_stacks;
 struct isc_gnodes;
@@ -227,6 +239,8 @@ struct isc_trace {
 	uint32_t *corr_slots; /* cuda_api event index + 1, by (input, corr) */
 	size_t corr_slot_mask;
 	struct isc_corr_direct *corr_direct; /* per input, when its ids are dense */
+	struct isc_flow *flows;		     /* by source's start once finalized */
+	size_t n_flows, cap_flows;
 	bool finalized;
 	struct isc_trace_extra *extra; /* what only the export needs (model-extra.h), or NULL */
 	struct isc_hosts *hosts;       /* several hosts: their clocks aligned (hosts.h), or NULL */
@@ -249,6 +263,9 @@ int isc_trace_add_input(struct isc_trace *t, const char *path);
 uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid);
 /* A zeroed event appended to the trace (stream -1, device -1, occupancy -1), or NULL. */
 struct isc_ev *isc_trace_push(struct isc_trace *t);
+/* A flow from event src to event dst (indices before finalize). 0 or -ENOMEM. */
+int isc_trace_add_flow(struct isc_trace *t, uint32_t src, uint32_t dst, enum isc_flow_kind kind);
+const char *isc_flow_kind_name(unsigned kind);
 
 /*
  * Puts the inputs of several hosts on one clock (hosts.h), sorts events by start time

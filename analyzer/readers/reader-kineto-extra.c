@@ -13,7 +13,65 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int memcpy_type(const char *name)
+/* Every category name of every generation (output_json.cpp and ActivityType.cpp through
+ * their history; the legacy profiler's export has none, its flows excepted). */
+const struct isc_keydef isc_kineto_cats[] = {
+	/* PyTorch 1.10 on */
+	{ "kernel", 0 },
+	{ "gpu_memcpy", 1 },
+	{ "gpu_memset", 2 },
+	{ "cuda_sync", 3 },
+	{ "cuda_runtime", 4 },
+	{ "cuda_driver", 5 },
+	{ "cpu_op", 6 },
+	{ "user_annotation", 7 },
+	{ "gpu_user_annotation", 8 },
+	{ "ac2g", 9 },
+	{ "fwdbwd", 10 },
+	/* PyTorch 1.8 and 1.9 */
+	{ "Kernel", 11 },
+	{ "Memcpy", 12 },
+	{ "Memset", 13 },
+	{ "Runtime", 14 },
+	{ "Operator", 15 },
+	{ "gpu_user_Annotation", 16 },
+	{ "User", 17 }, /* 1.8: GPU-side user annotations, tid "stream N user" */
+	{ "async", 18 },
+	{ "async_gpu", 19 },
+	{ "forward_backward", 20 },
+	/* the legacy torch.autograd.profiler export's launch flows */
+	{ "cpu_to_cuda", 21 },
+	/* host-side categories that carry nothing the analysis needs; cuda_event: the
+	 * cudaEventRecord marks whose stream and correlation the cuda_sync records that wait
+	 * for them repeat */
+	{ "Trace", 22 },
+	{ "python_function", 23 },
+	{ "cpu_instant_event", 24 },
+	{ "overhead", 25 },
+	{ "cuda_profiler_range", 26 },
+	{ "cuda_event", 27 },
+	{ "external_correlation", 28 },
+};
+
+const uint8_t isc_kineto_cat_kind[] = {
+	ISC_KK_KERNEL,	    ISC_KK_MEMCPY,	ISC_KK_MEMSET,	    ISC_KK_SYNC,
+	ISC_KK_API,	    ISC_KK_API,		ISC_KK_CPU_OP,	    ISC_KK_SCOPE,
+	ISC_KK_GPU_ANNOT,   ISC_KK_FLOW_LAUNCH, ISC_KK_FLOW_FWDBWD, ISC_KK_KERNEL,
+	ISC_KK_MEMCPY,	    ISC_KK_MEMSET,	ISC_KK_API,	    ISC_KK_CPU_OP,
+	ISC_KK_GPU_ANNOT,   ISC_KK_GPU_ANNOT,	ISC_KK_FLOW_LAUNCH, ISC_KK_FLOW_LAUNCH,
+	ISC_KK_FLOW_FWDBWD, ISC_KK_FLOW_LAUNCH, ISC_KK_HOST_OTHER,  ISC_KK_HOST_OTHER,
+	ISC_KK_HOST_OTHER,  ISC_KK_HOST_OTHER,	ISC_KK_HOST_OTHER,  ISC_KK_HOST_OTHER,
+	ISC_KK_HOST_OTHER,
+};
+
+const size_t isc_kineto_n_cats = sizeof(isc_kineto_cats) / sizeof(isc_kineto_cats[0]);
+
+_Static_assert(sizeof(isc_kineto_cats) / sizeof(isc_kineto_cats[0]) ==
+			       sizeof(isc_kineto_cat_kind) &&
+		       sizeof(isc_kineto_cat_kind) <= ISC_KINETO_MAX_CATS,
+	       "one kind per category, a counter for each");
+
+int isc_kineto_memcpy_type(const char *name)
 {
 	if (strstr(name, "HtoD") != NULL) {
 		return ISC_T_H2D;
@@ -25,29 +83,6 @@ static int memcpy_type(const char *name)
 		return ISC_T_H2H;
 	}
 	return ISC_T_D2D;
-}
-
-/* Model type of a complete event by category, -1 for categories not modelled. */
-int isc_kineto_type_of(const char *cat, const char *name)
-{
-	static const struct {
-		const char *cat;
-		int type;
-	} cats[] = {
-		{ "kernel", ISC_T_KERNEL },	    { "gpu_memset", ISC_T_MEMSET },
-		{ "cuda_sync", ISC_T_GPU_SYNC },    { "cuda_runtime", ISC_T_CUDA_API },
-		{ "cuda_driver", ISC_T_CUDA_API },  { "cpu_op", ISC_T_CPU_OP },
-		{ "user_annotation", ISC_T_SCOPE },
-	};
-	if (strcmp(cat, "gpu_memcpy") == 0) {
-		return memcpy_type(name);
-	}
-	for (size_t i = 0; i < sizeof(cats) / sizeof(cats[0]); i++) {
-		if (strcmp(cats[i].cat, cat) == 0) {
-			return cats[i].type;
-		}
-	}
-	return -1;
 }
 
 void isc_kineto_sync_fields(struct isc_ev *ev, const char *name, const struct isc_kineto_wait *w)
@@ -67,23 +102,6 @@ void isc_kineto_sync_fields(struct isc_ev *ev, const char *name, const struct is
 	ev->v.sync.record_corr = record_ok ? (uint32_t)w->record_corr : 0;
 }
 
-/* Categories Kineto writes that carry nothing the analysis needs: host-side ones, and
- * cuda_event, the cudaEventRecord marks whose stream and correlation the cuda_sync
- * records that wait for them repeat (wait_on_stream, wait_on_cuda_event_record_corr_id). */
-static bool known_host_cat(const char *cat)
-{
-	static const char *const known[] = {
-		"Trace", "python_function",	"cpu_instant_event", "overhead", "fwdbwd",
-		"ac2g",	 "cuda_profiler_range", "cuda_event"
-	};
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		if (strcmp(cat, known[i]) == 0) {
-			return true;
-		}
-	}
-	return false;
-}
-
 /* Device work: on a stream or a device, or named like it (e.g. "mtia_ccp_events",
  * "xpu_kernel", "hpu_memcpy"), and not a host runtime or driver call. */
 static bool looks_like_device(const char *cat, const struct isc_kineto_other *o)
@@ -101,21 +119,23 @@ static bool looks_like_device(const char *cat, const struct isc_kineto_other *o)
 	return o->has_stream || o->has_device;
 }
 
+int isc_kineto_gpu_annot(struct isc_read_ctx *rc, const struct isc_kineto_other *o)
+{
+	struct isc_gpu_annot a = {
+		.ts = o->ts,
+		.dur = o->dur > 0 ? o->dur : 0,
+		.corr = o->has_corr && o->corr > 0 ? (uint64_t)o->corr : 0,
+		.name = o->name,
+		.stream = o->has_stream ? (int32_t)o->stream : 0,
+		.device = o->has_device ? (int16_t)o->device : 0,
+		.input = rc->input,
+	};
+	return isc_trace_add_annot(rc->t, &a);
+}
+
 int isc_kineto_other_event(struct isc_read_ctx *rc, const struct isc_kineto_other *o)
 {
-	if (strcmp(o->cat, "gpu_user_annotation") == 0) {
-		struct isc_gpu_annot a = {
-			.ts = o->ts,
-			.dur = o->dur > 0 ? o->dur : 0,
-			.corr = o->has_corr && o->corr > 0 ? (uint64_t)o->corr : 0,
-			.name = o->name,
-			.stream = o->has_stream ? (int32_t)o->stream : 0,
-			.device = o->has_device ? (int16_t)o->device : 0,
-			.input = rc->input,
-		};
-		return isc_trace_add_annot(rc->t, &a);
-	}
-	if (o->cat[0] == '\0' || known_host_cat(o->cat)) {
+	if (o->cat[0] == '\0') {
 		return 0;
 	}
 	struct isc_agg g = {

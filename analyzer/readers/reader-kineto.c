@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reader for Chrome trace JSON as the PyTorch profiler (Kineto) writes it:
- * {"traceEvents": [...], "deviceProperties": [...]} or a bare array of trace events,
- * gzip'd or not. Complete events ("ph": "X") are mapped by their category: kernel,
- * gpu_memcpy, gpu_memset, cuda_sync, cuda_runtime, cuda_driver, cpu_op, user_annotation.
- * GPU events carry args.correlation like the runtime call that caused them, which is all
- * the analyzer needs to link them; the ac2g flow events say the same thing again and are
- * not read. This is not our format, so it is read leniently: what cannot be used is
- * counted and skipped, and only a broken structure stops the read.
+ * Reader for Chrome trace JSON as the PyTorch profiler writes it, every generation
+ * (docs/trace-format.md, "Kineto input"): {"traceEvents": [...], "deviceProperties": [...]}
+ * or a bare array of trace events, gzip'd or not. Complete events ("ph": "X") are mapped
+ * by their category, whatever its spelling (cpu_op or Operator, cuda_runtime or Runtime,
+ * kernel or Kernel...: one key map, looked up once per event), or, in the legacy
+ * torch.autograd.profiler export that has none, by their process ("CPU functions",
+ * "CUDA functions"). GPU events carry args.correlation like the runtime call that caused
+ * them; flow events (launch and autograd links) become the model's flows
+ * (reader-kineto-flows.c). Thread ids come as numbers or strings ("1890023232",
+ * "stream 7"). This is not our format, so it is read leniently: what cannot be used is
+ * counted and skipped; only a broken structure, or an input with no event of a known
+ * kind, stops the read.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -52,6 +56,7 @@ enum kkey {
 	KK_SMEM, /* kernel geometry */
 	KK_WAIT_STREAM,
 	KK_WAIT_RECORD, /* cuda_sync: what recorded the event waited for */
+	KK_ID,		/* flow events */
 };
 
 static const struct isc_keydef kdefs[] = {
@@ -82,30 +87,57 @@ static const struct isc_keydef kdefs[] = {
 	{ "shared memory", KK_SMEM },
 	{ "wait_on_stream", KK_WAIT_STREAM },
 	{ "wait_on_cuda_event_record_corr_id", KK_WAIT_RECORD },
+	{ "id", KK_ID },
 };
+
+/* The legacy export's processes: its host functions and its GPU intervals. */
+static const struct isc_keydef legacy_pids[] = {
+	{ "CPU functions", ISC_KT_LEGACY_CPU },
+	{ "CUDA functions", ISC_KT_LEGACY_GPU },
+};
+
+enum { CAT_NONE = -2, CAT_UNKNOWN = -1 };
+
+/* How an event's pid names its process. */
+enum pid_kind { PK_NUM, PK_LEGACY_CPU = ISC_KT_LEGACY_CPU, PK_LEGACY_GPU, PK_OTHER };
 
 struct kev {
 	uint64_t index, offset;
-	char ph[4];
-	char cat[32];
+	char ph;
+	int cat;	  /* key id in isc_kineto_cats, CAT_NONE or CAT_UNKNOWN */
+	char cat_raw[32]; /* an unknown category's name */
 	uint32_t name, arg_name;
 	int64_t pid, tid, ts, dur, corr, stream, device, bytes;
+	uint64_t id;
 	double occ;
 	int64_t block[3], grid[3], regs, smem;
 	int nblock, ngrid;
 	struct isc_kineto_wait wait;
-	bool has_ts, has_dur, has_corr, has_stream, has_occ, pid_is_num, has_dev;
+	uint8_t pid_kind, tid_kind; /* enum pid_kind; ISC_KT_NUM or ISC_KT_STREAM */
+	bool has_ts, has_dur, has_corr, has_stream, has_occ, has_dev, has_id;
+};
+
+/* The last complete event read: a flow event right after it on its track binds to it. */
+struct last_slice {
+	int64_t pid, tid, ts;
+	uint8_t pid_kind, tid_kind;
+	uint32_t ev; /* its event's index + 1, 0 when it made none */
 };
 
 struct krd {
 	struct isc_read_ctx *rc;
 	struct isc_jsax js;
-	struct isc_keymap keys;
+	struct isc_keymap keys, cats, pids;
 	struct isc_jframes fr;
 	int key;
 	struct kev ev;
 	uint64_t n_events, n_devs;
 	bool seen_events;
+	size_t first_ev; /* the input's first event in the trace */
+	struct last_slice last;
+	struct isc_kineto_flows flows;
+	/* what was seen, for the message when nothing could be read */
+	uint64_t cat_seen[ISC_KINETO_MAX_CATS], nocat_seen[128], unknown_seen, non_objects;
 	struct isc_jcap cap; /* distributedInfo or deviceProperties, verbatim */
 	int cap_what;	     /* KK_DIST, KK_DEVICE_PROPS or -1 */
 };
@@ -133,9 +165,22 @@ static int push(struct krd *r, int fr)
 static void begin_event(struct krd *r)
 {
 	memset(&r->ev, 0, sizeof(r->ev));
+	r->ev.cat = CAT_NONE;
 	r->ev.index = r->n_events++;
 	r->ev.regs = r->ev.smem = -1;
 	r->ev.offset = isc_jsax_offset(&r->js);
+}
+
+/* Thread ids as strings: a number ("1890023232", PyTorch 1.8), a GPU stream ("stream 7"),
+ * or a name (the legacy export's remote threads), which gets an id of its own below 0. */
+static void string_tid(struct krd *r, const char *s, size_t n)
+{
+	struct kev *e = &r->ev;
+	if (n > 7 && memcmp(s, "stream ", 7) == 0 && isc_num_int(s + 7, n - 7, &e->tid)) {
+		e->tid_kind = ISC_KT_STREAM;
+	} else if (!isc_num_int(s, n, &e->tid)) {
+		e->tid = -1 - (int64_t)isc_trace_intern(r->rc->t, s, n);
+	}
 }
 
 static void event_value(struct krd *r, int jt, const char *s, size_t n)
@@ -150,10 +195,13 @@ static void event_value(struct krd *r, int jt, const char *s, size_t n)
 	}
 	switch (r->key) {
 	case KK_PH:
-		snprintf(e->ph, sizeof(e->ph), "%.*s", (int)n, s);
+		e->ph = n == 1 ? s[0] : n == 0 ? '\0' : '?';
 		break;
 	case KK_CAT:
-		snprintf(e->cat, sizeof(e->cat), "%.*s", (int)n, s);
+		e->cat = jt == ISC_J_STRING ? isc_keymap_get(&r->cats, s, n) : CAT_UNKNOWN;
+		if (e->cat == CAT_UNKNOWN) {
+			snprintf(e->cat_raw, sizeof(e->cat_raw), "%.*s", (int)n, s);
+		}
 		break;
 	case KK_NAME:
 		if (jt == ISC_J_STRING) {
@@ -162,10 +210,22 @@ static void event_value(struct krd *r, int jt, const char *s, size_t n)
 		break;
 	case KK_PID:
 		e->pid = i;
-		e->pid_is_num = num;
+		e->pid_kind = num ? PK_NUM : PK_OTHER;
+		if (jt == ISC_J_STRING) {
+			int k = isc_keymap_get(&r->pids, s, n);
+			e->pid_kind = k >= 0 ? (uint8_t)k : PK_OTHER;
+		}
 		break;
 	case KK_TID:
 		e->tid = i;
+		e->tid_kind = ISC_KT_NUM;
+		if (jt == ISC_J_STRING) {
+			string_tid(r, s, n);
+		}
+		break;
+	case KK_ID:
+		e->has_id = num || jt == ISC_J_STRING;
+		e->id = jt == ISC_J_STRING ? isc_trace_intern(r->rc->t, s, n) : (uint64_t)i;
 		break;
 	case KK_TS:
 		e->has_ts = num && isc_num_us_to_ns(s, n, &e->ts);
@@ -280,6 +340,7 @@ static int on_value(struct krd *r, int jt, const char *s, size_t n, bool b)
 		return 1;
 	case KF_EVENTS:
 		r->n_events++;
+		r->non_objects++;
 		r->rc->t->inputs[r->rc->input].skipped++;
 		return 1;
 	case KF_EVENT:
@@ -316,9 +377,15 @@ static bool has(const char *hay, const char *needle)
 static int gpu_event(struct isc_read_ctx *rc, const struct kev *e, const char *name,
 		     struct isc_ev *ev)
 {
+	bool legacy = e->pid_kind == PK_LEGACY_GPU;
+	/* The legacy export's GPU intervals: the device is the tid, the stream unnamed */
+	bool has_stream = e->has_stream || e->tid_kind == ISC_KT_STREAM || legacy;
+	int64_t stream = e->has_stream ? e->stream : e->tid_kind == ISC_KT_STREAM ? e->tid : 0;
+	/* Kineto's GPU events have the device as their pid */
+	int64_t device = e->has_dev ? e->device : legacy ? e->tid : e->pid;
 	ev->corr = e->has_corr ? (uint64_t)e->corr : 0;
-	ev->stream = e->has_stream ? (int32_t)e->stream : 0;
-	ev->device = (int16_t)e->device;
+	ev->stream = has_stream ? (int32_t)stream : 0;
+	ev->device = (int16_t)device;
 	ev->v.bytes = e->bytes > 0 ? (uint64_t)e->bytes : 0;
 	ev->thread = UINT32_MAX; /* the launching thread, found through the correlation */
 	ev->flags |= has(name, "Pageable") ? ISC_F_PAGEABLE : 0;
@@ -327,7 +394,7 @@ static int gpu_event(struct isc_read_ctx *rc, const struct kev *e, const char *n
 		ev->occupancy = (float)(e->occ < 0 ? 0 : e->occ > 1 ? 1 : e->occ);
 	}
 	/* A stream of -1 is no stream: HTA leaves such records out of its GPU numbers. */
-	ev->flags |= !e->has_stream || e->stream < 0 ? ISC_F_NO_STREAM : 0;
+	ev->flags |= !has_stream || stream < 0 ? ISC_F_NO_STREAM : 0;
 	if (ev->type != ISC_T_KERNEL ||
 	    (e->ngrid == 0 && e->nblock == 0 && e->regs < 0 && e->smem < 0)) {
 		return 0;
@@ -351,7 +418,7 @@ static int metadata_event(struct krd *r, const char *name)
 	struct isc_read_ctx *rc = r->rc;
 	const struct kev *e = &r->ev;
 	rc->t->inputs[rc->input].ignored++;
-	if (strcmp(name, "thread_name") == 0 && e->pid_is_num && e->arg_name != 0) {
+	if (strcmp(name, "thread_name") == 0 && e->pid_kind == PK_NUM && e->arg_name != 0) {
 		uint32_t k = isc_trace_thread(rc->t, rc->input, e->tid);
 		if (k == UINT32_MAX) {
 			return fail(r, "out of memory");
@@ -361,42 +428,124 @@ static int metadata_event(struct krd *r, const char *name)
 	return 1;
 }
 
+/* The model type of a complete event: by its category, or in the legacy export (no
+ * category) by its process; -1 when it is not an event of the model. */
+static int complete_type(const struct kev *e, int kind, const char *name)
+{
+	switch (kind) {
+	case ISC_KK_KERNEL:
+		return ISC_T_KERNEL;
+	case ISC_KK_MEMCPY:
+		return isc_kineto_memcpy_type(name);
+	case ISC_KK_MEMSET:
+		return ISC_T_MEMSET;
+	case ISC_KK_SYNC:
+		return ISC_T_GPU_SYNC;
+	case ISC_KK_API:
+		return ISC_T_CUDA_API;
+	case ISC_KK_CPU_OP:
+		return ISC_T_CPU_OP;
+	case ISC_KK_SCOPE:
+		return ISC_T_SCOPE;
+	case -1:
+		if (e->cat != CAT_NONE) {
+			return -1;
+		}
+		return e->pid_kind == PK_LEGACY_CPU   ? ISC_T_CPU_OP
+		       : e->pid_kind == PK_LEGACY_GPU ? ISC_T_KERNEL
+						      : -1;
+	default:
+		return -1;
+	}
+}
+
+/* What the event says when it is no event of the model: a flow endpoint, a GPU-side
+ * annotation, or a category to count. */
+static int other_event(struct krd *r, int kind)
+{
+	const struct kev *e = &r->ev;
+	struct isc_read_ctx *rc = r->rc;
+	if ((kind == ISC_KK_FLOW_LAUNCH || kind == ISC_KK_FLOW_FWDBWD) && e->has_id && e->has_ts &&
+	    (e->ph == 's' || e->ph == 't' || e->ph == 'f')) {
+		bool same = r->last.ts == e->ts && r->last.pid == e->pid && r->last.tid == e->tid &&
+			    r->last.pid_kind == e->pid_kind && r->last.tid_kind == e->tid_kind;
+		struct isc_kineto_flow_end f = {
+			.ts = e->ts,
+			.id = e->id,
+			.pid = e->pid,
+			.tid = e->tid,
+			.ev = same ? r->last.ev : 0,
+			.kind = kind == ISC_KK_FLOW_LAUNCH ? ISC_FLOW_LAUNCH : ISC_FLOW_FWDBWD,
+			.phase = (uint8_t)e->ph,
+			.track = e->pid_kind == PK_LEGACY_GPU || e->pid_kind == PK_LEGACY_CPU
+					 ? e->pid_kind
+					 : e->tid_kind,
+		};
+		return isc_kineto_flow_add(&r->flows, &f);
+	}
+	if (e->ph != 'X' || !e->has_ts) {
+		return 0;
+	}
+	struct isc_kineto_other o = { e->cat_raw, e->name, e->ts,	  e->dur,     e->stream,
+				      e->device,  e->corr, e->has_stream, e->has_dev, e->has_corr };
+	if (kind == ISC_KK_GPU_ANNOT) {
+		return isc_kineto_gpu_annot(rc, &o);
+	}
+	return e->cat == CAT_UNKNOWN ? isc_kineto_other_event(rc, &o) : 0;
+}
+
+static void tally(struct krd *r, int kind)
+{
+	const struct kev *e = &r->ev;
+	if (e->cat >= 0) {
+		r->cat_seen[e->cat]++;
+	} else if (e->cat == CAT_UNKNOWN) {
+		r->unknown_seen++;
+	} else if (kind < 0) {
+		r->nocat_seen[(unsigned char)e->ph & 127]++;
+	}
+}
+
 static int end_event(struct krd *r)
 {
 	struct isc_read_ctx *rc = r->rc;
 	struct isc_input *in = &rc->t->inputs[rc->input];
 	const struct kev *e = &r->ev;
 	const char *name = isc_trace_str(rc->t, e->name);
-	if (e->ph[0] == 'M') {
+	int kind = e->cat >= 0 ? isc_kineto_cat_kind[e->cat] : -1;
+	tally(r, kind);
+	if (e->ph == 'M') {
 		return metadata_event(r, name);
 	}
-	bool complete = strcmp(e->ph, "X") == 0;
-	bool instant = strcmp(e->ph, "i") == 0 || strcmp(e->ph, "I") == 0;
-	int type = complete ? isc_kineto_type_of(e->cat, name) : instant ? ISC_T_INSTANT : -1;
-	if (type < 0 && complete && e->has_ts) {
-		struct isc_kineto_other o = { e->cat,	  e->name,    e->ts,   e->dur,
-					      e->stream,  e->device,  e->corr, e->has_stream,
-					      e->has_dev, e->has_corr };
-		if (isc_kineto_other_event(rc, &o) < 0) {
+	int type = e->ph == 'X'			  ? complete_type(e, kind, name)
+		   : e->ph == 'i' || e->ph == 'I' ? ISC_T_INSTANT
+						  : -1;
+	bool gpu = type >= 0 && isc_type_is_gpu((unsigned)type);
+	/* Spans, markers and records of no process ("Traces", "Spans", "") are no events */
+	bool usable = e->pid_kind == PK_NUM || e->pid_kind == (gpu ? PK_LEGACY_GPU : PK_LEGACY_CPU);
+	if (e->ph == 'X') {
+		r->last = (struct last_slice){ e->pid, e->tid, e->ts, e->pid_kind, e->tid_kind, 0 };
+	}
+	if (type < 0 || !e->has_ts || !usable) {
+		if (other_event(r, kind) < 0) {
 			return fail(r, "out of memory");
 		}
-	}
-	if (type < 0 || !e->has_ts || !e->pid_is_num) {
 		/* Flows, counters, spans and categories the analysis has no use for. */
-		in->ignored += e->ph[0] != '\0';
-		in->skipped += e->ph[0] == '\0';
+		in->ignored += e->ph != '\0';
+		in->skipped += e->ph == '\0';
 		return 1;
 	}
 	struct isc_ev *ev = isc_trace_push(rc->t);
 	if (ev == NULL) {
 		return fail(r, "out of memory");
 	}
+	r->last.ev = (uint32_t)rc->t->n;
 	ev->type = (uint8_t)type;
 	ev->name = e->name;
 	ev->ts = e->ts;
 	ev->dur = e->has_dur && e->dur > 0 ? e->dur : 0;
 	ev->input = rc->input;
-	if (isc_type_is_gpu((unsigned)type)) {
+	if (gpu) {
 		if (gpu_event(rc, e, name, ev) < 0) {
 			return fail(r, "out of memory");
 		}
@@ -405,7 +554,7 @@ static int end_event(struct krd *r)
 		if (ev->thread == UINT32_MAX) {
 			return fail(r, "out of memory");
 		}
-		if (in->pid == 0) {
+		if (in->pid == 0 && e->pid_kind == PK_NUM) {
 			in->pid = e->pid;
 		}
 	}
@@ -450,6 +599,7 @@ static int on_open(struct krd *r, bool is_map)
 	case KF_EVENTS:
 		if (!is_map) {
 			r->n_events++;
+			r->non_objects++;
 			r->rc->t->inputs[r->rc->input].skipped++;
 			return push(r, KF_SKIP);
 		}
@@ -500,6 +650,50 @@ static int on_key(struct krd *r, const char *s, size_t n)
 
 ISC_JSAX_CALLBACKS(callbacks, on_open, on_close, on_key, on_value);
 
+/* Appends "SEP[LEAD]NAME (N)" to buf: LEAD before the first of a list, SEP between. */
+static void seen(char *buf, size_t cap, bool *first, const char *lead, const char *name, uint64_t n)
+{
+	size_t len = strlen(buf);
+	if (n > 0 && len + 1 < cap) {
+		snprintf(buf + len, cap - len, "%s%s%s (%llu)",
+			 len == 0 ? ""
+			 : *first ? "; "
+				  : ", ",
+			 *first ? lead : "", name, (unsigned long long)n);
+		*first = false;
+	}
+}
+
+/* Nothing of a known kind was read: say what was there instead. */
+static int nothing_known(struct krd *r)
+{
+	const struct isc_input *in = &r->rc->t->inputs[r->rc->input];
+	char saw[320] = "";
+	bool first = true;
+	uint64_t counted = 0;
+	for (size_t i = 0; i < isc_kineto_n_cats; i++) {
+		seen(saw, sizeof(saw), &first, "cat ", isc_kineto_cats[i].key, r->cat_seen[i]);
+	}
+	for (size_t i = 0; i < in->unknown_cats.n; i++) {
+		const struct isc_agg *g = &in->unknown_cats.v[i];
+		seen(saw, sizeof(saw), &first, "cat ", isc_trace_str(r->rc->t, g->name), g->count);
+		counted += g->count;
+	}
+	seen(saw, sizeof(saw), &first, "cat ", "others", r->unknown_seen - counted);
+	first = true;
+	for (int ph = 0; ph < 128; ph++) {
+		char what[16];
+		snprintf(what, sizeof(what), ph > ' ' ? "ph %c" : "no ph", ph);
+		seen(saw, sizeof(saw), &first, "no cat: ", what, r->nocat_seen[ph]);
+	}
+	first = true;
+	seen(saw, sizeof(saw), &first, "", "array elements that are not objects", r->non_objects);
+	isc_diag_set(r->rc->diag, "%s: no events of a known kind in %llu trace events%s%s",
+		     r->rc->label, (unsigned long long)r->n_events, saw[0] ? ": saw " : "",
+		     saw[0] ? saw : " (the array is empty)");
+	return -EINVAL;
+}
+
 static int read_kineto(struct isc_read_ctx *rc)
 {
 	struct krd *r = calloc(1, sizeof(*r));
@@ -510,7 +704,10 @@ static int read_kineto(struct isc_read_ctx *rc)
 	r->rc = rc;
 	r->key = -1;
 	r->cap_what = -1;
+	r->first_ev = rc->t->n;
 	isc_keymap_build(&r->keys, kdefs, sizeof(kdefs) / sizeof(kdefs[0]));
+	isc_keymap_build(&r->cats, isc_kineto_cats, isc_kineto_n_cats);
+	isc_keymap_build(&r->pids, legacy_pids, sizeof(legacy_pids) / sizeof(legacy_pids[0]));
 	snprintf(rc->t->inputs[rc->input].format_version,
 		 sizeof(rc->t->inputs[rc->input].format_version), "chrome");
 	int ret = isc_jsax_init(&r->js, &callbacks, r, rc->label, rc->diag);
@@ -521,7 +718,15 @@ static int read_kineto(struct isc_read_ctx *rc)
 		isc_diag_set(rc->diag, "%s: byte 0: no \"traceEvents\" array", rc->label);
 		ret = -EINVAL;
 	}
+	if (ret == 0 && isc_kineto_flows_finish(rc, &r->flows, r->first_ev) < 0) {
+		isc_diag_set(rc->diag, "%s: out of memory", rc->label);
+		ret = -ENOMEM;
+	}
+	if (ret == 0 && rc->t->inputs[rc->input].events == 0) {
+		ret = nothing_known(r);
+	}
 	isc_jsax_finish(&r->js);
+	free(r->flows.v);
 	free(isc_jcap_take(&r->cap));
 	free(r);
 	return ret;

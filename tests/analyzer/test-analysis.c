@@ -73,6 +73,40 @@ Test(analysis, kineto_matches_hta)
 	isc_trace_destroy(t);
 }
 
+/* HTA's temporal breakdown of the whole trace (README's "HTA whole trace" column), in
+ * percentage points of the GPU span. */
+static void hta_whole(const char *rel, int device, double idle, double compute, double other)
+{
+	struct isc_trace *t = load(rel);
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_eq(a->n_hta, 1, "%s", rel);
+	const struct isc_hta_temporal *h = &a->hta[0];
+	double span = (double)h->span;
+	cr_assert_eq(h->device, device, "%s", rel);
+	cr_assert(fabs(100.0 * (double)h->idle / span - idle) < 0.1, "%s: idle %.2f", rel,
+		  100.0 * (double)h->idle / span);
+	cr_assert(fabs(100.0 * (double)h->compute / span - compute) < 0.1, "%s: compute %.2f", rel,
+		  100.0 * (double)h->compute / span);
+	cr_assert(fabs(100.0 * (double)h->non_compute / span - other) < 0.1, "%s: non-compute %.2f",
+		  rel, 100.0 * (double)h->non_compute / span);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(analysis, kineto_mi250_matches_hta)
+{
+	hta_whole("kineto/amd_mi250.pt.trace.json.gz", 2, 98.33, 1.24, 0.43);
+}
+
+/* HTA's whole-trace column says 69.01 / 14.62 / 16.37 for this rank; the union of its GPU
+ * operations over their span (what the README states too: busy 35.6 %) is 64.40 / 17.13 /
+ * 18.47, computed apart from the analyzer. The difference is HTA's, not understood yet:
+ * the analyzer is held to the union. */
+Test(analysis, kineto_nccl_rank_gpu_time_is_the_union_of_its_operations)
+{
+	hta_whole("kineto/nccl_a100_rank0.pt.trace.json.gz", 0, 64.40, 17.13, 18.47);
+}
+
 /* Checks every line "NAME VERDICT TOP" of DIR/expected.txt on DIR/NAME.SUFFIX. */
 static int check_expected(const char *dir, const char *suffix)
 {
