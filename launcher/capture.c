@@ -245,9 +245,8 @@ static int connect_peer(int pid, unsigned *peer_uid, bool quiet)
 		int r = isc_sockdir_check(dir, uid, &owner, &why);
 		if (r == -EPERM && !quiet) {
 			fprintf(stderr,
-				"inferscope capture: refusing %s: %s (uid %u), not the user of "
-				"process "
-				"%d (uid %u); remove it\n",
+				"inferscope capture: refusing %s: %s (uid %u), not the user "
+				"of process %d (uid %u); remove it\n",
 				dir, why, owner, pid, uid);
 		}
 		struct sockaddr_un a;
@@ -271,15 +270,14 @@ static int connect_peer(int pid, unsigned *peer_uid, bool quiet)
 			}
 			continue;
 		}
-		struct ucred cr;
+		struct ucred cr = { 0, (uid_t)-1, (gid_t)-1 };
 		socklen_t n = sizeof(cr);
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) != 0 || cr.pid != pid ||
 		    cr.uid != uid || (me != 0 && me != cr.uid)) {
 			if (!quiet) {
 				fprintf(stderr,
-					"inferscope capture: refusing %s: it is served by process "
-					"%d "
-					"of uid %u, not by process %d of uid %u\n",
+					"inferscope capture: refusing %s: it is served by "
+					"process %d of uid %u, not by process %d of uid %u\n",
 					a.sun_path, (int)cr.pid, (unsigned)cr.uid, pid, uid);
 			}
 			close(fd);
