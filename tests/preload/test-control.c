@@ -33,7 +33,22 @@
 
 #include "tests/common/isc-test.h"
 
-TestSuite(control, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 120);
+/* The peer's files on tmpfs (another file system than the test directory's). */
+static const char *shm_dir(void)
+{
+	static char dir[64];
+	snprintf(dir, sizeof(dir), "/dev/shm/isc-control-%d", (int)getpid());
+	return dir;
+}
+
+/* Also after a failed assertion. */
+static void teardown(void)
+{
+	isc_test_rmrf(shm_dir());
+	isc_test_dir_teardown();
+}
+
+TestSuite(control, .init = isc_test_dir_setup, .fini = teardown, .timeout = 120);
 
 /* An uid nobody has: the "other local user". */
 static unsigned other_uid(void)
@@ -361,7 +376,8 @@ Test(control, capture_takes_only_the_window_file_of_the_asked_process)
 	unsigned u = other_uid();
 	const char *t = open_test_dir();
 	char run[4200], dir[4300], sock[4400], secret[4200], peer[4200], link[4300];
-	char rootfile[4300], shm[64], legit[128], cwd[4200], victim[4300], out[4300];
+	char rootfile[4300], legit[128], cwd[4200], victim[4300], out[4300];
+	const char *shm = shm_dir();
 	snprintf(run, sizeof(run), "%s/run", t);
 	snprintf(dir, sizeof(dir), "%s/inferscope", run);
 	snprintf(secret, sizeof(secret), "%s/secret", t);
@@ -376,7 +392,6 @@ Test(control, capture_takes_only_the_window_file_of_the_asked_process)
 	write_file(secret, "root only\n", 0600);
 	write_file(victim, "root only\n", 0600);
 	/* the peer's own files: another directory (tmpfs: rename cannot move them) */
-	snprintf(shm, sizeof(shm), "/dev/shm/isc-control-%d", (int)getpid());
 	make_dir(shm, 0755, u);
 	snprintf(link, sizeof(link), "%s/evil.%%d.capture-1.json", peer);
 	snprintf(rootfile, sizeof(rootfile), "%s/root.%%d.capture-2.json", peer);
@@ -428,7 +443,6 @@ Test(control, capture_takes_only_the_window_file_of_the_asked_process)
 	cr_assert(!isc_test_exists(name), "the window file was moved");
 	isc_run_free(&r);
 	fake_stop(&f);
-	isc_test_rmrf(shm);
 }
 
 /* A socket file at dir/name bound by nobody (its process is gone). */
@@ -614,6 +628,8 @@ Test(control, a_set_user_id_program_ignores_the_callers_variables)
 	if (pid == 0) {
 		become(u);
 		dup2(err[1], 2);
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
 		if (chdir(tmp) != 0) {
 			_exit(126);
 		}
