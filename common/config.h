@@ -81,7 +81,16 @@ extern struct isc_config isc_config;
 const struct isc_cfg_entry *isc_config_table(void);
 
 /*
- * Fills cfg from getenv-like `get` (NULL = getenv). Bad values are reported with
+ * Whether this process runs in secure-execution mode (getauxval(AT_SECURE): a
+ * set-user-ID or set-group-ID program, or one with file capabilities): its environment
+ * is its caller's, who may lack the privileges it runs with.
+ */
+bool isc_config_secure(void);
+
+/*
+ * Fills cfg from getenv-like `get` (NULL = getenv; in secure-execution mode, no
+ * variable at all: every default, and INFERSCOPE_ENABLE=0, so that a caller's
+ * INFERSCOPE_OUTPUT cannot make a privileged program create or replace a file). Bad values are reported with
  * isc_error() and replaced by the default. Returns the number of bad values.
  * Effective values (as strings) are kept for isc_config_effective().
  */

@@ -8,6 +8,11 @@
  * the engine and the workers of a server), waits for their window traces, and
  * moves them to FILE (the asked process) and FILE's stem.<pid>.json (the others),
  * which inferscope-analyze merges when given together.
+ *
+ * Everything a server says is another process's word, and capture may run as root:
+ * the socket is trusted only when its directory, the socket and the server's
+ * credentials are the asked process's (connect_peer), and a file it names is taken
+ * only as that process's window trace (take_window). docs/security.md.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +20,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +31,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/sockdir.h"
 #include "launcher/launcher.h"
 
 #define MAX_PROCS 256
@@ -32,6 +39,7 @@
 struct peer {
 	int pid;
 	int fd;
+	unsigned uid; /* the server's (SO_PEERCRED): the owner its window file must have */
 	bool started, done;
 	char path[PATH_MAX];
 	char reply[PATH_MAX + 128];
@@ -206,32 +214,78 @@ static size_t family(int target, bool only, int *out, size_t max)
 	return k;
 }
 
-/* Connects to pid's control socket in the places the library may have made it. */
-static int connect_peer(int pid)
+/*
+ * Connects to pid's control socket in the places the library may have made it
+ * (common/sockdir.h), trusting only what the process's user owns: the directory (0700,
+ * not a link), the socket (not writable by others), and the server at the other end,
+ * whose credentials (SO_PEERCRED) must be the process's own pid and uid. A directory
+ * or socket that fails is reported once (why) and never connected to; *uid is the
+ * server's, which the file it names must belong to.
+ */
+static int connect_peer(int pid, unsigned *peer_uid, bool quiet)
 {
-	char dirs[3][PATH_MAX];
-	unsigned uid = proc_uid(pid);
+	unsigned uid = proc_uid(pid), me = (unsigned)geteuid();
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char run[64];
-	snprintf(run, sizeof(run), "/run/user/%u", uid);
-	snprintf(dirs[0], PATH_MAX, "%s/inferscope", xdg && xdg[0] == '/' ? xdg : run);
-	snprintf(dirs[1], PATH_MAX, "%s/inferscope", run);
-	snprintf(dirs[2], PATH_MAX, "/tmp/inferscope-%u", uid);
+	char dir[PATH_MAX], seen[3][PATH_MAX];
+	int nseen = 0;
 	for (int i = 0; i < 3; i++) {
+		unsigned owner = 0;
+		const char *why = "";
+		bool dup = false;
+		if (!isc_sockdir_candidate(i, xdg, uid, dir, sizeof(dir))) {
+			continue;
+		}
+		for (int j = 0; j < nseen; j++) {
+			dup |= strcmp(seen[j], dir) == 0;
+		}
+		if (dup) {
+			continue;
+		}
+		snprintf(seen[nseen++], PATH_MAX, "%s", dir);
+		int r = isc_sockdir_check(dir, uid, &owner, &why);
+		/* the caller's own $XDG_RUNTIME_DIR is not another user's process's: no word */
+		if (r == -EPERM && !quiet && !(i == 0 && owner == me)) {
+			fprintf(stderr,
+				"inferscope capture: refusing %s: %s (uid %u), not the user "
+				"of process %d (uid %u); remove it\n",
+				dir, why, owner, pid, uid);
+		}
 		struct sockaddr_un a;
 		memset(&a, 0, sizeof(a));
 		a.sun_family = AF_UNIX;
-		if ((size_t)snprintf(a.sun_path, sizeof(a.sun_path), "%s/%d.sock", dirs[i], pid) >=
-		    sizeof(a.sun_path)) {
+		if (r < 0 || (size_t)snprintf(a.sun_path, sizeof(a.sun_path), "%s/%d.sock", dir,
+					      pid) >= sizeof(a.sun_path)) {
+			continue;
+		}
+		r = isc_sockdir_check_socket(a.sun_path, uid, &why);
+		if (r == -EPERM && !quiet) {
+			fprintf(stderr, "inferscope capture: refusing %s: %s\n", a.sun_path, why);
+		}
+		if (r < 0) {
 			continue;
 		}
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
-			return fd;
+		if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+			if (fd >= 0) {
+				close(fd);
+			}
+			continue;
 		}
-		if (fd >= 0) {
+		struct ucred cr = { 0, (uid_t)-1, (gid_t)-1 };
+		socklen_t n = sizeof(cr);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) != 0 || cr.pid != pid ||
+		    cr.uid != uid || (me != 0 && me != cr.uid)) {
+			if (!quiet) {
+				fprintf(stderr,
+					"inferscope capture: refusing %s: it is served by "
+					"process %d of uid %u, not by process %d of uid %u\n",
+					a.sun_path, (int)cr.pid, (unsigned)cr.uid, pid, uid);
+			}
 			close(fd);
+			continue;
 		}
+		*peer_uid = cr.uid;
+		return fd;
 	}
 	return -1;
 }
@@ -254,15 +308,15 @@ static bool has_library(int pid)
 
 /* The asked process: a library that has just started may not listen yet (its thread
  * starts with the first recorded event): up to 2 s of retries before giving up. */
-static int connect_target(int pid)
+static int connect_target(int pid, unsigned *uid)
 {
-	int fd = connect_peer(pid);
+	int fd = connect_peer(pid, uid, true);
 	for (int i = 0; fd < 0 && i < 20 && has_library(pid); i++) {
 		struct timespec ts = { 0, 100000000 };
 		nanosleep(&ts, NULL);
-		fd = connect_peer(pid);
+		fd = connect_peer(pid, uid, true);
 	}
-	return fd;
+	return fd >= 0 ? fd : connect_peer(pid, uid, false); /* the last try says why */
 }
 
 /* Reads one line (blocking up to deadline); false at EOF or timeout. */
@@ -294,33 +348,99 @@ static int send_line(int fd, const char *line)
 	return send(fd, line, n, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
 }
 
-/* The file the library wrote, to dst (rename, or copy across file systems). */
-static int move_file(const char *src, const char *dst)
+/* Is base "<anything>.<pid>.capture-<n>.json", the name a window of pid has
+ * (preload/window.c)? */
+static bool window_name(const char *base, int pid)
 {
-	if (rename(src, dst) == 0) {
-		return 0;
+	char tail[48];
+	const char *c = strstr(base, ".capture-");
+	size_t n = (size_t)snprintf(tail, sizeof(tail), ".%d", pid);
+	if (c == NULL || c - base <= (ptrdiff_t)n || memcmp(c - n, tail, n) != 0) {
+		return false;
 	}
-	int in = open(src, O_RDONLY | O_CLOEXEC);
-	int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	char buf[65536];
-	ssize_t r = 0;
-	while (out >= 0 && (r = read(in, buf, sizeof(buf))) > 0) {
+	c += 9;
+	size_t digits = strspn(c, "0123456789");
+	return digits > 0 && strcmp(c + digits, ".json") == 0;
+}
+
+/* Copies in to a new file beside dst (O_CREAT|O_EXCL: never through a link, never onto
+ * another's file), renamed over dst: a link at dst is replaced, never followed. */
+static int copy_to(int in, const char *dst)
+{
+	char tmp[PATH_MAX + 64], buf[65536];
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", dst);
+	int out = mkostemp(tmp, O_CLOEXEC);
+	if (out < 0) {
+		return -1;
+	}
+	ssize_t r;
+	while ((r = read(in, buf, sizeof(buf))) > 0) {
 		if (write(out, buf, (size_t)r) != r) {
 			r = -1;
 			break;
 		}
 	}
-	int ok = in >= 0 && out >= 0 && r == 0;
+	int e = errno;
+	if (close(out) != 0 && r == 0) {
+		r = -1;
+		e = errno;
+	}
+	if (r == 0 && rename(tmp, dst) == 0) {
+		return 0;
+	}
+	e = r == 0 ? errno : e;
+	unlink(tmp);
+	errno = e;
+	return -1;
+}
+
+/*
+ * The window trace the server named, to dst. The name comes from another process, so
+ * it is taken only as a file that process's library wrote: an absolute path named as
+ * its window (window_name), opened without following a link (O_NOFOLLOW, relative to
+ * its directory), and what was opened must be a regular file of the server's uid. It
+ * is copied, not renamed, so that dst is the caller's file whoever the server is, then
+ * the name is removed if it still is that file. *why says what was wrong.
+ */
+static int take_window(const char *src, int pid, unsigned uid, const char *dst, const char **why)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(src, '/');
+	struct stat st, again;
+	*why = NULL;
+	if (src[0] != '/' || slash == NULL || !window_name(slash + 1, pid) ||
+	    (size_t)(slash - src) >= sizeof(dir)) {
+		*why = "not the name of a window trace of that process";
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash == src ? 1 : slash - src), src);
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int in = d < 0 ? -1 : openat(d, slash + 1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int r = -1;
+	if (in < 0) {
+		*why = errno == ELOOP ? "a symbolic link" : NULL;
+	} else if (fstat(in, &st) != 0) {
+		*why = NULL;
+	} else if (!S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+	} else if (st.st_uid != uid) {
+		*why = "not the process's user's file";
+	} else {
+		r = copy_to(in, dst);
+	}
+	if (r == 0 && fstatat(d, slash + 1, &again, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    again.st_dev == st.st_dev && again.st_ino == st.st_ino) {
+		unlinkat(d, slash + 1, 0);
+	}
+	int e = errno;
 	if (in >= 0) {
 		close(in);
 	}
-	if (out >= 0 && close(out) != 0) {
-		ok = 0;
+	if (d >= 0) {
+		close(d);
 	}
-	if (ok) {
-		unlink(src);
-	}
-	return ok ? 0 : -1;
+	errno = e;
+	return r;
 }
 
 static void sibling_path(char *out, size_t cap, const char *file, int pid)
@@ -391,7 +511,8 @@ int isc_capture_main(int argc, char **argv)
 	}
 	size_t n = family(o.pid, o.only, pids, MAX_PROCS), np = 0;
 	for (size_t i = 0; i < n; i++) {
-		int fd = i == 0 ? connect_target(pids[i]) : connect_peer(pids[i]);
+		unsigned uid = 0;
+		int fd = i == 0 ? connect_target(pids[i], &uid) : connect_peer(pids[i], &uid, true);
 		char line[256] = "";
 		uint64_t dl = mono_ns() + 2000000000ull;
 		if (fd >= 0 &&
@@ -409,7 +530,7 @@ int isc_capture_main(int argc, char **argv)
 		if (fd >= 0) {
 			close(fd); /* one request per connection: connect again for the capture */
 			peers[np].pid = pids[i];
-			peers[np].fd = connect_peer(pids[i]);
+			peers[np].fd = connect_peer(pids[i], &peers[np].uid, true);
 			np += peers[np].fd >= 0;
 		} else if (i == 0) {
 			return fail(
@@ -453,9 +574,10 @@ int isc_capture_main(int argc, char **argv)
 		} else {
 			sibling_path(dst, sizeof(dst), o.out, p->pid);
 		}
-		if (move_file(path, dst) < 0) {
-			fprintf(stderr, "inferscope capture: cannot move %s to %s: %s\n", path, dst,
-				strerror(errno));
+		const char *why;
+		if (take_window(path, p->pid, p->uid, dst, &why) < 0) {
+			fprintf(stderr, "inferscope capture: process %d: refusing %s (%s)\n",
+				p->pid, path, why ? why : strerror(errno));
 			failed++;
 			continue;
 		}

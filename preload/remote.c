@@ -19,19 +19,31 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/sockdir.h"
 #include "preload/core/collector.h"
 #include "preload/core/threads.h"
 #include "preload/core/guard.h"
 #include "preload/session.h"
 #include "preload/window.h"
 
-#define FD_FLOOR 32	     /* fallback mode: above the numbers programs use by number */
-#define LINE_MAX_ 512	     /* one request line */
-#define POLL_MS 200	     /* how often a visible socket is checked */
-#define READ_TIMEOUT_MS 2000 /* a requester must send its line within this */
+#define FD_FLOOR 32		       /* fallback mode: above the numbers programs use by number */
+#define LINE_MAX_ 512		       /* one request line */
+#define POLL_MS 200		       /* how often a visible socket is checked */
+#define WINDOW_POLL_MS 20	       /* how often an open window's state is read */
+#define REQUEST_NS (2000 * 1000000ull) /* a requester's whole line, from its connection */
+#define CLIENTS 8 /* requesters served at once; a new one evicts the oldest reader */
 /* The longest a fork waits for an idle listener to end: it ends as soon as it runs,
  * which on a loaded machine may take a while. */
 #define PAUSE_WAIT_NS (2000 * 1000000ull)
+
+/* A connected requester: reading its line until its deadline, or waiting for its window. */
+struct client {
+	int fd;
+	bool window;	   /* its CAPTURE started the window: no deadline, no eviction */
+	uint64_t deadline; /* absolute: bytes that trickle in do not move it */
+	size_t n;
+	char line[LINE_MAX_];
+};
 
 static struct {
 	_Atomic int started_pid;
@@ -46,31 +58,37 @@ static struct {
 	_Atomic bool alive;   /* the thread runs (it may end on its own: no socket) */
 	_Atomic bool counted; /* it has counted itself as the library's */
 	_Atomic bool busy;    /* serving a requester (a capture window may be open) */
+	struct client cl[CLIENTS];
+	int ncl;
 } rm = { .fd = -1 };
 
-void isc_remote_dir(char *out, size_t cap, const char *xdg, unsigned uid)
+/* The socket directory for uid: the first candidate of common/sockdir.h. */
+static void socket_dir(char *out, size_t cap, const char *xdg, unsigned uid)
 {
-	if (xdg && xdg[0] == '/') {
-		isc_fmt(out, cap, "%s/inferscope", xdg);
-	} else {
-		isc_fmt(out, cap, "/tmp/inferscope-%u", uid);
+	out[0] = '\0';
+	for (int i = 0; i < 3 && !isc_sockdir_candidate(i, xdg, uid, out, cap); i++) {
 	}
 }
 
-/* The directory: ours, a directory, not a link, and nobody else's to read. */
+/* The directory: ours, a directory, not a link, and nobody else's to read. One that
+ * another user made first (/tmp/inferscope-UID is a name anyone can take) is refused
+ * aloud: `inferscope capture` refuses it too, with the same words. Said from
+ * isc_remote_start, where stderr is the program's (the listener's 2 is /dev/null). */
 static int make_dir(void)
 {
-	struct stat st;
+	unsigned owner = 0;
+	const char *why = "";
 	if (mkdir(rm.dir, 0700) != 0 && errno != EEXIST) {
 		return -errno;
 	}
-	if (lstat(rm.dir, &st) != 0) {
-		return -errno;
+	int r = isc_sockdir_check(rm.dir, (unsigned)geteuid(), &owner, &why);
+	if (r == -EPERM) {
+		isc_error("control socket: %s is %s (uid %u), not this process's (uid %u): not "
+			  "listening, `inferscope capture` cannot reach process %d (remove it, or "
+			  "set XDG_RUNTIME_DIR)",
+			  rm.dir, why, owner, (unsigned)geteuid(), isc_session.pid);
 	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-		return -EPERM;
-	}
-	return 0;
+	return r;
 }
 
 /* The socket's address: rm.path. */
@@ -81,6 +99,66 @@ static void socket_address(struct sockaddr_un *a)
 	isc_fmt(a->sun_path, sizeof(a->sun_path), "%s", rm.path);
 }
 
+/* "<pid>.sock" -> pid, else 0. */
+static int socket_pid(const char *name)
+{
+	int pid = 0;
+	const char *p = name;
+	for (; *p >= '0' && *p <= '9' && pid < (1 << 26); p++) {
+		pid = pid * 10 + (*p - '0');
+	}
+	return p > name && strcmp(p, ".sock") == 0 ? pid : 0;
+}
+
+/*
+ * Sockets of processes that died without removing theirs (SIGKILL): removed when a
+ * process makes its own. Only a socket of ours whose pid is gone and that nobody
+ * listens on (a connection is refused: a process in another pid namespace sharing the
+ * directory still listens) goes. getdents64 on a stack buffer: no allocation.
+ */
+static void remove_stale(void)
+{
+	int d = open(rm.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char buf[4096];
+	long n;
+	while (d >= 0 && (n = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *e = (void *)(buf + off);
+			off += e->reclen;
+			int pid = socket_pid(e->name);
+			struct stat st;
+			if (pid <= 0 || pid == isc_session.pid || kill(pid, 0) == 0 ||
+			    errno != ESRCH || fstatat(d, e->name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+			    !S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
+				continue;
+			}
+			struct sockaddr_un a;
+			memset(&a, 0, sizeof(a));
+			a.sun_family = AF_UNIX;
+			isc_fmt(a.sun_path, sizeof(a.sun_path), "%s/%s", rm.dir, e->name);
+			int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+			if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof(a)) != 0 &&
+			    errno == ECONNREFUSED) {
+				unlinkat(d, e->name, 0);
+				isc_debug("control socket: removed %s (process %d is gone)",
+					  a.sun_path, pid);
+			}
+			if (s >= 0) {
+				close(s);
+			}
+		}
+	}
+	if (d >= 0) {
+		close(d);
+	}
+}
+
 static int make_socket(void)
 {
 	struct sockaddr_un a;
@@ -89,7 +167,8 @@ static int make_socket(void)
 	if (r < 0) {
 		return r;
 	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	remove_stale();
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		return -errno;
 	}
@@ -121,11 +200,12 @@ static bool still_ours(void)
 	return rm.hidden || (fstat(rm.fd, &st) == 0 && st.st_dev == rm.dev && st.st_ino == rm.ino);
 }
 
+/* One short line; a requester that does not read it (its buffer full) loses it. */
 static void say(int c, const char *line)
 {
 	size_t n = strlen(line);
 	while (n > 0) {
-		ssize_t w = send(c, line, n, MSG_NOSIGNAL);
+		ssize_t w = send(c, line, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w <= 0 && errno == EINTR) {
 			continue;
 		}
@@ -143,26 +223,6 @@ static bool allowed(int c)
 	socklen_t n = sizeof(cr);
 	return getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 &&
 	       (cr.uid == geteuid() || cr.uid == 0);
-}
-
-static bool read_line(int c, char *buf, size_t cap)
-{
-	size_t n = 0;
-	struct pollfd p = { c, POLLIN, 0 };
-	while (n + 1 < cap && poll(&p, 1, READ_TIMEOUT_MS) == 1) {
-		ssize_t r = recv(c, buf + n, cap - 1 - n, 0);
-		if (r <= 0) {
-			return false;
-		}
-		n += (size_t)r;
-		buf[n] = '\0';
-		char *nl = memchr(buf, '\n', n);
-		if (nl) {
-			*nl = '\0';
-			return true;
-		}
-	}
-	return false;
 }
 
 static const char *arg(const char *line, const char *key)
@@ -200,80 +260,155 @@ static bool parse_capture(const char *line, struct isc_window_req *q)
 	return (q->steps > 0) != (q->duration_ns > 0);
 }
 
-/* Another requester while a window runs: a PING is answered, a CAPTURE refused. */
-static void answer_busy(int lfd)
+static void drop(int i)
 {
-	char line[LINE_MAX_];
-	int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	close(rm.cl[i].fd);
+	rm.cl[i] = rm.cl[--rm.ncl];
+}
+
+static bool window_open(void)
+{
+	for (int i = 0; i < rm.ncl; i++) {
+		if (rm.cl[i].window) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A whole line from client i: answered; true when the client stays (its window). */
+static bool answer(int i)
+{
+	struct client *c = &rm.cl[i];
+	struct isc_window_req q;
+	if (strncmp(c->line, "PING", 4) == 0) {
+		pong(c->fd);
+	} else if (strncmp(c->line, "CAPTURE", 7) != 0 || !parse_capture(c->line, &q)) {
+		say(c->fd, "ERR usage: CAPTURE steps=N [step=NAME] | CAPTURE duration_ns=D\n");
+	} else if (window_open() || isc_window_open(&q) < 0) {
+		say(c->fd, "ERR busy: a capture window of this process is already open\n");
+	} else {
+		say(c->fd, "STARTED\n");
+		c->window = true;
+		return true;
+	}
+	return false;
+}
+
+/* What arrived from client i; false when it is done with (answered, gone, too long). */
+static bool on_readable(int i)
+{
+	struct client *c = &rm.cl[i];
+	if (c->window) {
+		char b;
+		ssize_t r = recv(c->fd, &b, 1, MSG_DONTWAIT);
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+			isc_window_cancel(); /* the requester gave up; the next poll resets */
+			c->window = false;
+			return false;
+		}
+		return true;
+	}
+	ssize_t r = recv(c->fd, c->line + c->n, sizeof(c->line) - 1 - c->n, MSG_DONTWAIT);
+	if (r < 0) {
+		return errno == EAGAIN || errno == EINTR;
+	}
+	if (r == 0) {
+		return false;
+	}
+	c->n += (size_t)r;
+	c->line[c->n] = '\0';
+	char *nl = memchr(c->line, '\n', c->n);
+	if (nl == NULL) {
+		return c->n + 1 < sizeof(c->line);
+	}
+	*nl = '\0';
+	return answer(i);
+}
+
+/* The window's end, told to its requester; one whose requester hung up is reset. */
+static void check_window(void)
+{
+	char path[4096], out[4200];
+	unsigned steps = 0;
+	unsigned long long events = 0;
+	enum isc_window_state s = isc_window_poll(path, sizeof(path), &steps, &events);
+	if (s != ISC_WIN_WRITTEN && s != ISC_WIN_FAILED) {
+		return;
+	}
+	for (int i = 0; i < rm.ncl; i++) {
+		if (!rm.cl[i].window) {
+			continue;
+		}
+		if (s == ISC_WIN_WRITTEN) {
+			isc_fmt(out, sizeof(out), "OK path=%s steps=%u events=%llu\n", path, steps,
+				events);
+			say(rm.cl[i].fd, out);
+		} else {
+			say(rm.cl[i].fd, "ERR failed: the window's trace could not be written (see "
+					 "the process's stderr with INFERSCOPE_DEBUG=1)\n");
+		}
+		drop(i);
+		break;
+	}
+	isc_window_reset();
+}
+
+/* A new requester. Another user's is told so and closed; with every slot taken, the
+ * reader that came first (the slowest, as deadlines are absolute) makes room. */
+static void accept_one(uint64_t now)
+{
+	int c = accept4(rm.fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (c < 0) {
 		return;
 	}
 	if (!allowed(c)) {
 		say(c, "ERR permission: not the process's user or root\n");
-	} else if (read_line(c, line, sizeof(line))) {
-		if (strncmp(line, "PING", 4) == 0) {
-			pong(c);
-		} else {
-			say(c, "ERR busy: a capture window of this process is already open\n");
-		}
+		close(c);
+		return;
 	}
-	close(c);
-}
-
-/* Waits for the window to be written while watching the requester and new ones. */
-static void run_window(int c)
-{
-	char path[4096], out[4200];
-	unsigned steps = 0;
-	unsigned long long events = 0;
-	for (;;) {
-		struct pollfd p[2] = { { c, POLLIN, 0 }, { rm.fd, POLLIN, 0 } };
-		int n = poll(p, 2, 20);
-		enum isc_window_state s = isc_window_poll(path, sizeof(path), &steps, &events);
-		if (s == ISC_WIN_WRITTEN) {
-			isc_fmt(out, sizeof(out), "OK path=%s steps=%u events=%llu\n", path, steps,
-				events);
-			say(c, out);
-			break;
-		}
-		if (s == ISC_WIN_FAILED) {
-			say(c, "ERR failed: the window's trace could not be written (see the "
-			       "process's stderr with INFERSCOPE_DEBUG=1)\n");
-			break;
-		}
-		if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-			char b;
-			if (recv(c, &b, 1, MSG_DONTWAIT) <= 0) {
-				isc_window_cancel(); /* the requester gave up */
+	if (rm.ncl == CLIENTS) {
+		int oldest = -1;
+		for (int i = 0; i < rm.ncl; i++) {
+			if (!rm.cl[i].window &&
+			    (oldest < 0 || rm.cl[i].deadline < rm.cl[oldest].deadline)) {
+				oldest = i;
 			}
 		}
-		if (n > 0 && (p[1].revents & POLLIN)) {
-			answer_busy(rm.fd);
-		}
+		drop(oldest); /* at most one window: a reader is there */
 	}
-	isc_window_reset();
+	struct client *n = &rm.cl[rm.ncl++];
+	n->fd = c;
+	n->window = false;
+	n->deadline = now + REQUEST_NS;
+	n->n = 0;
 }
 
-static void serve(int c)
+/* One round: every requester's bytes, the window, deadlines, new requesters. */
+static void serve(const struct pollfd *p, int np)
 {
-	char line[LINE_MAX_];
-	struct isc_window_req q;
-	if (!allowed(c)) {
-		say(c, "ERR permission: not the process's user or root\n");
-		return;
+	uint64_t now = isc_kernel_now();
+	for (int k = 1; k < np; k++) {
+		if (p[k].revents == 0) {
+			continue;
+		}
+		for (int i = 0; i < rm.ncl; i++) {
+			if (rm.cl[i].fd == p[k].fd) {
+				if (!on_readable(i)) {
+					drop(i);
+				}
+				break;
+			}
+		}
 	}
-	if (!read_line(c, line, sizeof(line))) {
-		return;
+	check_window();
+	for (int i = rm.ncl; i-- > 0;) {
+		if (!rm.cl[i].window && now >= rm.cl[i].deadline) {
+			drop(i);
+		}
 	}
-	if (strncmp(line, "PING", 4) == 0) {
-		pong(c);
-	} else if (strncmp(line, "CAPTURE", 7) != 0 || !parse_capture(line, &q)) {
-		say(c, "ERR usage: CAPTURE steps=N [step=NAME] | CAPTURE duration_ns=D\n");
-	} else if (isc_window_open(&q) < 0) {
-		say(c, "ERR busy: a capture window of this process is already open\n");
-	} else {
-		say(c, "STARTED\n");
-		run_window(c);
+	if (p[0].revents & POLLIN) {
+		accept_one(now);
 	}
 }
 
@@ -304,13 +439,18 @@ static void *listener_main(void *arg)
 	isc_threads_own(1); /* never keeps alive a program that has ended */
 	atomic_store(&rm.counted, true);
 	rm.hidden = hide();
+	rm.ncl = 0;
 	if (make_socket() < 0) {
 		goto out;
 	}
 	for (;;) {
-		struct pollfd p = { rm.fd, POLLIN, 0 };
-		int n = poll(&p, 1, POLL_MS);
-		if (atomic_exchange(&rm.stop, false)) {
+		struct pollfd p[CLIENTS + 1] = { { rm.fd, POLLIN, 0 } };
+		int np = 1;
+		for (int i = 0; i < rm.ncl; i++) {
+			p[np++] = (struct pollfd){ rm.cl[i].fd, POLLIN, 0 };
+		}
+		int n = poll(p, (nfds_t)np, rm.ncl > 0 ? WINDOW_POLL_MS : POLL_MS);
+		if (rm.ncl == 0 && atomic_exchange(&rm.stop, false)) {
 			break; /* paused for a fork (the descriptor table goes with the thread) */
 		}
 		if (n == 0 && !isc_collector_running() && isc_threads_orphaned()) {
@@ -326,22 +466,20 @@ static void *listener_main(void *arg)
 			}
 			continue;
 		}
-		if (n <= 0 || !(p.revents & POLLIN)) {
-			continue;
+		if (n > 0 && (p[0].revents & POLLIN)) {
+			atomic_store(&rm.busy, true); /* before the accept: a pause waits */
 		}
-		int c = accept4(rm.fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c >= 0) {
-			atomic_store(&rm.busy, true);
-			serve(c);
-			atomic_store(&rm.busy, false);
-			close(c);
-		}
+		serve(p, np);
+		atomic_store(&rm.busy, rm.ncl > 0);
 	}
 	if (!rm.hidden) {
 		close(rm.fd);
 	}
 	rm.fd = -1;
 out:
+	while (rm.ncl > 0) {
+		drop(rm.ncl - 1);
+	}
 	isc_threads_own(-1);
 	atomic_store(&rm.alive, false);
 	return NULL;
@@ -366,8 +504,11 @@ void isc_remote_start(void)
 		return;
 	}
 	atomic_store(&rm.started_pid, pid);
-	isc_remote_dir(rm.dir, sizeof(rm.dir), rm.xdg, (unsigned)geteuid());
+	socket_dir(rm.dir, sizeof(rm.dir), rm.xdg, (unsigned)geteuid());
 	isc_fmt(rm.path, sizeof(rm.path), "%s/%d.sock", rm.dir, pid);
+	if (make_dir() == -EPERM) {
+		return; /* not ours: said, and no thread for a socket it cannot make */
+	}
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_attr_init(&attr);

@@ -3,12 +3,15 @@
  * The control socket: `inferscope capture PID` asks a running process for a window
  * (window.h) over a Unix stream socket
  *
- *   $XDG_RUNTIME_DIR/inferscope/<pid>.sock   (else /tmp/inferscope-<uid>/<pid>.sock)
+ *   $XDG_RUNTIME_DIR/inferscope/<pid>.sock   (else /run/user/<uid>/inferscope, else
+ *                                            /tmp/inferscope-<uid>: common/sockdir.h)
  *
- * in a directory of mode 0700 owned by the user, the socket 0600; a peer whose
- * credentials (SO_PEERCRED) are neither the process's user nor root is refused. One
- * thread, started lazily with the collector (or at the first hooked call of a paused
- * process), listens. It unshares its descriptor table (unshare(CLONE_FILES)) and
+ * in a directory of mode 0700 owned by the user (one that is not is refused aloud: no
+ * socket), the socket 0600; a peer whose credentials (SO_PEERCRED) are neither the
+ * process's user nor root is refused. Sockets of the user's killed processes are
+ * removed when the socket is made. One thread, started lazily with the collector (or at
+ * the first hooked call of a paused process), listens and serves up to 8 requesters at
+ * once (poll), each with an absolute deadline for its line: a slow one delays nobody. It unshares its descriptor table (unshare(CLONE_FILES)) and
  * closes what it inherited, so its descriptors are in no table the program can see,
  * close (close_range, a loop over 0..1023) or hand to a child; where unshare is not
  * allowed (a seccomp policy), the socket sits above the low numbers, close-on-exec,
@@ -45,9 +48,5 @@ bool isc_remote_pause(void);
 void isc_remote_reset_after_fork(void);
 /* At the final flush: the socket file is removed. */
 void isc_remote_stop(void);
-
-/* The socket directory for uid ($XDG_RUNTIME_DIR/inferscope when xdg is set, else
- * /tmp/inferscope-<uid>) into out. Shared with the launcher through the docs only. */
-void isc_remote_dir(char *out, size_t cap, const char *xdg, unsigned uid);
 
 #endif /* ISC_REMOTE_H */

@@ -12,8 +12,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define IDLE_MS 10000
-
 /* "host:port" or "[v6]:port" into its parts; false when malformed. */
 static bool split_addr(const char *addr, char *host, size_t hcap, const char **port)
 {
@@ -121,11 +119,12 @@ size_t isc_http_pollfds(const struct isc_http *h, struct pollfd *pf, size_t cap)
 {
 	size_t k = 0;
 	if (h->fd >= 0 && k < cap) {
-		/* a full client table stops accepting: the kernel's backlog queues the rest */
-		pf[k++] = (struct pollfd){ h->n < ISC_HTTP_CLIENTS ? h->fd : -1, POLLIN, 0 };
+		/* always: a full table makes room (accept_all) */
+		pf[k++] = (struct pollfd){ h->fd, POLLIN, 0 };
 	}
 	for (size_t i = 0; i < h->n && k < cap; i++) {
-		pf[k++] = (struct pollfd){ h->c[i].fd, h->c[i].out ? POLLOUT : POLLIN, 0 };
+		const struct isc_http_client *c = &h->c[i];
+		pf[k++] = (struct pollfd){ c->fd, c->out && !c->lingering ? POLLOUT : POLLIN, 0 };
 	}
 	return k;
 }
@@ -225,46 +224,89 @@ static bool respond(struct isc_http_client *c, isc_http_handler handler, void *c
 	return true;
 }
 
-/* Reads what arrived; false when the client is to be dropped. */
-static bool on_readable(struct isc_http_client *c, isc_http_handler handler, void *ctx)
+/* Reads and drops what a client still sends after its response, until it closes. */
+static bool on_linger(struct isc_http_client *c)
 {
+	char sink[4096];
+	ssize_t r = recv(c->fd, sink, sizeof(sink), 0);
+	return r > 0 || (r < 0 && (errno == EAGAIN || errno == EINTR));
+}
+
+/* Reads what arrived; false when the client is to be dropped. */
+static bool on_readable(struct isc_http_client *c, isc_http_handler handler, void *ctx,
+			int64_t now_ms)
+{
+	if (c->lingering) {
+		return on_linger(c);
+	}
 	ssize_t r = recv(c->fd, c->req + c->n, ISC_HTTP_REQUEST_MAX - c->n, 0);
 	if (r <= 0) {
 		return r < 0 && (errno == EAGAIN || errno == EINTR);
 	}
 	c->n += (size_t)r;
 	c->req[c->n] = '\0';
+	int status = -1;
 	if (strstr(c->req, "\r\n\r\n") != NULL) {
-		return respond(c, handler, ctx, 0);
+		status = 0;
+	} else if (c->n == ISC_HTTP_REQUEST_MAX) {
+		status = 431;
 	}
-	if (c->n == ISC_HTTP_REQUEST_MAX) {
-		return respond(c, handler, ctx, 431);
+	if (status < 0) {
+		return true;
 	}
-	return true;
+	c->deadline_ms = now_ms + ISC_HTTP_RESPONSE_MS;
+	return respond(c, handler, ctx, status);
 }
 
-/* Sends what is left; false when done or failed (the client is dropped). */
-static bool on_writable(struct isc_http_client *c)
+/* Sends what is left; false when failed (the client is dropped). Once all is sent, the
+ * client lingers: our side is shut, and what it still sends is read until it closes, so
+ * that unread bytes do not turn the close into a reset that loses the response. */
+static bool on_writable(struct isc_http_client *c, int64_t now_ms)
 {
 	ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
 	if (w < 0) {
 		return errno == EAGAIN || errno == EINTR;
 	}
 	c->out_off += (size_t)w;
-	return c->out_off < c->out_len;
+	if (c->out_off == c->out_len) {
+		shutdown(c->fd, SHUT_WR);
+		c->lingering = true;
+		c->deadline_ms = now_ms + ISC_HTTP_LINGER_MS;
+	}
+	return true;
+}
+
+/* With every slot taken: the client still waiting for its head that came first (the
+ * slowest sender), else the one that came first. */
+static void evict(struct isc_http *h)
+{
+	size_t pick = 0;
+	bool reading = false;
+	for (size_t i = 0; i < h->n; i++) {
+		bool r = h->c[i].out == NULL;
+		if ((r && !reading) || (r == reading && h->c[i].since_ms < h->c[pick].since_ms)) {
+			pick = i;
+			reading = r;
+		}
+	}
+	drop(h, pick);
 }
 
 static void accept_all(struct isc_http *h, int64_t now_ms)
 {
-	while (h->n < ISC_HTTP_CLIENTS) {
+	for (;;) {
 		int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			return;
+		}
+		if (h->n == ISC_HTTP_CLIENTS) {
+			evict(h);
 		}
 		struct isc_http_client *c = &h->c[h->n++];
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
 		c->since_ms = now_ms;
+		c->deadline_ms = now_ms + ISC_HTTP_REQUEST_MS;
 	}
 }
 
@@ -284,18 +326,17 @@ void isc_http_service(struct isc_http *h, const struct pollfd *pf, size_t n, int
 		bool keep;
 		if (pf[k].revents & (POLLERR | POLLNVAL)) {
 			keep = false;
-		} else if (c->out != NULL) {
-			keep = on_writable(c);
+		} else if (c->out != NULL && !c->lingering) {
+			keep = on_writable(c, now_ms);
 		} else {
-			keep = on_readable(c, handler, ctx);
+			keep = on_readable(c, handler, ctx, now_ms);
 		}
-		c->since_ms = now_ms;
 		if (!keep) {
 			drop(h, i);
 		}
 	}
 	for (size_t i = h->n; i-- > 0;) {
-		if (now_ms - h->c[i].since_ms > IDLE_MS) {
+		if (now_ms >= h->c[i].deadline_ms) {
 			drop(h, i);
 		}
 	}

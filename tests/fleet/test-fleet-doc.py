@@ -146,7 +146,9 @@ def check_pod(b):
     if watch['command'][:2] != ['inferscope', 'watch'] or \
             watch['command'][-1] != wmounts['inferscope-segments']:
         problems.append('the sidecar does not watch the segments volume')
-    port = watch['command'][watch['command'].index('--listen') + 1].rsplit(':', 1)[1]
+    host, port = watch['command'][watch['command'].index('--listen') + 1].rsplit(':', 1)
+    if host in ('0.0.0.0', '[::]', '::', '*', ''):
+        problems.append('the sidecar listens on every address (bind the pod IP)')
     if int(port) != watch['ports'][0]['containerPort']:
         problems.append('the sidecar listens on another port than it exposes')
     for c in [init, serve, watch]:

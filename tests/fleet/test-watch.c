@@ -3,10 +3,18 @@
  * inferscope watch: segment names, the kernel classifier, the metrics of a directory
  * (--once) against the analyzer's own JSON result, the profile beside each segment
  * against `inferscope-analyze -f pprof`, and the live server: HTTP, content negotiation,
- * segments closed and removed while it runs, promtool on its exposition.
+ * segments closed and removed while it runs, promtool on its exposition; a flood of
+ * clients trickling bytes delays no scrape, and a head over 8 KiB is answered 431.
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,6 +362,120 @@ Test(watch, live_server)
 	free(body);
 	int st = fleet_stop(pid);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM: exit 0 (status %#x)", st);
+	free(addr);
+}
+
+/* A TCP connection to "127.0.0.1:PORT"; -1 when refused. */
+static int tcp_connect(const char *addr)
+{
+	const char *colon = strrchr(addr, ':');
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(atoi(colon + 1)) };
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+#define FLOOD 50
+
+struct flood {
+	const char *addr;
+	atomic_bool stop, running;
+	atomic_int connected, cut;
+};
+
+/* FLOOD loopback clients that send a request line, then a header byte each every
+ * 500 ms, never ending the head, for 40 s at most; counts those the server closed. */
+static void *flood_main(void *arg)
+{
+	struct flood *f = arg;
+	int fd[FLOOD];
+	bool cut[FLOOD] = { false };
+	for (int i = 0; i < FLOOD; i++) {
+		fd[i] = tcp_connect(f->addr);
+		if (fd[i] < 0 ||
+		    send(fd[i], "GET /metrics HTTP/1.1\r\nX", 25, MSG_NOSIGNAL) != 25) {
+			cut[i] = true;
+			atomic_fetch_add(&f->cut, 1);
+		}
+		atomic_fetch_add(&f->connected, 1);
+	}
+	for (int k = 0; k < 80 && !atomic_load(&f->stop); k++) {
+		fleet_sleep_ms(500);
+		for (int i = 0; i < FLOOD; i++) {
+			char b;
+			if (cut[i]) {
+				continue;
+			}
+			ssize_t r = recv(fd[i], &b, 1, MSG_DONTWAIT);
+			if (r == 0 || (r < 0 && errno != EAGAIN) ||
+			    send(fd[i], "x", 1, MSG_NOSIGNAL) != 1) {
+				cut[i] = true;
+				atomic_fetch_add(&f->cut, 1);
+			}
+		}
+	}
+	atomic_store(&f->running, false);
+	for (int i = 0; i < FLOOD; i++) {
+		if (fd[i] >= 0) {
+			close(fd[i]);
+		}
+	}
+	return NULL;
+}
+
+Test(watch, slow_clients_delay_no_scrape)
+{
+	pid_t pid;
+	char *addr = start_watch(&pid, in_dir("watch.log"));
+	/* a 16 KiB head sent as a client does, in pieces: the answer is 431, read after the
+	 * client has sent it all, not a reset that loses it */
+	static char big[16 * 1024];
+	int n = snprintf(big, sizeof(big), "GET /metrics HTTP/1.1\r\nX-Big: ");
+	memset(big + n, 'a', sizeof(big) - 5 - (size_t)n);
+	memcpy(big + sizeof(big) - 5, "\r\n\r\n", 4);
+	int fd = tcp_connect(addr);
+	cr_assert(fd >= 0);
+	for (size_t off = 0; off < sizeof(big) - 1;) {
+		size_t piece = sizeof(big) - 1 - off < 4096 ? sizeof(big) - 1 - off : 4096;
+		ssize_t w = send(fd, big + off, piece, MSG_NOSIGNAL);
+		cr_assert(w > 0, "sending the head: %s", strerror(errno));
+		off += (size_t)w;
+		fleet_sleep_ms(20);
+	}
+	shutdown(fd, SHUT_WR);
+	char reply[256] = "";
+	struct pollfd p = { fd, POLLIN, 0 };
+	ssize_t got = poll(&p, 1, 30000) == 1 ? recv(fd, reply, sizeof(reply) - 1, 0) : -1;
+	close(fd);
+	cr_assert(got > 0, "no answer to a head over 8 KiB: %s", got < 0 ? strerror(errno) : "EOF");
+	cr_assert_eq(strncmp(reply, "HTTP/1.1 431 ", 13), 0, "%s", reply);
+
+	struct flood f = { .addr = addr };
+	atomic_store(&f.running, true);
+	pthread_t th;
+	pthread_create(&th, NULL, flood_main, &f);
+	while (atomic_load(&f.connected) < FLOOD) {
+		fleet_sleep_ms(10);
+	}
+	char *body = NULL;
+	int s = fleet_http(addr, "GET", "/metrics", NULL, &body, NULL, NULL);
+	bool during = atomic_load(&f.running);
+	free(body);
+	cr_assert_eq(s, 200, "the scrape behind the flood failed");
+	cr_assert(during, "the scrape was answered only after the flood ended");
+	/* every trickler is cut: evicted, or at its absolute deadline, bytes arriving or not */
+	while (atomic_load(&f.running) && atomic_load(&f.cut) < FLOOD) {
+		fleet_sleep_ms(50);
+	}
+	int cut = atomic_load(&f.cut);
+	atomic_store(&f.stop, true);
+	pthread_join(th, NULL);
+	cr_assert_eq(cut, FLOOD, "only %d of %d trickling clients were cut", cut, FLOOD);
+	fleet_stop(pid);
 	free(addr);
 }
 
