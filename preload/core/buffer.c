@@ -242,6 +242,9 @@ void isc_event_commit_sample(struct isc_thread *t, unsigned n)
 	struct isc_chunk *c = atomic_load_explicit(&t->sample_chunk, memory_order_relaxed);
 	uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
 	atomic_store_explicit(&c->head, h + n, memory_order_release);
+	if (atomic_load_explicit(&isc_collector_dozing, memory_order_relaxed)) {
+		isc_collector_rouse(); /* async-signal-safe: an exchange and a futex wake */
+	}
 }
 
 uint64_t isc_buffer_orphan_drops(unsigned kind)
