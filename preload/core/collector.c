@@ -42,9 +42,6 @@ static _Atomic uint32_t thread_tid;
 static _Atomic int wake_word;
 static _Atomic bool snapshot_requested;
 static _Atomic uint64_t wakeups;
-/* Read by every commit (buffer.h): a line of its own, written only when the collector
- * starts or ends a doze. */
-_Alignas(64) _Atomic int isc_collector_dozing;
 
 static struct isc_collector_sink sink;
 static int owner_pid;
@@ -128,7 +125,7 @@ static uint64_t recorded_so_far(void)
  * thread's clock only when it moved, so a thread that computes without calling
  * anything hooked still counts) - has nothing to spill or sample: the collector then
  * dozes for DOZE_NS instead of a tick. The first commit that finds it dozing wakes it
- * (isc_collector_rouse); the test and the wake are not ordered against this one, so a
+ * (isc_buffer_rouse); the test and the wake are not ordered against this one, so a
  * record that races with the start of a doze waits at most DOZE_NS, as every ticker
  * (windows, segments, the orphan check) may then do.
  */
@@ -149,15 +146,6 @@ static void sleep_tick(void)
 		sleep_for(DOZE_NS);
 	}
 	atomic_store(&isc_collector_dozing, 0);
-}
-
-void isc_collector_rouse(void)
-{
-	if (atomic_exchange(&isc_collector_dozing, 0)) {
-		int saved = errno;
-		isc_collector_wake();
-		errno = saved;
-	}
 }
 
 uint64_t isc_collector_wakeups(void)
@@ -237,6 +225,7 @@ void isc_collector_start(void)
 	sigset_t all, old;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
+	isc_buffer_on_rouse = isc_collector_wake; /* before it can doze */
 	/* Block signals around the create so the new thread starts with them blocked. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);

@@ -41,14 +41,8 @@ bool isc_collector_running(void);
 uint32_t isc_collector_tid(void);
 void isc_collector_wake(void);
 
-/*
- * Idle processes: the collector dozes (a tick of a second or more) once nothing has
- * been recorded for a while. isc_collector_dozing is set meanwhile; the recording
- * paths test it (one relaxed load) and call isc_collector_rouse, which wakes it (one
- * futex wake, the first commit after a doze only; async-signal-safe, errno kept).
- */
-extern _Atomic int isc_collector_dozing;
-void isc_collector_rouse(void);
+/* Idle processes: the collector dozes once nothing is recorded (buffer.h,
+ * isc_collector_dozing). */
 /* How many times the collector thread woke up (ticks, dozes, wakes) in this process. */
 uint64_t isc_collector_wakeups(void);
 
