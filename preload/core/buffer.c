@@ -41,6 +41,7 @@ static void on_thread_exit(void *p)
 }
 
 void (*isc_buffer_on_full)(void);
+void (*isc_buffer_on_first_chunk)(void);
 _Alignas(64) _Atomic int isc_collector_dozing;
 void (*isc_buffer_on_rouse)(void);
 
@@ -52,7 +53,6 @@ void isc_buffer_rouse(void)
 		errno = saved;
 	}
 }
-void (*isc_buffer_on_first_chunk)(void);
 
 int isc_buffer_init(uint64_t max_memory)
 {

@@ -105,7 +105,7 @@ static inline void isc_event_commit(unsigned n)
 	/* Release: the collector's acquire load of head sees the records' contents. */
 	atomic_store_explicit(&c->head, h + n, memory_order_release);
 	t->recorded++;
-	/* an idle process's collector dozes: the first record wakes it (collector.h) */
+	/* an idle process's collector dozes: the first record wakes it (above) */
 	if (__builtin_expect(atomic_load_explicit(&isc_collector_dozing, memory_order_relaxed),
 			     0)) {
 		isc_buffer_rouse();
