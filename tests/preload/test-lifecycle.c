@@ -112,6 +112,7 @@ static void fork_quiet(const char *python)
 	char xdg[4200];
 	snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", isc_test_dir());
 	const char *env[] = { xdg, NULL };
+	unlink(isc_test_in_dir("trace.json")); /* the previous interpreter's: kept otherwise */
 	run_in_dir(argv, env, &r);
 	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s: status %d, err %s",
 		  python, r.status, r.err);
