@@ -16,6 +16,7 @@
 #include "analyzer/causal/graph.h"
 #include "isc-config.h"
 #include "analyzer/base/json-number.h"
+#include "analyzer/readers/descendants.h"
 #include "analyzer/readers/reader.h"
 #include "analyzer/report/report.h"
 #include "analyzer/rules/rules.h"
@@ -457,6 +458,31 @@ static int read_inputs(const struct cli *c, struct isc_trace *t)
 	return 0;
 }
 
+/* Descendants' traces beside the inputs that the report leaves out: named on stderr,
+ * with the command that analyses them together (the report itself stays the inputs'). */
+static void mention_descendants(const struct cli *c, const struct isc_trace *t)
+{
+	struct isc_path_list l = { NULL, 0, 0 };
+	if (isc_descendant_traces(t, &l) == 0 && l.n > 0) {
+		fprintf(stderr,
+			"inferscope-analyze: %zu trace%s of descendant processes beside the "
+			"input%s, not analysed here:\n",
+			l.n, l.n > 1 ? "s" : "", c->n_inputs > 1 ? "s" : "");
+		for (size_t i = 0; i < l.n; i++) {
+			fprintf(stderr, "  %s\n", l.v[i]);
+		}
+		fprintf(stderr, "analyse them together with: inferscope-analyze");
+		for (int i = 0; i < c->n_inputs; i++) {
+			fprintf(stderr, " %s", c->inputs[i]);
+		}
+		for (size_t i = 0; i < l.n; i++) {
+			fprintf(stderr, " %s", l.v[i]);
+		}
+		fprintf(stderr, "\n");
+	}
+	isc_path_list_finish(&l);
+}
+
 static int analyze(struct cli *c)
 {
 	struct isc_thresholds th;
@@ -490,6 +516,7 @@ static int analyze(struct cli *c)
 	}
 	if (status == 0) {
 		status = write_outputs(c, t, a, gr.result);
+		mention_descendants(c, t);
 	}
 	isc_gate_result_destroy(gr.result);
 	isc_snapshot_destroy(gr.base);

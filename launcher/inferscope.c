@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/trace-name.h"
 #include "isc-config.h"
 #include "launcher/launcher.h"
 
@@ -313,6 +314,14 @@ static int cmd_run(int argc, char **argv)
 			env && *env ? ": not a readable file (INFERSCOPE_LIBRARY)"
 				    : " not found (set INFERSCOPE_LIBRARY)");
 		return 2;
+	}
+	/* a run never replaces an earlier trace: the library would take a new name, and
+	 * the report must read that one */
+	char fresh[PATH_MAX];
+	if (isc_trace_name_free(o.output_abs, fresh, sizeof(fresh)) > 1) {
+		fprintf(stderr, "inferscope: %s exists: this run's trace is %s\n", o.output_abs,
+			fresh);
+		memcpy(o.output_abs, fresh, sizeof(fresh));
 	}
 	struct isc_trace_set before = { NULL, 0, 0 };
 	if (!o.no_report && isc_traces_scan(o.output_abs, &before) < 0) {

@@ -68,6 +68,7 @@ void isc_launcher_usage(FILE *f)
 			 o->arg ? o->arg : "");
 		fprintf(f, "  %-30s %s\n", left, o->help);
 	}
+	fprintf(f, "  %-30s %s\n", "-h, --help", "this help");
 	fprintf(f, "\nThe command's exit status is inferscope's; a command killed by a signal\n"
 		   "makes inferscope die of the same signal. See inferscope(1).\n");
 }
@@ -147,7 +148,7 @@ static int apply(struct isc_launch_opts *lo, const struct opt *o, const char *ar
 
 int isc_launcher_parse(int argc, char **argv, struct isc_launch_opts *lo)
 {
-	struct option longs[sizeof(opts) / sizeof(opts[0])];
+	struct option longs[sizeof(opts) / sizeof(opts[0]) + 1]; /* + --help */
 	char shorts[64] = "+h";
 	size_t n = 0;
 
@@ -164,7 +165,8 @@ int isc_launcher_parse(int argc, char **argv, struct isc_launch_opts *lo)
 			shorts[k + 2] = '\0';
 		}
 	}
-	longs[n] = (struct option){ NULL, 0, NULL, 0 };
+	longs[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	longs[n + 1] = (struct option){ NULL, 0, NULL, 0 };
 	optind = 1;
 	int c;
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {

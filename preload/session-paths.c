@@ -8,6 +8,7 @@
 
 #include "common/config.h"
 #include "common/log.h"
+#include "common/trace-name.h"
 #include "preload/session.h"
 
 size_t isc_session_stem_len(const char *path)
@@ -70,6 +71,15 @@ void isc_session_resolve_output(void)
 				  strerror(e), fallback);
 		}
 		memcpy(s->output, fallback, sizeof(fallback));
+	}
+	/* The process the user started never replaces an earlier run's trace (a flight
+	 * recorder's files carry its pid already). Its descendants and later images are
+	 * handed the name chosen here. */
+	char fresh[PATH_MAX];
+	if (s->is_root && s->exec_seq == 0 && !isc_config.continuous &&
+	    isc_trace_name_free(s->output, fresh, sizeof(fresh)) > 1) {
+		isc_error("%s exists: this run's trace is %s", s->output, fresh);
+		memcpy(s->output, fresh, sizeof(fresh));
 	}
 }
 

@@ -435,6 +435,7 @@ static void trailer_meta_json(struct isc_json *j, const struct end *e)
 	json_dropped(j);
 	json_capture(j, e->ns);
 	isc_json_kv_uint(j, "string_table_overflows", isc_intern_overflows());
+	isc_json_kv_uint(j, "collector_wakeups", isc_collector_wakeups());
 	json_python_version(j);
 	if (e->have_cuda) {
 		json_cuda(j, &e->cuda);

@@ -19,45 +19,71 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 build=${BUILD_DIR:-build}
 
-# Debian packages: the build, the tests, and the tools the benchmarks compare with.
-packages=(
+# Debian packages, in two lists. The build and the demo need only the first: a fresh
+# machine runs `setup.sh demo` in about a minute. The tests need both.
+build_packages=(
 	gcc libc6-dev pkg-config meson ninja-build binutils
 	libyajl-dev zlib1g-dev python3
+)
+# The tests, and the tools they compare with or check against.
+test_packages=(
 	libcriterion-dev libunwind8 python3-jsonschema
 	libjemalloc2 libtcmalloc-minimal4 clang-format
 	stress-ng libpython3.11-testsuite
 	libprotobuf-c-dev protobuf-c-compiler
 	prometheus golang-go python3-yaml
 	elfutils # eu-addr2line: the line tables' reference where llvm-addr2line is absent
+	chromium # the HTML report rendered headless (tests/analyzer: html_renders_in_chromium)
+	lintian  # the Debian package's check (scripts/package.sh, tests/package)
 )
 
-# Where the distribution has them: the PyTorch CPU-loop test (tests/samplers) and the
-# syntax check of the HTML report's script (tests/analyzer) skip without them.
-for p in python3-torch nodejs; do
-	if apt-cache show "$p" >/dev/null 2>&1; then
-		packages+=("$p")
-	fi
-done
-
-missing=()
-for p in "${packages[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+	sudo=sudo
+fi
+updated=false
+# Installs the packages of "$@" that are missing (apt's lists refreshed once).
+install_missing() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
 	echo "setup: installing ${missing[*]}"
-	sudo=""
-	if [ "$(id -u)" -ne 0 ]; then
-		command -v sudo >/dev/null || { echo "setup: need root or sudo to install ${missing[*]}" >&2; exit 1; }
-		sudo=sudo
+	if [ -n "$sudo" ] && ! command -v sudo >/dev/null; then
+		echo "setup: need root or sudo to install ${missing[*]}" >&2
+		exit 1
 	fi
 	export DEBIAN_FRONTEND=noninteractive
-	$sudo apt-get update -qq
+	if ! $updated; then
+		$sudo apt-get update -qq
+		updated=true
+	fi
 	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 	# The tests start their own Prometheus on a loopback port: the package's system
 	# service stays off (policy-rc.d keeps it from starting in containers; this keeps
 	# it from starting at the next boot elsewhere).
 	if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null; then
 		$sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
+	fi
+}
+
+install_missing "${build_packages[@]}"
+if [ "$mode" = test ]; then
+	install_missing "${test_packages[@]}"
+	# Where the distribution has them: the PyTorch CPU-loop test (tests/samplers) and
+	# the syntax check of the HTML report's script (tests/analyzer) skip without them.
+	optional=()
+	for p in python3-torch nodejs; do
+		if apt-cache show "$p" >/dev/null 2>&1; then
+			optional+=("$p")
+		fi
+	done
+	install_missing "${optional[@]}"
+	# a build dir configured by `setup.sh demo` found no Criterion: look again
+	if [ -f "$build/build.ninja" ]; then
+		meson setup --reconfigure "$build" >/dev/null
 	fi
 fi
 

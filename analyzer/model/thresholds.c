@@ -95,7 +95,7 @@ static const struct isc_thr_def defs[ISC_THR__COUNT] = {
 				       "preprocessing (capped by "
 				       "system_info.cpu_count)" },
 	[ISC_THR_MALLOC_RATE] = { "host.malloc_rate", 100000, 0, 1e12,
-				  "host.alloc-churn fires at this many host allocations per "
+				  "alloc.host-churn fires at this many host allocations per "
 				  "second" },
 	[ISC_THR_WAIT_SHARE] = { "host.wait_share", 0.05, 0, 1,
 				 "host.io-wait, host.input-wait and host.lock-contention fire when "

@@ -37,7 +37,7 @@ enum isc_thr {
 	ISC_THR_LOW_OCC_SHARE,	       /* gpu.low-occupancy: share of GPU time that fires */
 	ISC_THR_CPU_PRE_SHARE,	       /* host.cpu-preprocessing: share that fires */
 	ISC_THR_PARALLEL_WORKERS,      /* host.cpu-preprocessing: workers assumed at most */
-	ISC_THR_MALLOC_RATE,	       /* host.alloc-churn: host allocations per second */
+	ISC_THR_MALLOC_RATE,	       /* alloc.host-churn: host allocations per second */
 	ISC_THR_WAIT_SHARE,	       /* host.io-wait / host.lock-contention: share that fires */
 	ISC_THR_DROPPED_FRACTION,      /* data.dropped-events: fraction that halves confidence */
 	ISC_THR_QUEUE_FULL_DEPTH,      /* graph: launches in flight that make a full queue */

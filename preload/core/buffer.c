@@ -42,6 +42,17 @@ static void on_thread_exit(void *p)
 
 void (*isc_buffer_on_full)(void);
 void (*isc_buffer_on_first_chunk)(void);
+_Alignas(64) _Atomic int isc_collector_dozing;
+void (*isc_buffer_on_rouse)(void);
+
+void isc_buffer_rouse(void)
+{
+	if (atomic_exchange(&isc_collector_dozing, 0) && isc_buffer_on_rouse) {
+		int saved = errno;
+		isc_buffer_on_rouse();
+		errno = saved;
+	}
+}
 
 int isc_buffer_init(uint64_t max_memory)
 {
@@ -242,6 +253,9 @@ void isc_event_commit_sample(struct isc_thread *t, unsigned n)
 	struct isc_chunk *c = atomic_load_explicit(&t->sample_chunk, memory_order_relaxed);
 	uint32_t h = atomic_load_explicit(&c->head, memory_order_relaxed);
 	atomic_store_explicit(&c->head, h + n, memory_order_release);
+	if (atomic_load_explicit(&isc_collector_dozing, memory_order_relaxed)) {
+		isc_buffer_rouse(); /* async-signal-safe: an exchange and a futex wake */
+	}
 }
 
 uint64_t isc_buffer_orphan_drops(unsigned kind)

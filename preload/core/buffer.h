@@ -86,6 +86,16 @@ static inline struct isc_event *isc_event_reserve(unsigned kind, unsigned n)
 	return isc_event_reserve_slow(t, kind, n);
 }
 
+/*
+ * The collector dozes while nothing is recorded (collector.c): this is set meanwhile (a
+ * cache line of its own, written only as a doze starts or ends), and the first commit
+ * that finds it set calls isc_buffer_rouse, which clears it and wakes the collector
+ * through isc_buffer_on_rouse (a futex wake; async-signal-safe, errno kept).
+ */
+extern _Atomic int isc_collector_dozing;
+extern void (*isc_buffer_on_rouse)(void);
+void isc_buffer_rouse(void);
+
 /* Publishes the n slots returned by the last reserve on this thread. */
 static inline void isc_event_commit(unsigned n)
 {
@@ -95,6 +105,11 @@ static inline void isc_event_commit(unsigned n)
 	/* Release: the collector's acquire load of head sees the records' contents. */
 	atomic_store_explicit(&c->head, h + n, memory_order_release);
 	t->recorded++;
+	/* an idle process's collector dozes: the first record wakes it (above) */
+	if (__builtin_expect(atomic_load_explicit(&isc_collector_dozing, memory_order_relaxed),
+			     0)) {
+		isc_buffer_rouse();
+	}
 }
 
 /*

@@ -25,6 +25,8 @@
 #define MAX_TICKS 8
 #define STOP_TIMEOUT_NS (2 * 1000000000ull)
 #define ORPHAN_CHECK_NS (100 * 1000000ull) /* 10 thread counts a second (threads.c) */
+#define DOZE_NS (1000000000ull)		   /* the tick of a process that records nothing */
+#define IDLE_TICKS 10 /* ticks with nothing recorded before the collector dozes */
 
 static isc_tick_fn ticks[MAX_TICKS];
 void (*isc_spill_prepare)(struct isc_event *recs, uint32_t n);
@@ -39,6 +41,7 @@ static _Atomic bool counted; /* the thread has counted itself (isc_threads_own) 
 static _Atomic uint32_t thread_tid;
 static _Atomic int wake_word;
 static _Atomic bool snapshot_requested;
+static _Atomic uint64_t wakeups;
 
 static struct isc_collector_sink sink;
 static int owner_pid;
@@ -96,12 +99,58 @@ void isc_collector_request_snapshot(void)
 	isc_collector_wake();
 }
 
-static void sleep_tick(void)
+static void sleep_for(uint64_t ns)
 {
 	int w = atomic_load_explicit(&wake_word, memory_order_acquire);
-	uint64_t ns = isc_config.tick_ns ? isc_config.tick_ns : 10000000u;
 	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
 	syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
+}
+
+/* Records published so far by every thread: events (the collector's own counter
+ * records among them) and CPU samples. Plain counters of their owners, read relaxed:
+ * only a change matters. */
+static uint64_t recorded_so_far(void)
+{
+	uint64_t sum = 0;
+	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
+		sum += __atomic_load_n(&t->recorded, __ATOMIC_RELAXED) +
+		       __atomic_load_n(&t->samples, __ATOMIC_RELAXED);
+	}
+	return sum;
+}
+
+/*
+ * Between two ticks. A process that recorded nothing for IDLE_TICKS ticks - no hook,
+ * no CPU sample, and no change the samplers saw (the CPU-time sampler records a
+ * thread's clock only when it moved, so a thread that computes without calling
+ * anything hooked still counts) - has nothing to spill or sample: the collector then
+ * dozes for DOZE_NS instead of a tick. The first commit that finds it dozing wakes it
+ * (isc_buffer_rouse); the test and the wake are not ordered against this one, so a
+ * record that races with the start of a doze waits at most DOZE_NS, as every ticker
+ * (windows, segments, the orphan check) may then do.
+ */
+static void sleep_tick(void)
+{
+	static uint64_t last_seen;
+	static unsigned idle;
+	uint64_t tick = isc_config.tick_ns ? isc_config.tick_ns : 10000000u;
+	uint64_t seen = recorded_so_far();
+	idle = seen == last_seen ? idle + 1 : 0;
+	last_seen = seen;
+	if (idle < IDLE_TICKS || tick >= DOZE_NS) {
+		sleep_for(tick);
+		return;
+	}
+	atomic_store(&isc_collector_dozing, 1);
+	if (recorded_so_far() == seen) {
+		sleep_for(DOZE_NS);
+	}
+	atomic_store(&isc_collector_dozing, 0);
+}
+
+uint64_t isc_collector_wakeups(void)
+{
+	return atomic_load_explicit(&wakeups, memory_order_relaxed);
 }
 
 /*
@@ -159,6 +208,7 @@ static void *collector_main(void *arg)
 			exit_for_the_program();
 		}
 		sleep_tick();
+		atomic_fetch_add_explicit(&wakeups, 1, memory_order_relaxed);
 	}
 	isc_threads_own(-1);
 	atomic_store_explicit(&stopped_ack, true, memory_order_release);
@@ -175,6 +225,7 @@ void isc_collector_start(void)
 	sigset_t all, old;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
+	isc_buffer_on_rouse = isc_collector_wake; /* before it can doze */
 	/* Block signals around the create so the new thread starts with them blocked. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -255,6 +306,8 @@ void isc_collector_reset_after_fork(void)
 	atomic_store(&stopped_ack, false);
 	atomic_store(&thread_tid, 0);
 	atomic_store(&snapshot_requested, false);
+	atomic_store(&isc_collector_dozing, 0);
+	atomic_store(&wakeups, 0);
 }
 
 /* ---- spilling ---- */

@@ -41,6 +41,11 @@ bool isc_collector_running(void);
 uint32_t isc_collector_tid(void);
 void isc_collector_wake(void);
 
+/* How many times the collector thread woke up in this process: ticks, dozes (once
+ * nothing is recorded it sleeps a second at a time: buffer.h, isc_collector_dozing) and
+ * wakes. */
+uint64_t isc_collector_wakeups(void);
+
 /* Asks the collector to write a snapshot at its next tick (async-signal-safe). */
 void isc_collector_request_snapshot(void);
 

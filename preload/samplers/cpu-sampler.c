@@ -254,7 +254,6 @@ static void scan_tasks(uint32_t self)
 
 static void tick(uint64_t now)
 {
-	(void)now;
 	if (sig == 0 || stepped_aside) {
 		return;
 	}
@@ -275,7 +274,11 @@ static void tick(uint64_t now)
 			ensure_timer(t->tid, false);
 		}
 	}
-	if (ticks++ % SCAN_EVERY == 0) {
+	/* by ticks, and at every tick after a doze of the collector (collector.h): a thread
+	 * the program started while it was idle is found within a second */
+	static uint64_t last;
+	if (ticks++ % SCAN_EVERY == 0 || now - last > 10 * isc_config.tick_ns) {
+		last = now;
 		scan_tasks(self);
 		for (unsigned i = 0; i < n_timers; i++) {
 			if (timers[i].tid && !alive(timers[i].tid)) {

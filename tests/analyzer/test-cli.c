@@ -221,6 +221,16 @@ Test(cli, html_renders_in_chromium)
 	cr_assert(strstr(html, "<svg id=\"timeline\"") != NULL);
 	cr_assert_null(strstr(html, "src=\"http"), "self-contained");
 	cr_assert_null(strstr(html, "href=\"http"), "self-contained");
+	/* the lanes the writer labelled: one host thread and one GPU stream in this trace,
+	 * under the critical path's own label */
+	int labelled = 0;
+	for (const char *p = strstr(html, "<text class=\"lane\""); p != NULL;
+	     p = strstr(p + 1, "<text class=\"lane\"")) {
+		labelled++;
+	}
+	cr_assert_eq(labelled, 2, "one host thread, one GPU stream");
+	cr_assert_not_null(strstr(html, ">critical path</text>"));
+	cr_assert_not_null(strstr(html, ">GPU 0 stream "));
 	free(html);
 	const char *chromium = access("/usr/bin/chromium", X_OK) == 0 ? "/usr/bin/chromium" : NULL;
 	if (chromium == NULL) {
@@ -241,7 +251,7 @@ Test(cli, html_renders_in_chromium)
 	cr_assert_eq(sscanf(r, "data-rendered=\"lanes=%d;marks=%d;bar=%d;height=%d;overlaps=%d",
 			    &lanes, &marks, &bar, &height, &overlaps),
 		     5, "%.80s", r);
-	cr_assert_eq(lanes, 2, "one host thread and one GPU stream labelled");
+	cr_assert_eq(lanes, labelled, "the browser laid out every labelled lane");
 	cr_assert_eq(overlaps, 0, "no label lies over a mark or the critical path");
 	cr_assert_gt(marks, 10);
 	cr_assert(bar >= 1195 && bar <= 1200, "breakdown bar spans the width: %d", bar);

@@ -6,6 +6,7 @@
  * launcher and analyzer, the header, pkg-config, the Python helper and the manuals.
  */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -154,11 +155,14 @@ Test(install, preload_by_file_name)
 	cr_assert_str_eq(r.out, want, "the installed copy is the one loaded");
 	isc_run_free(&r);
 
-	run_ok((const char *const[]){ isc_test_env("ISC_E2E_PROG"), "work", "150", NULL }, env, &r);
+	const char *named[] = { "LD_PRELOAD=libinferscope.so", ld, "INFERSCOPE_OUTPUT=work.json",
+				NULL };
+	run_ok((const char *const[]){ isc_test_env("ISC_E2E_PROG"), "work", "150", NULL }, named,
+	       &r);
 	isc_run_free(&r);
-	cr_assert(isc_test_exists(path_in(work, "trace.json")), "the preloaded library wrote it");
+	cr_assert(isc_test_exists(path_in(work, "work.json")), "the preloaded library wrote it");
 	run_ok((const char *const[]){ path_in(bindir, "inferscope-analyze"), "--check", "scopes>=1",
-				      "trace.json", NULL },
+				      "work.json", NULL },
 	       NULL, &r);
 	cr_assert(strstr(r.out, "e2e\\_work") != NULL, "%s", r.out);
 	isc_run_free(&r);
@@ -168,8 +172,9 @@ Test(install, preload_by_file_name)
 Test(install, launcher_finds_its_tree)
 {
 	struct isc_run r;
-	run_ok((const char *const[]){ path_in(bindir, "inferscope"), "run", "--",
-				      isc_test_env("ISC_E2E_PROG"), "maps", "libinferscope", NULL },
+	run_ok((const char *const[]){ path_in(bindir, "inferscope"), "run", "-o", "l-maps.json",
+				      "--", isc_test_env("ISC_E2E_PROG"), "maps", "libinferscope",
+				      NULL },
 	       NULL, &r);
 	char real[PATH_MAX];
 	cr_assert_not_null(realpath(path_in(libdir, "libinferscope.so"), real));
@@ -235,23 +240,60 @@ static int find_py(const char *path, const struct stat *sb, int flag, struct FTW
 	return 0;
 }
 
+/* Python prints its answer to CODE under PYTHONPATH=dir, or fails the test. */
+static char *python_says(const char *python, const char *dir, const char *code)
+{
+	char pp[PATH_MAX + 16];
+	snprintf(pp, sizeof(pp), "PYTHONPATH=%s", dir);
+	const char *env[] = { pp, NULL };
+	struct isc_run r;
+	run_ok((const char *const[]){ python, "-s", "-c", code, NULL }, env, &r);
+	char *out = r.out;
+	r.out = NULL;
+	isc_run_free(&r);
+	return out;
+}
+
+/*
+ * The helper is where Debian's python3 looks without being told (the site directory
+ * of the prefix: not site-packages, which only the interpreter meson ran may search),
+ * and DATADIR/inferscope/python leads every other interpreter to that one copy.
+ */
 Test(install, python_helper)
 {
 	cr_assert_eq(nftw(prefix, find_py, 16, FTW_PHYS), 1, "inferscope/__init__.py installed");
-	cr_assert(strstr(found_py, "-packages") != NULL, "in the interpreter's purelib: %s",
-		  found_py);
-	char pp[PATH_MAX + 16];
-	snprintf(pp, sizeof(pp), "PYTHONPATH=%s", found_py);
-	const char *env[] = { pp, NULL };
-	struct isc_run r;
-	run_ok((const char *const[]){ "/usr/bin/env", "python3", "-c",
-				      "import inferscope; "
-				      "print(inferscope.__file__); print(inferscope.active())",
-				      NULL },
-	       env, &r);
-	cr_assert(strncmp(r.out, found_py, strlen(found_py)) == 0, "%s", r.out);
-	cr_assert(strstr(r.out, "False") != NULL, "a no-op without the preload: %s", r.out);
-	isc_run_free(&r);
+	const char *site = found_py + strlen(dest); /* where it lands without DESTDIR */
+	const char *p = isc_test_env("ISC_PREFIX");
+	if (isc_test_exists("/usr/bin/python3") &&
+	    (strcmp(p, "/usr") == 0 || strcmp(p, "/usr/local") == 0)) {
+		char *out = python_says("/usr/bin/python3", "",
+					"import site; print(*site.getsitepackages(), sep='\\n')");
+		char want[PATH_MAX + 2];
+		snprintf(want, sizeof(want), "%s\n", site);
+		cr_assert(strstr(out, want) != NULL,
+			  "%s is not searched by Debian's python3, which searches:\n%s", site, out);
+		free(out);
+		out = python_says("/usr/bin/python3", found_py,
+				  "import inferscope; print(inferscope.__file__)");
+		cr_assert(strncmp(out, found_py, strlen(found_py)) == 0, "%s", out);
+		free(out);
+	}
+	char neutral[PATH_MAX], real[PATH_MAX];
+	staged(neutral, isc_test_env("ISC_DATADIR"));
+	strcat(neutral, "/inferscope/python");
+	cr_assert_not_null(realpath(found_py, real));
+	size_t n = 0;
+	for (const char *py; (py = isc_test_nth_path(isc_test_env("ISC_PYTHONS"), n)); n++) {
+		char *out = python_says(py, neutral,
+					"import inferscope, os; "
+					"print(os.path.realpath(inferscope.__file__)); "
+					"print(inferscope.active())");
+		cr_assert(strncmp(out, real, strlen(real)) == 0, "%s: %s", py, out);
+		cr_assert(strstr(out, "\nFalse\n") != NULL, "%s: a no-op without the preload: %s",
+			  py, out);
+		free(out);
+	}
+	cr_assert_gt(n, 0, "interpreters tried");
 }
 
 static char *read_page(const char *page)
@@ -324,4 +366,108 @@ Test(install, manuals_cover_every_option)
 	}
 	free(text);
 	isc_run_free(&r);
+}
+
+static size_t occurrences(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle)) {
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The manuals stand on their own once installed: the documents they cite are installed
+ * where they say, inferscope-analyze(1) defines the categories it reports, each option is
+ * described once, and each rule goes by the one id --list-rules gives it.
+ */
+Test(install, manuals_are_complete_once_installed)
+{
+	static const char *const pages[] = { "man1/inferscope.1", "man1/inferscope-analyze.1",
+					     "man1/inferscope-watch.1", "man7/libinferscope.7" };
+	struct isc_run r;
+	run_ok((const char *const[]){ path_in(bindir, "inferscope-analyze"), "--list-rules", NULL },
+	       NULL, &r);
+	char *rules = r.out;
+	r.out = NULL;
+	isc_run_free(&r);
+	size_t cited = 0;
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		char *text = read_page(pages[i]);
+		/* every path under the prefix a page names is installed */
+		const char *prefix_path = isc_test_env("ISC_PREFIX");
+		for (const char *p = strstr(text, prefix_path); p != NULL;
+		     p = strstr(p + 1, prefix_path)) {
+			char rel[PATH_MAX], file[PATH_MAX * 2];
+			size_t k = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789/._-");
+			snprintf(rel, sizeof(rel), "%.*s", (int)k, p);
+			while (k > 0 && rel[k - 1] == '.') {
+				rel[--k] = '\0'; /* the end of a sentence */
+			}
+			if (strstr(rel, "/doc/") == NULL) {
+				continue;
+			}
+			snprintf(file, sizeof(file), "%s%s", dest, rel);
+			cr_expect(isc_test_exists(file), "%s cites %s, which is not installed",
+				  pages[i], rel);
+			cited++;
+		}
+		cr_expect(strstr(text, "docs/") == NULL, "%s cites the source tree's docs/",
+			  pages[i]);
+		/* an option's entry once: no two identical ".B \-\-name..." or ".BI" lines
+		 * (inferscope(1) describes subcommands that share option names) */
+		bool one_command = strcmp(pages[i], "man1/inferscope.1") != 0;
+		for (const char *p = strstr(text, "\n.B"); p != NULL && one_command;
+		     p = strstr(p + 1, "\n.B")) {
+			size_t k = strcspn(p + 1, "\n");
+			const char *o = strstr(p, "\\-\\-");
+			if (o == NULL || o - p > 6 || p[3] == 'R' || k > 200) {
+				continue;
+			}
+			char line[208];
+			snprintf(line, sizeof(line), "\n%.*s\n", (int)k, p + 1);
+			cr_expect_eq(occurrences(text, line), 1, "%s describes %.*s twice",
+				     pages[i], (int)k, p + 1);
+		}
+		/* rule ids (family.word-word: thresholds have underscores) are --list-rules' */
+		static const char *const families[] = { "alloc.", "copy.",   "data.",	  "gpu.",
+							"host.",  "launch.", "pipeline.", "sync." };
+		for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+			for (const char *p = strstr(text, families[f]); p != NULL;
+			     p = strstr(p + 1, families[f])) {
+				size_t k = strspn(p, "abcdefghijklmnopqrstuvwxyz._-");
+				if ((p > text && isalnum((unsigned char)p[-1])) || p[k] == '*' ||
+				    memchr(p, '_', k) != NULL || k == strlen(families[f])) {
+					continue;
+				}
+				char id[80], line[96];
+				snprintf(id, sizeof(id), "%.*s", (int)k, p);
+				while (strlen(id) > 0 && strchr(".-", id[strlen(id) - 1])) {
+					id[strlen(id) - 1] = '\0';
+				}
+				snprintf(line, sizeof(line), "%s ", id);
+				cr_expect(strncmp(rules, line, strlen(line)) == 0 ||
+						  strstr(rules, line) != NULL,
+					  "%s calls a rule %s, which --list-rules does not know",
+					  pages[i], id);
+			}
+		}
+		free(text);
+	}
+	cr_assert_gt(cited, 0, "the manuals cite the installed documents");
+	free(rules);
+	char *text = read_page("man1/inferscope-analyze.1");
+	char *cat = strstr(text, "\n.SH CATEGORIES\n");
+	cr_assert_not_null(cat, "inferscope-analyze(1) has a CATEGORIES section");
+	static const char *const categories[] = { "gpu_compute",       "h2d_copy",
+						  "d2h_copy",	       "framework_overhead",
+						  "cpu_preprocessing", "idle" };
+	for (size_t i = 0; i < sizeof(categories) / sizeof(categories[0]); i++) {
+		char want[64];
+		snprintf(want, sizeof(want), ".TP\n.B %s\n", categories[i]);
+		cr_expect(strstr(cat, want) != NULL, "CATEGORIES does not define %s",
+			  categories[i]);
+	}
+	free(text);
 }

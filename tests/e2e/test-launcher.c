@@ -210,11 +210,65 @@ Test(launcher, children_traces_are_merged)
 		     r.out);
 	cr_assert(strstr(r.out, "e2e\\_child") != NULL && strstr(r.out, "e2e\\_parent") != NULL);
 	isc_run_free(&r);
-	/* a second run in the same place reports its own traces only */
+	/* a second run in the same place reports its own traces only, under a new name it
+	 * announces: the first run's trace stays */
+	struct stat first;
+	cr_assert_eq(stat(isc_test_in_dir("trace.json"), &first), 0);
 	LAUNCH(&r, "run", "--", "PROG", "work", "120");
 	cr_assert_eq(exit_status(&r), 0);
 	cr_assert_eq(count(r.out, "| input |"), 1, "%s\n%s", r.out, r.err);
 	cr_assert(strstr(r.out, "e2e\\_child") == NULL);
+	cr_assert(strstr(r.err, "trace.json exists: this run's trace is ") != NULL, "%s", r.err);
+	cr_assert(strstr(r.err, "/trace-2.json") != NULL, "%s", r.err);
+	cr_assert(strstr(r.out, "trace-2.json") != NULL, "the report is the new trace's: %s",
+		  r.out);
+	struct stat now;
+	cr_assert_eq(stat(isc_test_in_dir("trace.json"), &now), 0);
+	cr_assert(now.st_ino == first.st_ino && now.st_size == first.st_size &&
+			  now.st_mtim.tv_nsec == first.st_mtim.tv_nsec,
+		  "the first run's trace is untouched");
+	isc_run_free(&r);
+}
+
+static void preloaded(struct isc_run *r, const char *const *argv)
+{
+	cr_assert_eq(isc_test_run(argv, NULL, true, isc_test_dir(), r), 0);
+	cr_assert_eq(exit_status(r), 0, "%s", r->err);
+}
+
+/* Without the launcher: the library names a second run's trace itself, and the analyzer,
+ * given a trace whose descendants left theirs beside it, lists them with the command
+ * that analyses them all. */
+Test(launcher, traces_are_never_replaced_and_descendants_are_named)
+{
+	const char *prog[] = { isc_test_env("ISC_E2E_PROG"), "fork", "150", NULL };
+	struct isc_run r;
+	preloaded(&r, prog);
+	cr_assert_null(strstr(r.err, "exists"), "%s", r.err);
+	isc_run_free(&r);
+	preloaded(&r, prog);
+	cr_assert(strstr(r.err, "/trace.json exists: this run's trace is ") != NULL, "%s", r.err);
+	isc_run_free(&r);
+	cr_assert(isc_test_exists(isc_test_in_dir("trace.json")));
+	cr_assert(isc_test_exists(isc_test_in_dir("trace-2.json")));
+	const char *analyze[] = { isc_test_env("ISC_ANALYZE"), "trace-2.json", NULL };
+	cr_assert_eq(isc_test_run(analyze, NULL, false, isc_test_dir(), &r), 0);
+	cr_assert_eq(exit_status(&r), 0, "%s", r.err);
+	/* the second run's child wrote trace-2.PID.json; the first run's are not its own */
+	cr_assert(strstr(r.err, "1 trace of descendant processes") != NULL, "%s", r.err);
+	cr_assert(strstr(r.err, "\n  trace-2.") != NULL, "%s", r.err);
+	cr_assert(strstr(r.err, "analyse them together with: inferscope-analyze trace-2.json ") !=
+			  NULL,
+		  "%s", r.err);
+	cr_assert_null(strstr(r.err, "\n  trace."), "the first run's child is not listed: %s",
+		       r.err);
+	isc_run_free(&r);
+	/* given them all, nothing is left to mention */
+	const char *all[] = { "/bin/sh", "-c", "\"$0\" trace.json trace.[0-9]*.json",
+			      isc_test_env("ISC_ANALYZE"), NULL };
+	cr_assert_eq(isc_test_run(all, NULL, false, isc_test_dir(), &r), 0);
+	cr_assert_eq(exit_status(&r), 0, "%s", r.err);
+	cr_assert_null(strstr(r.err, "descendant"), "%s", r.err);
 	isc_run_free(&r);
 }
 
@@ -330,4 +384,22 @@ Test(launcher, analyze_forwards)
 	cr_assert_eq(exit_status(&r), 0);
 	cr_assert(strncmp(r.out, "inferscope ", 11) == 0);
 	isc_run_free(&r);
+}
+
+/* Every subcommand answers --help (and -h) on stdout with status 0, as the top level does. */
+Test(launcher, every_subcommand_has_help)
+{
+	static const char *const cmds[] = { "run", "analyze", "capture", "watch" };
+	static const char *const flags[] = { "--help", "-h" };
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		for (size_t k = 0; k < 2; k++) {
+			struct isc_run r;
+			LAUNCH(&r, cmds[i], flags[k]);
+			cr_assert_eq(exit_status(&r), 0, "inferscope %s %s: %s", cmds[i], flags[k],
+				     r.err);
+			cr_assert(strstr(r.out, "usage") != NULL || strstr(r.out, "Usage") != NULL,
+				  "inferscope %s %s: %s", cmds[i], flags[k], r.out);
+			isc_run_free(&r);
+		}
+	}
 }

@@ -25,6 +25,9 @@ void host_teardown(void)
 yajl_val host_trace(const char *const argv[], const char *const env[], struct isc_run *r)
 {
 	char path[4200];
+	/* the previous run's trace: a run never replaces one (it would write trace-2.json) */
+	snprintf(path, sizeof(path), "%s/trace.json", host_dir);
+	unlink(path);
 	cr_assert_eq(isc_test_run(argv, env, true, host_dir, r), 0);
 	cr_assert(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "%s exited %d: %s", argv[0],
 		  r->status, r->err);

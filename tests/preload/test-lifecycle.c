@@ -112,6 +112,7 @@ static void fork_quiet(const char *python)
 	char xdg[4200];
 	snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", isc_test_dir());
 	const char *env[] = { xdg, NULL };
+	unlink(isc_test_in_dir("trace.json")); /* the previous interpreter's: kept otherwise */
 	run_in_dir(argv, env, &r);
 	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s: status %d, err %s",
 		  python, r.status, r.err);
@@ -324,6 +325,32 @@ Test(lifecycle, delay_excludes_early_events)
 	run_in_dir(argv, env, &r);
 	yajl_val t = load("trace.json");
 	cr_assert_eq(isc_trace_count(t, "cpu_call", NULL), 0);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+/*
+ * An idle process costs its collector next to nothing: once nothing is recorded it
+ * dozes instead of ticking every INFERSCOPE_TICK (10 ms). Counted, not timed: the
+ * trailer says how often the collector woke up. A Python start-up, then three idle
+ * seconds: 300 ticks for a collector that never dozes.
+ */
+Test(lifecycle, an_idle_process_lets_the_collector_doze)
+{
+	struct isc_run r;
+	const char *argv[] = { ISC_PYTHON3, "-c",
+			       "import time\n"
+			       "time.sleep(3)\n",
+			       NULL };
+	run_in_dir(argv, NULL, &r);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "stderr: %s", r.err);
+	yajl_val t = load("trace.json");
+	long long wakeups = isc_trace_int(t, "trace_metadata/collector_wakeups", -1);
+	double ms = isc_trace_num(t, "trace_metadata/duration_ms", 0);
+	cr_assert_gt(wakeups, 0, "the collector ran");
+	cr_assert_geq(ms, 3000, "the run lasted the sleep");
+	/* at most one tick in two over the run (the start-up's ticks included) */
+	cr_assert_lt(wakeups, (long long)(ms / 10 / 2), "%lld wakeups in %.0f ms", wakeups, ms);
 	yajl_tree_free(t);
 	isc_run_free(&r);
 }
