@@ -98,11 +98,7 @@ test)
 	# speedscope, the viewer the exports are checked in (tests/analyzer/test-exports.c),
 	# from the npm registry into the build folder; Debian's nodejs has no npm of its own.
 	if [ ! -f "$build/viewers/node_modules/speedscope/package.json" ]; then
-		if ! command -v npm >/dev/null; then
-			root=""
-			[ "$(id -u)" -eq 0 ] || root=sudo
-			DEBIAN_FRONTEND=noninteractive $root apt-get install -y -qq --no-install-recommends npm
-		fi
+		command -v npm >/dev/null || install_missing npm
 		npm install --no-audit --no-fund --silent --prefix "$build/viewers" speedscope@1.25.0
 	fi
 	meson test -C "$build" --print-errorlogs --num-processes "$(nproc)"
