@@ -214,10 +214,24 @@ static void handoff(const struct isc_trace *t, struct isc_causal *c, const uint3
 	wake(c, x, g->seq, g->t0);
 }
 
+/* How many threads have work (segments not waiting, not polling): a hand-off needs two. */
+static size_t working_threads(const struct isc_trace *t, const struct isc_causal *c)
+{
+	size_t n = 0;
+	for (size_t s = 0, e; s < c->host_nodes && n < 2; s = e) {
+		bool works = false;
+		for (e = s; e < c->host_nodes && thread_of(t, c, e) == thread_of(t, c, s); e++) {
+			works |= !(c->node[e].flags & (ISC_GN_IDLE | ISC_GN_POLL));
+		}
+		n += works;
+	}
+	return n;
+}
+
 int isc_graph_threads(const struct isc_trace *t, struct isc_causal *c)
 {
 	int r = pollers(t, c);
-	if (r != 0 || c->host_nodes == 0) {
+	if (r != 0 || working_threads(t, c) < 2) {
 		return r;
 	}
 	/* The segments that can release a wait, by end. */
