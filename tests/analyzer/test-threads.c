@@ -246,7 +246,7 @@ Test(threads, real_mi250_launch_on_the_second_thread)
 	isc_trace_destroy(t);
 }
 
-Test(threads, real_simple_add_has_no_inferred_thread_edges)
+Test(threads, real_simple_add_keeps_the_invariants)
 {
 	struct isc_trace *t = load("kineto/simple_add_a100.pt.trace.json.gz");
 	struct isc_analysis *a = analyse(t, NULL);
