@@ -23,9 +23,13 @@ struct walk {
 	bool *comm;
 };
 
-static int host_cat(const struct isc_ev *e)
+static int host_cat(const struct walk *w, const struct isc_ev *e)
 {
 	switch (e->type) {
+	case ISC_T_SCOPE:
+	case ISC_T_CPU_OP:
+		/* a collective run by the host (gloo) or waited for there */
+		return w->comm[e->name] ? ISC_CP_COMM_WAIT : ISC_CP_HOST;
 	case ISC_T_CUDA_API:
 		return ISC_CP_RUNTIME;
 	case ISC_T_SYSCALL:
@@ -118,12 +122,12 @@ static int add_piece(struct walk *w, int64_t s, int64_t e, int cat, uint32_t ev,
 	return 0;
 }
 
-/* The predecessor that released node v: the one that ended last (stream, launch, or the
- * operation an event wait held it for). */
+/* The predecessor that released node v: the one that ended last (stream, launch, the
+ * operation an event wait held it for, the thread that handed work over). */
 static uint32_t release(const struct isc_causal *c, const struct isc_gnode *v)
 {
 	uint32_t r = v->seq;
-	if ((v->flags & ISC_GN_GPU) && v->dep != ISC_GN_NONE &&
+	if ((v->flags & (ISC_GN_GPU | ISC_GN_WOKEN)) && v->dep != ISC_GN_NONE &&
 	    (r == ISC_GN_NONE || c->node[v->dep].t1 > c->node[r].t1)) {
 		r = v->dep;
 	}
@@ -134,6 +138,35 @@ static uint32_t release(const struct isc_causal *c, const struct isc_gnode *v)
 	return r;
 }
 
+/* What the time between node v and the predecessor p that released it is. On a thread:
+ * the hand-off from another thread, or time no event records - host computing only where
+ * a CPU sample stands next to it (a sample is the CPU time before it, so a gap that ends
+ * in one, or starts after one, had the thread running). On a stream: launch latency, a
+ * wait on another stream's operation (or on a communication kernel), or a gap. */
+static int gap_cat(const struct walk *w, const struct isc_gnode *v, uint32_t p)
+{
+	const struct isc_causal *c = w->c;
+	const struct isc_gnode *q = &c->node[p];
+	if (!(v->flags & ISC_GN_GPU)) {
+		if (p == v->dep) {
+			return ISC_CP_HOST_WAIT;
+		}
+		bool sampled =
+			w->t->ev[v->ev].type == ISC_T_CPU_SAMPLE ||
+			(!(q->flags & ISC_GN_GPU) && w->t->ev[q->ev].type == ISC_T_CPU_SAMPLE);
+		return sampled ? ISC_CP_HOST : ISC_CP_UNTRACED;
+	}
+	if (p == v->dep) {
+		return ISC_CP_LAUNCH;
+	}
+	if (p == isc_graph_xdep(c, (uint32_t)(v - c->node))) {
+		const struct isc_ev *x = &w->t->ev[q->ev];
+		return x->type == ISC_T_KERNEL && w->comm[x->name] ? ISC_CP_COMM_WAIT
+								   : ISC_CP_STREAM_WAIT;
+	}
+	return ISC_CP_GPU_GAP;
+}
+
 static int step(struct walk *w, uint32_t *at, int64_t *cur)
 {
 	struct isc_causal *c = w->c;
@@ -141,15 +174,18 @@ static int step(struct walk *w, uint32_t *at, int64_t *cur)
 	bool gpu = (v->flags & ISC_GN_GPU) != 0;
 	const struct isc_ev *e = &w->t->ev[v->ev];
 	int r;
-	if ((v->flags & ISC_GN_WAIT) && c->node[v->dep].t1 > v->t0) {
-		/* Blocked: the path goes to what the call waited for. */
+	if ((v->flags & (ISC_GN_WAIT | ISC_GN_HANDOFF)) && c->node[v->dep].t1 > v->t0) {
+		/* Blocked: the path goes to what the call or the thread waited for. */
 		int64_t rel = c->node[v->dep].t1 < *cur ? c->node[v->dep].t1 : *cur;
-		r = add_piece(w, rel, *cur, ISC_CP_SYNC, v->ev, false);
+		int cat = (v->flags & ISC_GN_WAIT) ? ISC_CP_SYNC : ISC_CP_HOST_WAIT;
+		r = add_piece(w, rel, *cur, cat, v->ev, false);
 		*cur = rel;
 		*at = v->dep;
 		return r;
 	}
-	int cat = gpu ? gpu_cat(w, e) : (v->flags & ISC_GN_BLOCKING) ? ISC_CP_BLOCKED : host_cat(e);
+	int cat = gpu				 ? gpu_cat(w, e)
+		  : (v->flags & ISC_GN_BLOCKING) ? ISC_CP_BLOCKED
+						 : host_cat(w, e);
 	int64_t s = v->t0 < *cur ? v->t0 : *cur;
 	r = add_piece(w, s, *cur, cat, v->ev, gpu);
 	c->path_nodes++;
@@ -160,8 +196,7 @@ static int step(struct walk *w, uint32_t *at, int64_t *cur)
 		return r;
 	}
 	int64_t pend = c->node[p].t1 < *cur ? c->node[p].t1 : *cur;
-	int gap = !gpu ? ISC_CP_HOST : p == v->dep ? ISC_CP_LAUNCH : ISC_CP_GPU_GAP;
-	r = add_piece(w, pend, *cur, gap, ISC_GN_NONE, gpu);
+	r = add_piece(w, pend, *cur, gap_cat(w, v, p), ISC_GN_NONE, gpu);
 	*cur = pend;
 	*at = p;
 	return r;
@@ -190,8 +225,9 @@ static void top_names(struct walk *w)
 	}
 }
 
-/* The busiest thread's work: what a pipeline's host side is, blocked calls left out. */
-static int host_work(struct isc_causal *c)
+/* The busiest thread's work (what a pipeline's host side is, blocked calls left out), and
+ * the time between its recorded events that no CPU sample accounts for. */
+static int host_work(const struct isc_trace *t, struct isc_causal *c)
 {
 	int64_t *sum = calloc((size_t)c->n_lanes + 1, sizeof(*sum));
 	if (sum == NULL) {
@@ -199,18 +235,30 @@ static int host_work(struct isc_causal *c)
 	}
 	for (size_t i = 0; i < c->host_nodes; i++) {
 		const struct isc_gnode *n = &c->node[i];
-		if (!(n->flags & (ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_IDLE))) {
+		if (!(n->flags & (ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_IDLE | ISC_GN_HANDOFF))) {
 			sum[n->lane] += n->t1 - n->t0;
-			c->host_work = sum[n->lane] > c->host_work ? sum[n->lane] : c->host_work;
+			if (sum[n->lane] > c->host_work) {
+				c->host_work = sum[n->lane];
+				c->main_lane = n->lane;
+			}
 		}
 	}
 	free(sum);
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		const struct isc_gnode *n = &c->node[i];
+		if (n->lane == c->main_lane && n->seq != ISC_GN_NONE &&
+		    t->ev[n->ev].type != ISC_T_CPU_SAMPLE &&
+		    t->ev[c->node[n->seq].ev].type != ISC_T_CPU_SAMPLE &&
+		    n->t0 > c->node[n->seq].t1) {
+			c->untraced += n->t0 - c->node[n->seq].t1;
+		}
+	}
 	return 0;
 }
 
 int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a, struct isc_causal *c)
 {
-	if (c->n == 0 || host_work(c) < 0) {
+	if (c->n == 0 || host_work(t, c) < 0) {
 		return c->n == 0 ? 0 : -ENOMEM;
 	}
 	struct walk w = { .t = t, .c = c, .ws = a->window.start, .ns = isc_trace_n_strings(t) };
@@ -251,18 +299,38 @@ int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a, s
 	return r;
 }
 
+/* Every category, once: its name (stable: reports, JSON and the verdict read it) and the
+ * side its time counts for. */
+static const struct {
+	const char *name;
+	enum isc_cp_side side;
+} cats[ISC_CP__COUNT] = {
+	[ISC_CP_KERNEL] = { "kernel", ISC_CPS_GPU },
+	[ISC_CP_COMM] = { "communication", ISC_CPS_GPU },
+	[ISC_CP_H2D] = { "h2d_copy", ISC_CPS_COPY },
+	[ISC_CP_D2H] = { "d2h_copy", ISC_CPS_COPY },
+	[ISC_CP_GPU_OTHER] = { "gpu_other", ISC_CPS_GPU },
+	[ISC_CP_GPU_GAP] = { "gpu_gap", ISC_CPS_IDLE },
+	[ISC_CP_LAUNCH] = { "launch_latency", ISC_CPS_IDLE },
+	[ISC_CP_HOST] = { "host_compute", ISC_CPS_HOST },
+	[ISC_CP_RUNTIME] = { "cuda_runtime", ISC_CPS_HOST },
+	[ISC_CP_SYNC] = { "sync_return", ISC_CPS_HOST },
+	[ISC_CP_BLOCKED] = { "blocked", ISC_CPS_HOST },
+	[ISC_CP_IO] = { "io_wait", ISC_CPS_HOST },
+	[ISC_CP_HOST_WAIT] = { "host_wait", ISC_CPS_HOST },
+	[ISC_CP_UNTRACED] = { "untraced", ISC_CPS_IDLE },
+	[ISC_CP_STREAM_WAIT] = { "stream_wait", ISC_CPS_IDLE },
+	[ISC_CP_COMM_WAIT] = { "comm_wait", ISC_CPS_COMM },
+};
+
 const char *isc_cp_cat_name(enum isc_cp_cat c)
 {
-	static const char *const names[ISC_CP__COUNT] = {
-		[ISC_CP_KERNEL] = "kernel",	    [ISC_CP_COMM] = "communication",
-		[ISC_CP_H2D] = "h2d_copy",	    [ISC_CP_D2H] = "d2h_copy",
-		[ISC_CP_GPU_OTHER] = "gpu_other",   [ISC_CP_GPU_GAP] = "gpu_gap",
-		[ISC_CP_LAUNCH] = "launch_latency", [ISC_CP_HOST] = "host_compute",
-		[ISC_CP_RUNTIME] = "cuda_runtime",  [ISC_CP_SYNC] = "sync_return",
-		[ISC_CP_BLOCKED] = "blocked",	    [ISC_CP_IO] = "io_wait",
-		[ISC_CP_HOST_WAIT] = "host_wait",
-	};
-	return c < ISC_CP__COUNT ? names[c] : "unknown";
+	return c < ISC_CP__COUNT ? cats[c].name : "unknown";
+}
+
+enum isc_cp_side isc_cp_side(enum isc_cp_cat c)
+{
+	return c < ISC_CP__COUNT ? cats[c].side : ISC_CPS_IDLE;
 }
 
 const char *isc_cp_kind_name(enum isc_cp_kind k)
@@ -272,17 +340,26 @@ const char *isc_cp_kind_name(enum isc_cp_kind k)
 	return k < ISC_CPK__COUNT ? names[k] : "unknown";
 }
 
+int64_t isc_cp_sum(const struct isc_causal *c, enum isc_cp_side side)
+{
+	int64_t v = 0;
+	for (int k = 0; k < ISC_CP__COUNT; k++) {
+		v += cats[k].side == side ? c->cat[k] : 0;
+	}
+	return v;
+}
+
 int64_t isc_cp_gpu(const struct isc_causal *c)
 {
-	return c->cat[ISC_CP_KERNEL] + c->cat[ISC_CP_COMM] + c->cat[ISC_CP_GPU_OTHER];
+	return isc_cp_sum(c, ISC_CPS_GPU);
 }
 
 int64_t isc_cp_copies(const struct isc_causal *c)
 {
-	return c->cat[ISC_CP_H2D] + c->cat[ISC_CP_D2H];
+	return isc_cp_sum(c, ISC_CPS_COPY);
 }
 
 int64_t isc_cp_host(const struct isc_causal *c)
 {
-	return c->path_ns - isc_cp_gpu(c) - isc_cp_copies(c);
+	return isc_cp_sum(c, ISC_CPS_HOST);
 }

@@ -16,6 +16,7 @@ struct build {
 	uint32_t *last_seg;	     /* per event: the segment that ends it, ISC_GN_NONE */
 	struct isc_event_wait *sync; /* cudaEventSynchronize calls on known handles */
 	size_t n_sync;
+	bool *kineto; /* per input: a Kineto trace (no wait records) */
 };
 
 bool isc_graph_in_window(const struct isc_analysis *a, const struct isc_ev *e)
@@ -235,23 +236,29 @@ static int gpu_nodes(struct build *b)
 	return r;
 }
 
-/* Which blocking call a host segment ends, if any: 1 sync, 2 copy, 3 maybe queue-full. */
-static int blocking_kind(const struct isc_trace *t, const struct isc_analysis *a,
-			 const struct isc_ev *e)
+/* Which blocking call a host segment ends, if any: 1 sync, 2 copy, 3 maybe queue-full;
+ * in Kineto input, which records no waits, 4 an asynchronous copy or memset and 5 a
+ * slow launch that may have waited: wait_edges keeps them when a GPU operation ended
+ * just before they returned. */
+static int blocking_kind(const struct build *b, const struct isc_ev *e)
 {
 	if (e->type != ISC_T_CUDA_API) {
 		return 0;
 	}
-	const char *name = isc_trace_str(t, e->name);
+	const char *name = isc_trace_str(b->t, e->name);
+	bool kineto = b->kineto[e->input];
+	bool slow = e->dur > (int64_t)(isc_thr(&b->a->th, ISC_THR_LAUNCH_RUNTIME_US) * 1000.0);
 	switch (e->sub) {
 	case ISC_AC_SYNC:
 		return strstr(name, "WaitEvent") == NULL ? 1 : 0;
 	case ISC_AC_MEMCPY:
 	case ISC_AC_MEMSET:
-		return (e->flags & ISC_F_BLOCKED) || strstr(name, "Async") == NULL ? 2 : 0;
+		if ((e->flags & ISC_F_BLOCKED) || strstr(name, "Async") == NULL) {
+			return 2;
+		}
+		return kineto ? 4 : 0;
 	case ISC_AC_LAUNCH:
-		return e->dur > (int64_t)(isc_thr(&a->th, ISC_THR_LAUNCH_RUNTIME_US) * 1000.0) ? 3
-											       : 0;
+		return !slow ? 0 : kineto ? 5 : 3;
 	default:
 		return (e->flags & ISC_F_BLOCKED) ? 1 : 0;
 	}
@@ -336,6 +343,56 @@ static int queue_depths(struct build *b, const uint32_t *by_end, size_t n_gpu, i
 	return 0;
 }
 
+/* Whether GPU operations ran for at least half of [s, e) (summed over streams), from the
+ * ones ending by e back (by_end[0..k]); a long scan counts as busy. */
+static bool gpu_busy(const struct isc_causal *c, const uint32_t *by_end, ptrdiff_t k, int64_t s,
+		     int64_t e)
+{
+	int64_t sum = 0;
+	for (int scan = 0; k >= 0 && scan < 4096; k--, scan++) {
+		const struct isc_gnode *g = &c->node[by_end[k]];
+		if (2 * sum >= e - s) {
+			return true;
+		}
+		if (g->t1 <= s) {
+			continue; /* ends are sorted, starts are not */
+		}
+		sum += g->t1 - (g->t0 > s ? g->t0 : s);
+	}
+	return k >= 0 || 2 * sum >= e - s;
+}
+
+/* A Kineto call that may have blocked (an asynchronous copy or memset, a slow launch at
+ * queue depth d): it waited when it returned within ret of the end of a GPU operation
+ * that ended inside it - for a copy or memset its own operation (a D2H copy to pageable
+ * memory is synchronous), or, with the GPU busy for at least half of the call, the
+ * operation whose end freed a slot of the launch queue. Else it is host time. */
+static void infer(const struct isc_trace *t, struct isc_causal *c, struct isc_gnode *n,
+		  const uint32_t *by_end, size_t n_gpu, int64_t ret, double d)
+{
+	ptrdiff_t k = last_ending_by(c, by_end, n_gpu, n->t1);
+	const struct isc_gnode *g = k >= 0 ? &c->node[by_end[k]] : NULL;
+	bool launch = (n->flags & ISC_GN_QFULL) != 0;
+	n->flags &= (uint16_t) ~(ISC_GN_COPY | ISC_GN_QFULL | ISC_GN_INFER);
+	if (g == NULL || g->t1 <= n->t0 || n->t1 - g->t1 > ret || n->t1 - n->t0 <= ret) {
+		return;
+	}
+	const struct isc_ev *e = &t->ev[n->ev], *o = &t->ev[g->ev];
+	/* a launch that returns after its own kernel ran did not wait for it (CUDA's lazy
+	 * loading runs the first launch of a module that way): only a copy returns with its
+	 * operation */
+	bool own = !launch && o->corr == e->corr && o->input == e->input && e->corr != 0;
+	if (!own && ((launch && d < 1) || !gpu_busy(c, by_end, k, n->t0, n->t1))) {
+		return;
+	}
+	n->dep = by_end[k];
+	n->flags |= ISC_GN_WAIT | ISC_GN_INFER | (launch ? ISC_GN_QFULL : ISC_GN_COPY);
+	c->wait_edges++;
+	c->inferred_waits++;
+	c->copy_waits += !launch;
+	c->queue_full += launch;
+}
+
 /* The GPU operation whose end released a blocking call: the last one to end inside it. */
 static void wait_edges(struct build *b, const uint32_t *by_end, size_t n_gpu, const int64_t *depth)
 {
@@ -344,6 +401,7 @@ static void wait_edges(struct build *b, const uint32_t *by_end, size_t n_gpu, co
 	double min_depth = isc_thr(&a->th, ISC_THR_QUEUE_FULL_DEPTH);
 	double full = (double)c->max_queue_depth * 0.9;
 	full = full > min_depth ? full : min_depth;
+	int64_t ret = (int64_t)(isc_thr(&a->th, ISC_THR_LAUNCH_RUNTIME_US) * 500.0);
 	size_t j = 0;
 	for (size_t i = 0; i < c->host_nodes; i++) {
 		struct isc_gnode *n = &c->node[i];
@@ -351,15 +409,20 @@ static void wait_edges(struct build *b, const uint32_t *by_end, size_t n_gpu, co
 			continue;
 		}
 		const struct isc_ev *e = &b->t->ev[n->ev];
-		if ((n->flags & ISC_GN_QFULL) && (double)depth[j++] < full) {
-			n->flags &= (uint8_t)~ISC_GN_QFULL;
+		double d = (n->flags & ISC_GN_QFULL) ? (double)depth[j++] : 0;
+		if (n->flags & ISC_GN_INFER) {
+			infer(b->t, c, n, by_end, n_gpu, ret, d);
+			continue;
+		}
+		if ((n->flags & ISC_GN_QFULL) && d < full) {
+			n->flags &= (uint16_t)~ISC_GN_QFULL;
 			continue;
 		}
 		bool known = false;
 		uint32_t src = isc_graph_event_source(b->sync, b->n_sync, n->ev, &known);
 		if (known && (src == ISC_GN_NONE || c->node[src].t1 < e->ts)) {
 			/* the event it waits for had completed (or marked nothing): no wait */
-			n->flags &= (uint8_t)~ISC_GN_SYNC;
+			n->flags &= (uint16_t)~ISC_GN_SYNC;
 			continue;
 		}
 		ptrdiff_t k = last_ending_by(c, by_end, n_gpu, n->t1);
@@ -373,7 +436,7 @@ static void wait_edges(struct build *b, const uint32_t *by_end, size_t n_gpu, co
 		}
 		if (k < 0 || c->node[by_end[k]].t1 < e->ts) {
 			n->flags |= (n->flags & (ISC_GN_SYNC | ISC_GN_COPY)) ? ISC_GN_BLOCKING : 0;
-			n->flags &= (uint8_t) ~(ISC_GN_SYNC | ISC_GN_COPY | ISC_GN_QFULL);
+			n->flags &= (uint16_t) ~(ISC_GN_SYNC | ISC_GN_COPY | ISC_GN_QFULL);
 			continue; /* nothing ended while it ran: no recorded GPU work to wait for */
 		}
 		n->dep = by_end[k];
@@ -396,15 +459,24 @@ static int waits(struct build *b)
 		if (!(n->flags & ISC_GN_LAST) || e->ts + e->dur != n->t1) {
 			continue;
 		}
-		int k = blocking_kind(b->t, b->a, e);
-		n->flags |= k == 1 ? ISC_GN_SYNC : k == 2 ? ISC_GN_COPY : k == 3 ? ISC_GN_QFULL : 0;
-		slow |= k == 3;
+		static const uint16_t flag[] = { 0,
+						 ISC_GN_SYNC,
+						 ISC_GN_COPY,
+						 ISC_GN_QFULL,
+						 ISC_GN_COPY | ISC_GN_INFER,
+						 ISC_GN_QFULL | ISC_GN_INFER };
+		int k = blocking_kind(b, e);
+		n->flags |= flag[k];
+		slow |= k == 3 || k == 5;
 	}
 	if (n_gpu == 0) {
 		for (size_t i = 0; i < c->host_nodes; i++) {
 			struct isc_gnode *n = &c->node[i];
-			n->flags |= (n->flags & (ISC_GN_SYNC | ISC_GN_COPY)) ? ISC_GN_BLOCKING : 0;
-			n->flags &= (uint8_t) ~(ISC_GN_SYNC | ISC_GN_COPY | ISC_GN_QFULL);
+			bool blocks = (n->flags & (ISC_GN_SYNC | ISC_GN_COPY)) &&
+				      !(n->flags & ISC_GN_INFER);
+			n->flags |= blocks ? ISC_GN_BLOCKING : 0;
+			n->flags &= (uint16_t) ~(ISC_GN_SYNC | ISC_GN_COPY | ISC_GN_QFULL |
+						 ISC_GN_INFER);
 		}
 		return 0;
 	}
@@ -469,16 +541,15 @@ static int order(struct isc_causal *c)
 		}
 		if (n->dep != ISC_GN_NONE && c->scratch[n->dep] >= c->scratch[i]) {
 			n->dep = ISC_GN_NONE;
-			n->flags &=
-				(uint8_t) ~(ISC_GN_WAIT | ISC_GN_SYNC | ISC_GN_COPY | ISC_GN_QFULL);
+			n->flags &= (uint16_t) ~(ISC_GN_WAIT | ISC_GN_SYNC | ISC_GN_COPY |
+						 ISC_GN_QFULL | ISC_GN_HANDOFF | ISC_GN_WOKEN);
 			c->cycle_edges++;
 		}
 	}
 	return 0;
 }
 
-/* The k-th smallest of v[0..n), k < n (quickselect, three-way partition; v is reordered). */
-static int64_t kth(int64_t *v, size_t n, size_t k)
+int64_t isc_graph_kth(int64_t *v, size_t n, size_t k)
 {
 	size_t lo = 0, hi = n;
 	while (hi - lo > 1) {
@@ -527,7 +598,7 @@ static int launch_latency(struct isc_causal *c)
 			v[m++] = n->t0 - ed;
 		}
 	}
-	c->launch_latency = m > 0 ? kth(v, m, m / 2) : 0;
+	c->launch_latency = m > 0 ? isc_graph_kth(v, m, m / 2) : 0;
 	free(v);
 	return 0;
 }
@@ -548,12 +619,23 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 		return -ENOMEM;
 	}
 	memset(b.last_seg, 0xff, (t->n + 1) * sizeof(*b.last_seg));
+	b.kineto = calloc(t->n_inputs + 1, sizeof(*b.kineto));
+	if (b.kineto == NULL) {
+		free(b.last_seg);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		b.kineto[i] =
+			t->inputs[i].format != NULL && strcmp(t->inputs[i].format, "kineto") == 0;
+	}
 	int r = host_nodes(&b);
 	r = r == 0 ? gpu_nodes(&b) : r;
 	free(b.last_seg);
 	r = r == 0 ? isc_graph_event_edges(t, a, c, &b.sync, &b.n_sync) : r;
 	r = r == 0 ? waits(&b) : r;
 	free(b.sync);
+	free(b.kineto);
+	r = r == 0 ? isc_graph_threads(t, c) : r;
 	r = r == 0 ? order(c) : r;
 	r = r == 0 ? launch_latency(c) : r;
 	c->end = a->window.start;
@@ -575,7 +657,7 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 bool isc_graph_ends_run(const struct isc_trace *t, const struct isc_causal *c, uint32_t i)
 {
 	const struct isc_gnode *g = &c->node[i];
-	if (g->flags & ISC_GN_IDLE) {
+	if (g->flags & (ISC_GN_IDLE | ISC_GN_POLL)) {
 		return false;
 	}
 	return c->samples_only || (g->flags & ISC_GN_GPU) || t->ev[g->ev].type != ISC_T_CPU_SAMPLE;

@@ -14,8 +14,11 @@
  *  - dep: for a GPU operation, the segment that ends its launching call (by correlation id;
  *    the nodes of a CUDA graph all depend on the one cudaGraphLaunch); for a host segment
  *    that ends a blocking call (stream/device/event synchronize, a synchronous copy, a
- *    launch that returned only when a slot of a full queue freed), the GPU operation whose
- *    end released it.
+ *    launch that returned only when a slot of a full queue freed; in Kineto input told
+ *    from the GPU partner's end), the GPU operation whose end released it; for a host
+ *    wait or a scope's self time that another thread filled, the segment of that thread
+ *    that released it, and for that thread's first segment after it sat idle, the
+ *    waiting thread's segment that handed the work over (graph-threads.c).
  * A third edge, for GPU operations only and kept apart (xdep, NULL when the run has none):
  *  - event: the first operation launched onto a stream after a cudaStreamWaitEvent waits
  *    for the operation the matching cudaEventRecord marked on the other stream
@@ -44,7 +47,11 @@ enum isc_gnode_flag {
 	ISC_GN_COPY = 1u << 4,	   /* the wait is a synchronous copy */
 	ISC_GN_LAST = 1u << 5,	   /* the segment ends its owner event */
 	ISC_GN_BLOCKING = 1u << 6, /* host: a blocking call, no recorded GPU work ending in it */
-	ISC_GN_IDLE = 1u << 7	   /* host: a lock, condition or sleep wait: not the run's work */
+	ISC_GN_IDLE = 1u << 7,	   /* host: a lock, condition or sleep wait: not the run's work */
+	ISC_GN_POLL = 1u << 8,	  /* host: on a thread that only polls or ticks (graph-threads.c) */
+	ISC_GN_HANDOFF = 1u << 9, /* host: waited for dep, a segment of another thread */
+	ISC_GN_WOKEN = 1u << 10,  /* host: started by dep, a segment of another thread */
+	ISC_GN_INFER = 1u << 11	  /* the wait is inferred from its GPU partner's end (Kineto) */
 };
 
 struct isc_gnode {
@@ -53,28 +60,42 @@ struct isc_gnode {
 	uint32_t seq;	/* previous node on the thread or stream, ISC_GN_NONE */
 	uint32_t dep;	/* launch (GPU) or the GPU operation waited for (host) */
 	uint16_t lane;	/* host thread or GPU stream, saturating at 65535 */
-	uint8_t flags;	/* ISC_GN_* */
-	uint8_t pad;
+	uint16_t flags; /* ISC_GN_* */
 };
 
 _Static_assert(sizeof(struct isc_gnode) == 32, "graph nodes are 32 bytes");
 
-/* Critical-path categories: what the path runs through. */
+/* Critical-path categories: what the path runs through. Names, and the side each counts
+ * for (isc_cp_side), are in one table (critical-path.c); a new category goes at the end. */
 enum isc_cp_cat {
-	ISC_CP_KERNEL,	  /* kernels (compute) */
-	ISC_CP_COMM,	  /* communication kernels (NCCL, gloo) */
-	ISC_CP_H2D,	  /* host-to-device copies */
-	ISC_CP_D2H,	  /* device-to-host copies */
-	ISC_CP_GPU_OTHER, /* memsets, device-to-device copies */
-	ISC_CP_GPU_GAP,	  /* a stream idle between two of its operations, no launch late */
-	ISC_CP_LAUNCH,	  /* launch latency: the GPU waits for a launch call to reach it */
-	ISC_CP_HOST,	  /* host computing: scopes, operators, untraced host code */
-	ISC_CP_RUNTIME,	  /* host inside CUDA calls, not blocked (launch overhead...) */
-	ISC_CP_SYNC,	  /* host returning from a sync or blocking copy after the GPU */
-	ISC_CP_BLOCKED,	  /* host blocked in a call with no GPU work recorded to explain it */
-	ISC_CP_IO,	  /* host I/O syscalls */
-	ISC_CP_HOST_WAIT, /* host lock, condition, sleep waits */
+	ISC_CP_KERNEL,	    /* kernels (compute) */
+	ISC_CP_COMM,	    /* communication kernels (NCCL, gloo) */
+	ISC_CP_H2D,	    /* host-to-device copies */
+	ISC_CP_D2H,	    /* device-to-host copies */
+	ISC_CP_GPU_OTHER,   /* memsets, device-to-device copies */
+	ISC_CP_GPU_GAP,	    /* a stream idle between two of its operations, no launch late */
+	ISC_CP_LAUNCH,	    /* launch latency: the GPU waits for a launch call to reach it */
+	ISC_CP_HOST,	    /* host computing: scopes, operators, untraced host code */
+	ISC_CP_RUNTIME,	    /* host inside CUDA calls, not blocked (launch overhead...) */
+	ISC_CP_SYNC,	    /* host returning from a sync or blocking copy after the GPU */
+	ISC_CP_BLOCKED,	    /* host blocked in a call with no GPU work recorded to explain it */
+	ISC_CP_IO,	    /* host I/O syscalls */
+	ISC_CP_HOST_WAIT,   /* host lock, condition, sleep waits; the hand-off between threads */
+	ISC_CP_UNTRACED,    /* a thread between two recorded events, no CPU sample in between */
+	ISC_CP_STREAM_WAIT, /* a stream held by an event wait on another stream's operation */
+	ISC_CP_COMM_WAIT,   /* host inside a communication operator (gloo, nccl:, c10d); a
+			   * stream held by an event wait on a communication kernel */
 	ISC_CP__COUNT
+};
+
+/* What a category's time is: GPU work, copies, host work, communication, or neither (a GPU
+ * or thread idle: gaps, launch latency, stream waits, untraced time). */
+enum isc_cp_side {
+	ISC_CPS_GPU,
+	ISC_CPS_COPY,
+	ISC_CPS_HOST,
+	ISC_CPS_COMM,
+	ISC_CPS_IDLE,
 };
 
 /* The kind of name on the path. FUNCTION: host time no recorded event covers, named by the
@@ -131,10 +152,19 @@ struct isc_causal {
 				 * tied to the last work before the wait call (may over-constrain) */
 	uint64_t event_refuted; /* Kineto waits left out: the recorded times contradict them */
 	int64_t max_queue_depth;
-	int64_t launch_latency; /* median gap from a launch's return to its operation's start
+	int64_t launch_latency;	 /* median gap from a launch's return to its operation's start
 				 * where the launch, not the stream, held the operation back */
-	int64_t host_work;	/* the busiest thread's time not blocked in calls nor waiting */
-	int64_t end; /* the latest end of work in the window (what the what-ifs shorten): a
+	int64_t host_work;	 /* the busiest thread's time not blocked in calls nor waiting */
+	uint32_t main_lane;	 /* that thread's lane */
+	int64_t untraced;	 /* of the window, the busiest thread's time between recorded
+				 * events with no CPU sample */
+	uint64_t handoffs;	 /* host waits tied to the thread that released them */
+	uint64_t wakes;		 /* thread starts tied to the thread that handed work over */
+	uint64_t inferred_waits; /* Kineto calls found blocked by their GPU partner's end */
+	/* Threads that only poll or tick (graph-threads.c): never where the run ends. */
+	uint32_t n_pollers;
+	uint32_t poller[4]; /* the first ones, trace thread indices */
+	int64_t end;	    /* the latest end of work in the window (what the what-ifs shorten): a
 		      * background thread sleeping until exit is not the run's work */
 	/* The critical path. */
 	int64_t path_ns;
@@ -160,7 +190,8 @@ struct isc_causal {
 bool isc_graph_in_window(const struct isc_analysis *a, const struct isc_ev *e);
 int64_t isc_graph_host_dur(const struct isc_ev *e);
 /* Whether node i can be where the run ends (c->end, the critical path's last node, a
- * what-if's end): not a thread waiting until exit, and not a CPU sample while recorded
+ * what-if's end): not a thread waiting until exit nor one that only polls or ticks
+ * (graph-threads.c), and not a CPU sample while recorded
  * work exists - a sample is placed one sampling period after the CPU time it stands
  * for, and a wrapper process (a shell, `timeout`) sampled on its way out would end the
  * run after the program did, where re-timing the program cannot move it. */
@@ -195,6 +226,12 @@ static inline uint32_t isc_graph_xdep(const struct isc_causal *c, uint32_t i)
 	return c->xdep != NULL ? c->xdep[i] : ISC_GN_NONE;
 }
 
+/* graph-threads.c: marks the segments of threads that only poll or tick, and adds the
+ * hand-off edges between host threads (ISC_GN_HANDOFF, ISC_GN_WOKEN). 0 or -ENOMEM. */
+int isc_graph_threads(const struct isc_trace *t, struct isc_causal *c);
+/* The k-th smallest of v[0..n), k < n (quickselect; v is reordered). */
+int64_t isc_graph_kth(int64_t *v, size_t n, size_t k);
+
 int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a);
 void isc_causal_destroy(struct isc_causal *c);
 /* The critical path (critical-path.c), on a built graph. 0 or -ENOMEM. */
@@ -202,11 +239,16 @@ int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a,
 		      struct isc_causal *c);
 
 const char *isc_cp_cat_name(enum isc_cp_cat c);
+enum isc_cp_side isc_cp_side(enum isc_cp_cat c);
 const char *isc_cp_kind_name(enum isc_cp_kind k);
-/* The path categories that are GPU work, copies, or host time. */
+/* The path's time on each side (isc_cp_side): GPU work (kernels, communication kernels,
+ * memsets), copies, host time (computing, runtime calls, returns from waits, blocked
+ * calls, I/O, host waits). Idle time (gaps, launch latency, stream waits, untraced) and
+ * host waits on communication count for none of the three. */
 int64_t isc_cp_gpu(const struct isc_causal *c);
 int64_t isc_cp_copies(const struct isc_causal *c);
 int64_t isc_cp_host(const struct isc_causal *c);
+int64_t isc_cp_sum(const struct isc_causal *c, enum isc_cp_side side);
 
 /* ---- What-ifs (what-if.c) ---- */
 

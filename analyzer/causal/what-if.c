@@ -6,7 +6,8 @@
  * untraced host code), so an unchanged graph re-times to the recorded times exactly.
  * A blocking call ends when the GPU operation it waited for ends, plus the return time
  * it had; a launch on a full queue the same, so a faster GPU frees slots earlier and a
- * slower host no longer blocks.
+ * slower host no longer blocks; a thread waiting for another the same, with the segment
+ * of the other thread that released it (graph-threads.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -247,8 +248,14 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 	if (gpu && preds > 1 && !(k >= 0 && op == ISC_WI_NO_GPU_GAPS)) {
 		t0 = gpu_start(r, n, x, ne);
 	}
+	if (!gpu && (n->flags & ISC_GN_WOKEN)) {
+		/* handed work by another thread: it starts the gap it had after that thread's
+		 * segment, and no earlier than its own thread is free (it sat idle) */
+		int64_t d = ne[n->dep] + (n->t0 - c->node[n->dep].t1);
+		t0 = pn > d ? pn : d;
+	}
 	int64_t dur = n->t1 - n->t0;
-	bool waits = (n->flags & ISC_GN_WAIT) && n->dep != ISC_GN_NONE;
+	bool waits = (n->flags & (ISC_GN_WAIT | ISC_GN_HANDOFF)) && n->dep != ISC_GN_NONE;
 	if (k >= 0 && (op == ISC_WI_NO_WAIT || op == ISC_WI_ASYNC)) {
 		/* No wait: the call costs nothing, or what a launch costs. */
 		int64_t cost = op == ISC_WI_NO_WAIT ? 0 : (int64_t)r->a->launch.median_launch_ns;

@@ -8,13 +8,14 @@
 #include "format/json-writer.h"
 
 static const char *const cp_color[ISC_CP__COUNT] = {
-	[ISC_CP_KERNEL] = "#59a14f",	[ISC_CP_COMM] = "#8cd17d",
-	[ISC_CP_H2D] = "#e15759",	[ISC_CP_D2H] = "#b07aa1",
-	[ISC_CP_GPU_OTHER] = "#86bc86", [ISC_CP_GPU_GAP] = "#bab0ac",
-	[ISC_CP_LAUNCH] = "#f1ce63",	[ISC_CP_HOST] = "#4e79a7",
-	[ISC_CP_RUNTIME] = "#f28e2b",	[ISC_CP_SYNC] = "#ff9d9a",
-	[ISC_CP_BLOCKED] = "#d37295",	[ISC_CP_IO] = "#9d7660",
-	[ISC_CP_HOST_WAIT] = "#d7b5a6",
+	[ISC_CP_KERNEL] = "#59a14f",	  [ISC_CP_COMM] = "#8cd17d",
+	[ISC_CP_H2D] = "#e15759",	  [ISC_CP_D2H] = "#b07aa1",
+	[ISC_CP_GPU_OTHER] = "#86bc86",	  [ISC_CP_GPU_GAP] = "#bab0ac",
+	[ISC_CP_LAUNCH] = "#f1ce63",	  [ISC_CP_HOST] = "#4e79a7",
+	[ISC_CP_RUNTIME] = "#f28e2b",	  [ISC_CP_SYNC] = "#ff9d9a",
+	[ISC_CP_BLOCKED] = "#d37295",	  [ISC_CP_IO] = "#9d7660",
+	[ISC_CP_HOST_WAIT] = "#d7b5a6",	  [ISC_CP_UNTRACED] = "#e8e8e8",
+	[ISC_CP_STREAM_WAIT] = "#9c9c9c", [ISC_CP_COMM_WAIT] = "#b6d7a8",
 };
 
 static bool has_path(const struct isc_analysis *a)
@@ -88,6 +89,45 @@ void isc_md_causal(FILE *f, const struct isc_trace *t, const struct isc_analysis
 	fputc('\n', f);
 }
 
+void isc_md_causal_quality(FILE *f, const struct isc_trace *t, const struct isc_analysis *a)
+{
+	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN];
+	const struct isc_causal *c = a->causal;
+	if (!has_path(a)) {
+		return;
+	}
+	double w = (double)(a->window.end - a->window.start);
+	fprintf(f,
+		"- untraced: %s of the window (%s) on the busiest thread between recorded "
+		"events, no CPU sample in them; %s of the critical path\n",
+		isc_fmt_dur(b1, (double)c->untraced),
+		isc_fmt_pct(b2, w > 0 ? (double)c->untraced / w : 0),
+		isc_fmt_dur(b3, (double)c->cat[ISC_CP_UNTRACED]));
+	if (c->n_pollers > 0) {
+		fprintf(f, "- threads that only poll or tick (never where the run ends): %u (",
+			c->n_pollers);
+		for (uint32_t i = 0;
+		     i < c->n_pollers && i < sizeof(c->poller) / sizeof(c->poller[0]); i++) {
+			const struct isc_thread_info *th = &t->threads[c->poller[i]];
+			fprintf(f, "%sthread %lld", i > 0 ? ", " : "", (long long)th->tid);
+			if (th->name != 0) {
+				fputs(" '", f);
+				isc_md_cell(f, isc_trace_str(t, th->name));
+				fputc('\'', f);
+			}
+		}
+		fprintf(f, "%s)\n",
+			c->n_pollers > sizeof(c->poller) / sizeof(c->poller[0]) ? ", ..." : "");
+	}
+	if (c->handoffs > 0 || c->inferred_waits > 0) {
+		fprintf(f,
+			"- inferred from times: %llu hand-offs between threads (%llu thread "
+			"starts), %llu blocked calls of a Kineto trace\n",
+			(unsigned long long)c->handoffs, (unsigned long long)c->wakes,
+			(unsigned long long)c->inferred_waits);
+	}
+}
+
 void isc_json_causal(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a)
 {
 	const struct isc_causal *c = a->causal;
@@ -130,7 +170,18 @@ void isc_json_causal(struct isc_json *j, const struct isc_trace *t, const struct
 	isc_json_kv_uint(j, "copy_waits", c->copy_waits);
 	isc_json_kv_uint(j, "queue_full_launches", c->queue_full);
 	isc_json_kv_int(j, "max_queue_depth", c->max_queue_depth);
+	isc_json_kv_uint(j, "waits_inferred", c->inferred_waits);
+	isc_json_kv_uint(j, "thread_handoffs", c->handoffs);
+	isc_json_kv_uint(j, "thread_wakes", c->wakes);
 	isc_json_end_object(j);
+	isc_json_kv_double(j, "untraced_ms", (double)c->untraced / 1e6, 6);
+	isc_json_key(j, "pollers");
+	isc_json_begin_array(j);
+	for (uint32_t i = 0; i < c->n_pollers && i < sizeof(c->poller) / sizeof(c->poller[0]);
+	     i++) {
+		isc_json_int(j, t->threads[c->poller[i]].tid);
+	}
+	isc_json_end_array(j);
 	isc_json_end_object(j);
 	if (c->n_whatif == 0) {
 		return;

@@ -8,6 +8,8 @@
 #include "analyzer/report/report.h"
 
 void isc_md_causal(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);
+/* The graph's data-quality lines: untraced time, pollers, inferred edges. */
+void isc_md_causal_quality(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);
 void isc_json_causal(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a);
 void isc_html_causal(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);
 /* The path as a band above the timeline's lanes (x = (time - window start) * scale);

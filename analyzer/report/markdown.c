@@ -166,6 +166,7 @@ static void quality(FILE *f, const struct isc_trace *t, const struct isc_analysi
 		fprintf(f, "%llu threads", (unsigned long long)a->sampled_threads);
 	}
 	fputc('\n', f);
+	isc_md_causal_quality(f, t, a);
 	isc_extras_md_quality(f, t, a);
 }
 

@@ -22,8 +22,28 @@ share-based verdict got wrong, for the dependency graph and its critical path.
   (wait_on_stream only, no record calls), side launched after the wait;
   events-kineto-old-late.json: older PyTorch with side launched before the wait, where
   the last launch before the wait is not what the record marked.
+Issue 21, the mechanisms real multi-threaded runs need (each fails on a graph that has
+none of them):
+- poller.json (Kineto): 50 steps on the main thread; a second thread makes one 3 us
+  cudaEventQuery every 100 ms (the NCCL watchdog), the last 11 ms after the program's
+  work ended.
+- untraced.json (Kineto): 20 steps of 2 ms, each followed by 18 ms in which the thread
+  records nothing; untraced-sampled.json (InferScope): the same, with CPU samples that
+  show the thread running through the gaps.
+- handoff-kineto.json (Kineto): each step's `## backward ##` scope on the main thread
+  waits while the autograd thread runs four 1.9 ms MmBackward0 operators.
+- handoff-wait.json (InferScope): the main thread hands a batch to a worker and waits in
+  pthread_cond_wait while the worker decodes it (5 ms).
+- sync-copy-kineto.json (Kineto): each step an 8 ms kernel, then a cudaMemcpyAsync to
+  pageable memory that returns with its copy (a synchronous D2H copy).
+- queue-saturated.json.gz (Kineto): 3300 launches onto a launch queue that blocks at
+  1024 operations in flight for the first 1100 launches and at 700 after (the depth at
+  which a launch blocks varies with what the queue holds).
+- comm-kineto.json (Kineto): each step a 3 ms kernel, then 4 ms in gloo:all_reduce on
+  the host.
 Deterministic. Usage: make-causal.py OUTDIR
 """
+import gzip
 import json
 import os
 import sys
@@ -187,10 +207,184 @@ def events_kineto(new=True, event_sync=False, side_first=True, steps=20):
     return kineto(ev)
 
 
+def launch_kernel(ev, corr, ts, name, start, dur, stream=7, tid=1):
+    """A 5 us cudaLaunchKernel at ts and its kernel; returns the kernel's end."""
+    ev.append(x("cuda_runtime", "cudaLaunchKernel", ts, 5, 1, tid, correlation=corr))
+    ev.append(x("kernel", name, start, dur, 0, stream, correlation=corr, stream=stream,
+                device=0))
+    return start + dur
+
+
+def poller():
+    ev, t, corr = [], 1000, 0
+    for step in range(50):
+        corr += 1
+        ev.append(x("user_annotation", "ProfilerStep#%d" % step, t, 8010, 1, 1))
+        ev.append(x("cpu_op", "aten::mm", t, 2000, 1, 1))
+        end = launch_kernel(ev, corr, t + 1990, "gemm", t + 2000, 6000)
+        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 2000, end + 5 - t - 2000,
+                    1, 1, correlation=0))
+        t += 8020
+    last = t - 20 - 5 + 11000
+    for k in range(5, -1, -1):
+        ev.append(x("cuda_runtime", "cudaEventQuery", last - 100000 * k, 3, 1, 2,
+                    correlation=0))
+    return kineto(ev)
+
+
+def untraced():
+    ev, t, corr = [], 1000, 0
+    for step in range(20):
+        corr += 1
+        ev.append(x("user_annotation", "ProfilerStep#%d" % step, t, 2000, 1, 1))
+        ev.append(x("cpu_op", "aten::mm", t + 10, 1000, 1, 1))
+        end = launch_kernel(ev, corr, t + 1000, "gemm", t + 1010, 900)
+        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 1010, end + 5 - t - 1010,
+                    1, 1, correlation=0))
+        t += 2000 + 18000
+    return kineto(ev)
+
+
+class Inferscope:
+    """The few InferScope event kinds these traces need (times in us)."""
+
+    def __init__(self):
+        self.events = []
+
+    def ev(self, type_, name, ts, dur, tid, **meta):
+        meta["thread_id"] = tid
+        self.events.append({"id": len(self.events), "type": type_, "name": name,
+                            "timestamp_start_us": ts, "duration_us": dur, "metadata": meta})
+
+    def scope(self, name, ts, dur, tid):
+        self.ev("cpu_call", name, ts, dur, tid, call_depth=0, source="api")
+
+    def sample(self, ts, weight, tid):
+        self.events.append({"id": len(self.events), "type": "cpu_sample",
+                            "name": "cpu_sample", "timestamp_us": ts, "thread_id": tid,
+                            "weight_us": weight, "stack_id": 0,
+                            "metadata": {"thread_id": tid}})
+
+    def doc(self):
+        return {"format_version": "1.0",
+                "trace_metadata": {"pid": 1000, "cupti_status": "not_used"},
+                "events": self.events}
+
+
+def untraced_sampled():
+    tr, t = Inferscope(), 1000
+    for _ in range(20):
+        tr.scope("step", t, 2000, 4242)
+        # a sample stands for the CPU time before it and is placed after it: three
+        # samples of 6 ms fill the 18 ms after the step
+        for k in range(3):
+            tr.sample(t + 2000 + 6000 * k, 6000, 4242)
+        t += 20000
+    return tr.doc()
+
+
+def handoff_kineto():
+    ev, t, corr = [], 1000, 0
+    for step in range(10):
+        t0 = t
+        corr += 1
+        ev.append(x("cpu_op", "aten::linear", t0 + 10, 1000, 1, 1))
+        launch_kernel(ev, corr, t0 + 500, "gemm_fwd", t0 + 510, 200)
+        # the autograd thread starts 200 us into ## backward ## and works 7.66 ms
+        s = t0 + 1300
+        for k in range(4):
+            corr += 1
+            ev.append(x("cpu_op", "MmBackward0", s, 1900, 1, 2))
+            launch_kernel(ev, corr, s + 1800, "gemm_bwd", s + 1810, 100, tid=2)
+            s += 1920
+        ev.append(x("user_annotation", "## backward ##", t0 + 1100, s - 20 + 60 - t0 - 1100,
+                    1, 1))
+        t = s - 20 + 60 + 20
+        corr += 1
+        ev.append(x("cpu_op", "Optimizer.step", t, 500, 1, 1))
+        end = launch_kernel(ev, corr, t + 400, "sgd", t + 410, 100)
+        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 510, end + 5 - t - 510, 1, 1,
+                    correlation=0))
+        t = end + 5
+        ev.append(x("user_annotation", "ProfilerStep#%d" % step, t0, t - t0, 1, 1))
+        t += 20
+    return kineto(ev)
+
+
+def handoff_wait():
+    tr, t, MAIN, WORKER = Inferscope(), 1000, 4242, 4243
+    for _ in range(20):
+        tr.scope("submit", t, 100, MAIN)
+        tr.scope("decode", t + 140, 5000, WORKER)
+        tr.ev("cpu_syscall", "pthread_cond_wait", t + 100, 5070, MAIN, syscall_number=0,
+              fd=-1, target="other", bytes=0, return_value=0, category="wait")
+        tr.scope("consume", t + 5170, 200, MAIN)
+        t += 5400
+    return tr.doc()
+
+
+def sync_copy_kineto():
+    ev, t, corr = [], 1000, 0
+    for step in range(20):
+        corr += 1
+        kend = launch_kernel(ev, corr, t, "gemm", t + 10, 8000)
+        corr += 1
+        ev.append(x("cuda_runtime", "cudaMemcpyAsync", t + 10, kend + 2 + 100 + 8 - t - 10,
+                    1, 1, correlation=corr))
+        ev.append(x("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", kend + 2, 100, 0, 7,
+                    correlation=corr, stream=7, device=0, bytes=1 << 20))
+        t = kend + 110 + 10
+        ev.append(x("cpu_op", "aten::item", t, 500, 1, 1))
+        t += 520
+    return kineto(ev)
+
+
+def queue_saturated():
+    """Kernels of 200 us; a launch returns when the operation `cap` places ahead ends."""
+    ev, t, gpu, ends, corr = [], 1000, 1000, [], 0
+    for k in range(3300):
+        cap = 1024 if k < 1100 else 700
+        corr += 1
+        start = t
+        t = max(t + 5, ends[-cap]) if len(ends) >= cap else t + 5
+        ev.append(x("cuda_runtime", "cudaLaunchKernel", start, t - start, 1, 1,
+                    correlation=corr))
+        gpu = max(gpu, t + 3)
+        ev.append(x("kernel", "conv2d_fwd", gpu, 200, 0, 7, correlation=corr, stream=7,
+                    device=0))
+        gpu += 200
+        ends.append(gpu)
+        t += 2
+    ev.append(x("cuda_runtime", "cudaDeviceSynchronize", t, gpu + 5 - t, 1, 1,
+                correlation=0))
+    return kineto(ev)
+
+
+def comm_kineto():
+    ev, t, corr = [], 1000, 0
+    for step in range(20):
+        corr += 1
+        ev.append(x("cpu_op", "aten::mm", t, 100, 1, 1))
+        end = launch_kernel(ev, corr, t + 50, "gemm", t + 60, 3000)
+        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 100, end + 5 - t - 100,
+                    1, 1, correlation=0))
+        t = end + 10
+        ev.append(x("cpu_op", "gloo:all_reduce", t, 4000, 1, 1))
+        t += 4010
+    return kineto(ev)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, doc in (("queue-full", queue_full()), ("streams-threads", streams_threads()),
+    with gzip.GzipFile(os.path.join(out, "queue-saturated.json.gz"), "wb", mtime=0) as f:
+        f.write(json.dumps(queue_saturated(), separators=(",", ":")).encode() + b"\n")
+    for name, doc in (("poller", poller()), ("untraced", untraced()),
+                      ("untraced-sampled", untraced_sampled()),
+                      ("handoff-kineto", handoff_kineto()), ("handoff-wait", handoff_wait()),
+                      ("sync-copy-kineto", sync_copy_kineto()),
+                      ("comm-kineto", comm_kineto()),
+                      ("queue-full", queue_full()), ("streams-threads", streams_threads()),
                       ("comm-stall", comm_stall()),
                       ("events-kineto", events_kineto()),
                       ("events-kineto-sync", events_kineto(event_sync=True)),

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host threads among each other (graph.h, docs/rules.md "Threads"): which threads only
+ * poll or tick, and the hand-offs of work from one thread to another.
+ *
+ * A poller (PyTorch's NCCL watchdog: one cudaEventQuery every 100 ms; a heartbeat) makes
+ * calls (CUDA calls, syscalls; no scope nor operator) at a steady period, launches no GPU
+ * work and is busy a small share of the time it spans. It is not the program's work: its segments never end the run, so a
+ * poll made after the last step does not become the critical path.
+ *
+ * Nothing in a trace names the thread that ended a wait: the preload records the waits
+ * (pthread_mutex_lock, pthread_cond_wait, sem_wait, futex; timed waits may end by their
+ * timeout and are left alone) but not the unlock, signal
+ * or post, and Kineto records neither. A hand-off is inferred from times alone:
+ *  - a wait (such a call, or a scope's self time while another thread works: autograd's
+ *    `## backward ##`, the step of a program whose backward pass runs on the autograd
+ *    thread) ends at most HANDOFF_NS (and a quarter of its length) after a segment of
+ *    another thread ended inside it: that segment released it (the last one to end). A
+ *    scope's self time counts only when the releasing thread worked for at least half
+ *    of it (its recorded segments from the wait's start to the release, its own waits
+ *    left out: a thread blocked in a synchronize fills no one's time).
+ *  - the releasing thread's run of work that ends in the release, when the thread sat
+ *    idle (no recorded event, no recorded wait) from before the wait began, was started
+ *    by the waiting thread: its first segment depends on the waiting thread's segment
+ *    that ended last before it (the call that handed the work over).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/base/sort.h"
+#include "analyzer/causal/graph.h"
+
+#define POLL_MIN_CALLS 4  /* bursts of calls a poller makes in the window, at least */
+#define HANDOFF_NS 150000 /* a release ends at most this long before the wait ends */
+
+static uint32_t thread_of(const struct isc_trace *t, const struct isc_causal *c, size_t i)
+{
+	return t->ev[c->node[i].ev].thread;
+}
+
+/* Whether the starts of a thread's bursts of calls (v, n of them) are a steady period:
+ * three quarters of the intervals within half and twice their median. v is reordered. */
+static bool periodic(int64_t *v, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++) {
+		v[i] = v[i + 1] - v[i];
+	}
+	n--;
+	int64_t m = isc_graph_kth(v, n, n / 2);
+	size_t in = 0;
+	for (size_t i = 0; i < n; i++) {
+		in += 2 * v[i] >= m && v[i] <= 2 * m;
+	}
+	return m > 0 && 4 * in >= 3 * n;
+}
+
+/* Marks the segments of threads that only poll or tick ISC_GN_POLL. */
+static int pollers(const struct isc_trace *t, struct isc_causal *c)
+{
+	bool *launches = calloc(t->n_threads + 1, sizeof(*launches));
+	int64_t *starts = malloc((c->host_nodes + 1) * sizeof(*starts));
+	if (launches == NULL || starts == NULL) {
+		free(launches);
+		free(starts);
+		return -ENOMEM;
+	}
+	for (size_t i = c->host_nodes; i < c->n; i++) {
+		if (c->node[i].dep != ISC_GN_NONE) {
+			launches[thread_of(t, c, c->node[i].dep)] = true;
+		}
+	}
+	/* The busiest thread is the program's, whatever its rhythm. */
+	int64_t top = -1;
+	size_t top_s = 0;
+	for (size_t s = 0, e; s < c->host_nodes; s = e) {
+		int64_t busy = 0;
+		for (e = s; e < c->host_nodes && thread_of(t, c, e) == thread_of(t, c, s); e++) {
+			busy += (c->node[e].flags & ISC_GN_IDLE) ? 0
+								 : c->node[e].t1 - c->node[e].t0;
+		}
+		if (busy > top) {
+			top = busy;
+			top_s = s;
+		}
+	}
+	for (size_t s = 0, e; s < c->host_nodes; s = e) {
+		uint32_t th = thread_of(t, c, s);
+		int64_t busy = 0;
+		size_t nb = 0;
+		bool calls = true;
+		for (e = s; e < c->host_nodes && thread_of(t, c, e) == th; e++) {
+			const struct isc_gnode *g = &c->node[e];
+			uint8_t ty = t->ev[g->ev].type;
+			busy += (g->flags & ISC_GN_IDLE) ? 0 : g->t1 - g->t0;
+			calls &= ty == ISC_T_CUDA_API || ty == ISC_T_SYSCALL;
+			if (e == s || g->t0 > c->node[e - 1].t1) {
+				starts[nb++] = g->t0;
+			}
+		}
+		int64_t span = c->node[e - 1].t1 - c->node[s].t0;
+		if (s == top_s || launches[th] || !calls || nb < POLL_MIN_CALLS ||
+		    10 * busy > span || !periodic(starts, nb)) {
+			continue;
+		}
+		for (size_t i = s; i < e; i++) {
+			c->node[i].flags |= ISC_GN_POLL;
+		}
+		if (c->n_pollers < sizeof(c->poller) / sizeof(c->poller[0])) {
+			c->poller[c->n_pollers] = th;
+		}
+		c->n_pollers++;
+	}
+	free(launches);
+	free(starts);
+	return 0;
+}
+
+/* A wait call of the pthreads or the kernel's futex that only another thread ends: not
+ * poll/select (their fds are written from outside the process as often as not), nor a
+ * timed wait (pthread_cond_timedwait, sem_clockwait...: it may end by its timeout). */
+static bool thread_wait(const struct isc_trace *t, const struct isc_ev *e)
+{
+	if (e->type != ISC_T_SYSCALL || e->sub != ISC_SYS_WAIT) {
+		return false;
+	}
+	const char *n = isc_trace_str(t, e->name);
+	return (strncmp(n, "pthread_", 8) == 0 || strncmp(n, "sem_", 4) == 0 ||
+		strncmp(n, "futex", 5) == 0) &&
+	       strstr(n, "timed") == NULL && strstr(n, "clock") == NULL;
+}
+
+/* Work of node x's thread from s to x's end: recorded segments, waits left out. */
+static int64_t worked(const struct isc_causal *c, uint32_t x, int64_t s)
+{
+	const uint16_t waits = ISC_GN_IDLE | ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_HANDOFF;
+	int64_t sum = 0;
+	for (; x != ISC_GN_NONE && c->node[x].t1 > s; x = c->node[x].seq) {
+		const struct isc_gnode *g = &c->node[x];
+		if (!(g->flags & waits)) {
+			sum += g->t1 - (g->t0 > s ? g->t0 : s);
+		}
+	}
+	return sum;
+}
+
+/* The releasing thread's run that ended in x began after the wait at s began, the thread
+ * idle before it: its first segment waits for the waiting thread's (from h back). */
+static void wake(struct isc_causal *c, uint32_t x, uint32_t h, int64_t s)
+{
+	uint32_t w = x;
+	while (c->node[w].seq != ISC_GN_NONE && c->node[c->node[w].seq].t0 >= s &&
+	       !(c->node[c->node[w].seq].flags & ISC_GN_IDLE)) {
+		w = c->node[w].seq;
+	}
+	struct isc_gnode *g = &c->node[w];
+	uint32_t p = g->seq;
+	if (g->t0 < s || g->dep != ISC_GN_NONE ||
+	    (p != ISC_GN_NONE && ((c->node[p].flags & ISC_GN_IDLE) || c->node[p].t1 >= s))) {
+		return;
+	}
+	while (h != ISC_GN_NONE && c->node[h].t1 > g->t0) {
+		h = c->node[h].seq;
+	}
+	if (h == ISC_GN_NONE || (p != ISC_GN_NONE && c->node[h].t1 <= c->node[p].t1) ||
+	    c->node[h].t1 >= g->t1) {
+		return;
+	}
+	g->dep = h;
+	g->flags |= ISC_GN_WOKEN;
+	c->wakes++;
+}
+
+static void handoff(const struct isc_trace *t, struct isc_causal *c, const uint32_t *by_end,
+		    size_t m, uint32_t i)
+{
+	struct isc_gnode *g = &c->node[i];
+	const struct isc_ev *o = &t->ev[g->ev];
+	bool wait = (g->flags & ISC_GN_IDLE) && thread_wait(t, o);
+	bool self =
+		(o->type == ISC_T_SCOPE || o->type == ISC_T_CPU_OP) && !(g->flags & ISC_GN_IDLE);
+	int64_t len = g->t1 - g->t0;
+	if ((!wait && !self) || g->dep != ISC_GN_NONE || (g->flags & ISC_GN_POLL) || len <= 0) {
+		return;
+	}
+	int64_t tol = wait || len / 4 > HANDOFF_NS ? HANDOFF_NS : len / 4;
+	/* the last segment of another thread to end inside it, within tol of its end */
+	size_t lo = 0, hi = m;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->node[by_end[mid]].t1 < g->t1) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	uint32_t th = o->thread, x = ISC_GN_NONE;
+	for (size_t k = lo; k-- > 0;) {
+		const struct isc_gnode *r = &c->node[by_end[k]];
+		if (r->t1 < g->t1 - tol || r->t1 <= g->t0) {
+			break;
+		}
+		if (t->ev[r->ev].thread != th) {
+			x = by_end[k];
+			break;
+		}
+	}
+	if (x == ISC_GN_NONE || (self && 2 * worked(c, x, g->t0) < len)) {
+		return;
+	}
+	g->dep = x;
+	g->flags |= ISC_GN_HANDOFF;
+	c->handoffs++;
+	wake(c, x, g->seq, g->t0);
+}
+
+/* How many threads have work (segments not waiting, not polling): a hand-off needs two. */
+static size_t working_threads(const struct isc_trace *t, const struct isc_causal *c)
+{
+	size_t n = 0;
+	for (size_t s = 0, e; s < c->host_nodes && n < 2; s = e) {
+		bool works = false;
+		for (e = s; e < c->host_nodes && thread_of(t, c, e) == thread_of(t, c, s); e++) {
+			works |= !(c->node[e].flags & (ISC_GN_IDLE | ISC_GN_POLL));
+		}
+		n += works;
+	}
+	return n;
+}
+
+int isc_graph_threads(const struct isc_trace *t, struct isc_causal *c)
+{
+	int r = pollers(t, c);
+	if (r != 0 || working_threads(t, c) < 2) {
+		return r;
+	}
+	/* The segments that can release a wait, by end. */
+	uint32_t *by_end = malloc(c->host_nodes * sizeof(*by_end));
+	if (by_end == NULL) {
+		return -ENOMEM;
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		if (!(c->node[i].flags & (ISC_GN_IDLE | ISC_GN_POLL))) {
+			by_end[m++] = (uint32_t)i;
+		}
+	}
+	if (isc_sort_by_key(&c->node[0].t1, sizeof(struct isc_gnode), by_end, m) < 0) {
+		free(by_end);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		handoff(t, c, by_end, m, (uint32_t)i);
+	}
+	free(by_end);
+	return 0;
+}

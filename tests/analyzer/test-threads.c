@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/* The mechanisms real multi-threaded runs need (issue 21): pollers, untraced time,
+ * hand-offs between threads, blocked Kineto calls told from their GPU partners, stream
+ * and communication waits. Built traces of data/causal/ (make-causal.py) and the real
+ * ones of data/kineto/ (their README). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "analyzer/causal/graph.h"
+#include "helpers.h"
+
+static struct isc_change scale(enum isc_selector sel, const char *pattern, double f)
+{
+	return (struct isc_change){
+		.op = ISC_WI_SCALE, .sel = sel, .pattern = pattern, .factor = f, .after = INT64_MIN
+	};
+}
+
+static double gain(const struct isc_trace *t, const struct isc_analysis *a, struct isc_change ch)
+{
+	int64_t b, e;
+	double g;
+	cr_assert_eq(isc_whatif_run(t, a, &ch, &b, &e, &g), 0);
+	return g;
+}
+
+/* What every trace must hold: the path fits the window, ends where the run's work ends
+ * and never on a poller; an unchanged graph re-times to the recording. */
+static void invariants(const struct isc_trace *t, const struct isc_analysis *a)
+{
+	const struct isc_causal *c = a->causal;
+	cr_assert_leq(c->path_ns, a->window.end - a->window.start);
+	int64_t end = a->window.start;
+	for (size_t i = 0; i < c->n; i++) {
+		if (!(c->node[i].flags & (ISC_GN_POLL | ISC_GN_IDLE)) &&
+		    (c->samples_only || (c->node[i].flags & ISC_GN_GPU) ||
+		     t->ev[c->node[i].ev].type != ISC_T_CPU_SAMPLE)) {
+			end = c->node[i].t1 > end ? c->node[i].t1 : end;
+		}
+	}
+	cr_assert_eq(c->end, end);
+	if (c->n_pieces > 0) {
+		const struct isc_cp_piece *p = &c->pieces[c->n_pieces - 1];
+		if (p->ev != ISC_GN_NONE && !p->gpu) {
+			for (uint32_t k = 0; k < c->n_pollers && k < 4; k++) {
+				cr_assert_neq(t->ev[p->ev].thread, c->poller[k],
+					      "the path ends on a poller");
+			}
+		}
+	}
+	cr_assert_eq(gain(t, a, scale(ISC_SEL_ALL_GPU, NULL, 1)), 0.0);
+	cr_assert_leq(isc_cp_gpu(c) + isc_cp_copies(c) + isc_cp_host(c), c->path_ns);
+}
+
+Test(threads, a_poller_never_ends_the_run)
+{
+	struct isc_trace *t = load("causal/poller.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	cr_assert_eq(c->n_pollers, 1);
+	/* The run ends with the last step's scope, 10 us after its kernel. */
+	int64_t last_gpu = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->ev[i].type == ISC_T_KERNEL && t->ev[i].ts + t->ev[i].dur > last_gpu) {
+			last_gpu = t->ev[i].ts + t->ev[i].dur;
+		}
+	}
+	cr_assert_eq(c->end, last_gpu + 10000, "%lld %lld", (long long)c->end, (long long)last_gpu);
+	/* The 11 ms after it are not on the path: kernels are 6 of each 8.02 ms step. */
+	cr_assert_gt(isc_cp_gpu(c), c->path_ns * 7 / 10);
+	/* Halving the kernels saves 50 x 3 ms, whatever the poller does. */
+	struct isc_change half = scale(ISC_SEL_ALL_GPU, NULL, 0.5);
+	int64_t b, e;
+	double g;
+	cr_assert_eq(isc_whatif_run(t, a, &half, &b, &e, &g), 0);
+	cr_assert_eq(b - e, INT64_C(50) * 3000000, "%lld", (long long)(b - e));
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(threads, untraced_time_is_not_host_computing)
+{
+	struct isc_trace *t = load("causal/untraced.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	/* 19 gaps of 18 ms between the 20 steps */
+	cr_assert_geq(c->cat[ISC_CP_UNTRACED], INT64_C(19) * 18000000);
+	cr_assert_geq(c->untraced, INT64_C(19) * 18000000);
+	cr_assert_lt(isc_cp_host(c), c->path_ns / 10);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(threads, cpu_samples_show_untraced_time_computing)
+{
+	struct isc_trace *t = load("causal/untraced-sampled.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	cr_assert_eq(c->cat[ISC_CP_UNTRACED], 0);
+	cr_assert_eq(c->untraced, 0);
+	cr_assert_geq(c->cat[ISC_CP_HOST], INT64_C(19) * 20000000);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(threads, backward_waits_for_the_autograd_thread)
+{
+	struct isc_trace *t = load("causal/handoff-kineto.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	cr_assert_eq(c->handoffs, 10);
+	cr_assert_eq(c->wakes, 10);
+	/* The autograd thread's operators are on the path, not the scope's self time. */
+	int64_t mm = 0, bw = 0;
+	for (int i = 0; i < ISC_CP_TOP; i++) {
+		const char *n = isc_trace_str(t, c->top[i].name);
+		mm += strcmp(n, "MmBackward0") == 0 ? c->top[i].ns : 0;
+		bw += strcmp(n, "## backward ##") == 0 ? c->top[i].ns : 0;
+	}
+	cr_assert_geq(mm, INT64_C(10) * 4 * 1890000); /* less the launches */
+	cr_assert_lt(bw, INT64_C(10) * 100000);
+	/* 10 x 4 x 0.95 ms off a 95.7 ms window */
+	double g = gain(t, a, scale(ISC_SEL_SCOPE, "MmBackward0", 0.5));
+	cr_assert_gt(g, 38.0, "%f", g);
+	cr_assert_lt(g, 41.0, "%f", g);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(threads, a_condition_wait_is_tied_to_the_thread_that_released_it)
+{
+	struct isc_trace *t = load("causal/handoff-wait.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	cr_assert_eq(c->handoffs, 20);
+	cr_assert_eq(c->wakes, 20);
+	cr_assert_lt(c->cat[ISC_CP_HOST_WAIT], c->path_ns / 10);
+	/* 20 x 2.5 ms off a 108 ms window */
+	double g = gain(t, a, scale(ISC_SEL_SCOPE, "decode", 0.5));
+	cr_assert_gt(g, 45.0, "%f", g);
+	cr_assert_lt(g, 47.0, "%f", g);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(threads, a_kineto_copy_that_returns_with_its_operation_waited)
+{
+	struct isc_trace *t = load("causal/sync-copy-kineto.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	cr_assert_eq(c->inferred_waits, 20);
+	cr_assert_eq(c->copy_waits, 20);
+	cr_assert_lt(isc_cp_host(c), c->path_ns / 5);
+	double g = gain(t, a, scale(ISC_SEL_ALL_GPU, NULL, 0.5));
+	cr_assert_gt(g, 40.0, "%f", g);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(threads, launches_blocked_below_the_deepest_queue_wait)
+{
+	struct isc_trace *t = load("causal/queue-saturated.json.gz");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	cr_assert_gt(c->queue_full, 2000);
+	cr_assert_geq(c->max_queue_depth, 1000);
+	/* The GPU runs from the first launch to the end: halving it halves the run. */
+	double g = gain(t, a, scale(ISC_SEL_ALL_GPU, NULL, 0.5));
+	cr_assert_gt(g, 45.0, "%f", g);
+	cr_assert_leq(g, 50.0, "%f", g);
+	cr_assert_lt(gain(t, a, scale(ISC_SEL_LAUNCH, NULL, 0.5)), 0.1);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(threads, communication_and_stream_gaps_are_not_host_time)
+{
+	struct isc_trace *t = load("causal/comm-kineto.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	cr_assert_geq(c->cat[ISC_CP_COMM_WAIT], INT64_C(20) * 4000000);
+	cr_assert_lt(isc_cp_host(c), c->path_ns / 20);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+	/* Four streams the GPU runs one after the other: their gaps are the GPU's. */
+	t = load("causal/streams-threads.json");
+	a = analyse(t, NULL);
+	invariants(t, a);
+	cr_assert_gt(a->causal->cat[ISC_CP_GPU_GAP], 0);
+	cr_assert_lt(isc_cp_host(a->causal), a->causal->path_ns / 20);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+	/* Stream 20 waits for stream 7's producer through an event. */
+	t = load("causal/events-kineto.json");
+	a = analyse(t, NULL);
+	invariants(t, a);
+	cr_assert_gt(a->causal->cat[ISC_CP_STREAM_WAIT], 0);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+/* The real traces of data/kineto/ (README): the failures it describes, on the general
+ * mechanisms. */
+Test(threads, real_nccl_rank)
+{
+	struct isc_trace *t = load("kineto/nccl_a100_rank0.pt.trace.json.gz");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	/* threads that only call cudaEventQuery */
+	cr_assert_geq(c->n_pollers, 1);
+	/* synchronous D2H cudaMemcpyAsync calls */
+	cr_assert_gt(c->inferred_waits, 10);
+	cr_assert_gt(c->copy_waits, 10);
+	/* ## backward ## waits for the autograd thread */
+	cr_assert_gt(c->handoffs, 0);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(threads, real_mi250_launch_on_the_second_thread)
+{
+	struct isc_trace *t = load("kineto/amd_mi250.pt.trace.json.gz");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	cr_assert_geq(c->handoffs, 1);
+	int64_t launch = 0, step = 0;
+	for (int i = 0; i < ISC_CP_TOP; i++) {
+		const char *n = isc_trace_str(t, c->top[i].name);
+		launch += strcmp(n, "hipLaunchKernel") == 0 ? c->top[i].ns : 0;
+		step += strcmp(n, "ProfilerStep#1") == 0 ? c->top[i].ns : 0;
+	}
+	/* the 6.5 ms hipLaunchKernel of the autograd thread, not the step's self time */
+	cr_assert_gt(launch, 6500000);
+	cr_assert_lt(step, 1000000);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+Test(threads, real_simple_add_keeps_the_invariants)
+{
+	struct isc_trace *t = load("kineto/simple_add_a100.pt.trace.json.gz");
+	struct isc_analysis *a = analyse(t, NULL);
+	invariants(t, a);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
