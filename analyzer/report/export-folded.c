@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/sort.h"
 #include "analyzer/model/profile.h"
 #include "analyzer/report/report.h"
 
@@ -103,7 +104,7 @@ int isc_export_folded(FILE *f, const struct isc_trace *t, const struct isc_analy
 		v[k].ns += (int64_t)e->v.bytes;
 	}
 	size_t n = r == 0 ? m.n : 0;
-	qsort(v, n, sizeof(*v), cmp_line);
+	isc_qsort(v, n, sizeof(*v), cmp_line);
 	for (size_t i = 0; i < n; i++) {
 		int64_t ns = v[i].ns;
 		while (i + 1 < n && strcmp(v[i].text, v[i + 1].text) == 0) {
