@@ -31,6 +31,10 @@ packages=(
 	elfutils # eu-addr2line: the line tables' reference where llvm-addr2line is absent
 )
 
+# The sanitizer build and the fuzz targets (scripts/sanitize.sh, scripts/fuzz.sh,
+# .ci/run's last phase): clang with its sanitizer and libFuzzer runtimes.
+packages+=(clang libclang-rt-14-dev)
+
 # Where the distribution has them: the PyTorch CPU-loop test (tests/samplers) and the
 # syntax check of the HTML report's script (tests/analyzer) skip without them.
 for p in python3-torch nodejs; do
