@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/escape.h"
 #include "analyzer/base/sort.h"
 #include "analyzer/model/profile.h"
 #include "analyzer/report/report.h"
@@ -24,11 +25,14 @@ static int cmp_line(const void *x, const void *y)
 	return strcmp(((const struct line *)x)->text, ((const struct line *)y)->text);
 }
 
-/* Appends s to buf without the folded format's separators. */
+/* Appends s to buf without the folded format's separators, and with '?' for each
+ * control character (names come from traces; the output goes to terminals). */
 static size_t put(char *buf, size_t len, size_t cap, const char *s)
 {
-	for (; *s && len + 1 < cap; s++) {
-		buf[len++] = *s == ';' ? ',' : *s == '\n' ? ' ' : *s;
+	while (*s && len + 1 < cap) {
+		size_t c = isc_ctrl_len(s);
+		buf[len++] = c > 0 ? '?' : *s == ';' ? ',' : *s;
+		s += c > 0 ? c : 1;
 	}
 	buf[len] = '\0';
 	return len;
