@@ -3,13 +3,14 @@
  * Hostile traces. Names that carry terminal controls (ESC [2J clears the screen, \r
  * rewrites the line, OSC sets the title, a C1 CSI) and markup: no output of the command
  * carries one raw, and the markdown (rendered as HTML by GitHub and GitLab) carries no
- * tag.
+ * tag. A small gzip of many tiny events: --max-memory stops the command with exit 3.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "helpers.h"
 
@@ -195,5 +196,50 @@ Test(hostile, error_messages_have_no_control)
 	cr_assert_not_null(strstr(err, "bad\\x1b[2J"), "%s", err);
 	long at = first_control(err, strlen(err));
 	cr_assert_eq(at, -1, "raw control byte in: %s", err);
+	free(err);
+}
+
+/* A gzip'd InferScope trace of n tiny events, written through zlib (a few hundred KB
+ * for 100,000 events, 64 bytes each once read). */
+static void tiny_events(const char *name, int n)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	gzFile z = gzopen(path, "wb");
+	cr_assert_not_null(z);
+	gzprintf(z, "{\"format_version\": \"1.0\", \"trace_metadata\": {\"pid\": 10},\n"
+		    "\"events\": [\n");
+	for (int i = 0; i < n; i++) {
+		gzprintf(z,
+			 "%s{\"id\": %d, \"type\": \"cpu_call\", \"name\": \"s\", "
+			 "\"timestamp_start_us\": %d, \"duration_us\": 1, "
+			 "\"metadata\": {\"thread_id\": 1}}\n",
+			 i ? "," : "", i, 2 * i);
+	}
+	gzprintf(z, "]}\n");
+	cr_assert_eq(gzclose(z), Z_OK);
+}
+
+Test(hostile, max_memory_stops_with_exit_3)
+{
+	tiny_events("many.json.gz", 100000);
+	int st;
+	char *err = NULL;
+	free(analyze("--max-memory 2M many.json.gz", &st, &err));
+	cr_assert_eq(st, 3, "exit %d: %s", st, err);
+	cr_assert_not_null(strstr(err, "more memory than --max-memory allows"), "%s", err);
+	cr_assert_not_null(strstr(err, "bound 2.10 MB"), "%s", err);
+	free(err);
+	/* The same trace within a bound that holds it, and within the default. */
+	char *out = analyze("--max-memory 1GiB many.json.gz", &st, &err);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert_not_null(strstr(out, "100000 events"), "%s", out);
+	free(out);
+	free(err);
+	free(analyze("many.json.gz", &st, NULL));
+	cr_assert_eq(st, 0);
+	free(analyze("--max-memory 12X many.json.gz", &st, &err));
+	cr_assert_eq(st, 2);
+	cr_assert_not_null(strstr(err, "--max-memory: expected a size"), "%s", err);
 	free(err);
 }
