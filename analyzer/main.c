@@ -216,8 +216,8 @@ static int parse_gate_option(struct cli *c, int opt, const char *arg)
 	return -1;
 }
 
-/* The analyzer's data would pass --max-memory (from any thread): say so and stop, with
- * nothing written. */
+/* The analyzer's data would pass --max-memory (called from the thread that asked, before
+ * it allocates): say so and stop at once, whatever the other thread is doing. */
 static void over_memory(size_t want, size_t bound)
 {
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];

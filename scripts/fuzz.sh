@@ -15,6 +15,6 @@ tests=
 for t in ${*:-read-inferscope read-kineto read-bare read-spill read-auto json-scan thresholds}; do
 	tests="$tests fuzz-$t"
 done
-scripts/sanitize.sh build
-FUZZ_SECONDS=$secs exec meson test -C "${SANITIZE_BUILD_DIR:-build-asan}" --no-rebuild \
+scripts/sanitize.sh setup
+FUZZ_SECONDS=$secs exec meson test -C "${SANITIZE_BUILD_DIR:-build-asan}" \
 	--timeout-multiplier 0 --num-processes 1 --print-errorlogs $tests
