@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Escaping for the writers: markdown cells (markdown.c, gate-markdown.c) and one escaper
- * for HTML, SVG and JUnit XML (html.c, svg.c, gate-junit.c). */
+/* Escaping for the writers: the markdown stream and its cells (markdown.c,
+ * gate-markdown.c) and one escaper for HTML, SVG and JUnit XML (html.c, svg.c,
+ * gate-junit.c). */
 #include "analyzer/report/markup.h"
 #include "analyzer/base/escape.h"
 
