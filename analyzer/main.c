@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/gate/gate.h"
 #include "analyzer/causal/graph.h"
 #include "isc-config.h"
+#include "analyzer/base/fmt.h"
+#include "analyzer/base/grow.h"
 #include "analyzer/base/json-number.h"
 #include "analyzer/readers/descendants.h"
 #include "analyzer/readers/reader.h"
@@ -62,7 +65,8 @@ enum {
 	OPT_MAX_REGRESSION,
 	OPT_DIFF_THRESHOLD,
 	OPT_JUNIT,
-	OPT_GATE_SUMMARY
+	OPT_GATE_SUMMARY,
+	OPT_MAX_MEMORY
 };
 
 static const struct option options[] = {
@@ -84,6 +88,7 @@ static const struct option options[] = {
 	{ "diff-threshold", required_argument, NULL, OPT_DIFF_THRESHOLD },
 	{ "junit", required_argument, NULL, OPT_JUNIT },
 	{ "gate-summary", required_argument, NULL, OPT_GATE_SUMMARY },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -120,7 +125,10 @@ static void usage(FILE *f)
 		"                           async-copies, graph (launch calls cost nothing)\n"
 		"      --list-rules         print the rule ids and exit\n"
 		"      --list-thresholds    print the thresholds with their defaults and exit\n"
-		"      --list-formats       print the input and output formats and exit\n\n"
+		"      --list-formats       print the input and output formats and exit\n"
+		"      --max-memory SIZE    stop (exit 3) before the trace's data would take more\n"
+		"                           than SIZE (e.g. 512M, 8G; default half the physical\n"
+		"                           memory; 0: no bound)\n\n"
 		"Gate (exit 1 when a check or budget fails):\n"
 		"      --check EXPR         NAME OP VALUE, e.g. 'gpu_compute>=60', 'idle<=15',\n"
 		"                           'bottleneck!=cpu_bound', 'dropped_events==0',\n"
@@ -210,6 +218,25 @@ static int parse_gate_option(struct cli *c, int opt, const char *arg)
 	return -1;
 }
 
+/* The analyzer's data would pass --max-memory (called from the thread that asked, before
+ * it allocates): say so and stop at once, whatever the other thread is doing. */
+static void over_memory(size_t want, size_t bound)
+{
+	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
+	fprintf(stderr,
+		"inferscope-analyze: the trace needs more memory than --max-memory allows "
+		"(%s, bound %s): raise --max-memory or analyse a shorter capture\n",
+		isc_fmt_bytes(b1, (double)want), isc_fmt_bytes(b2, (double)bound));
+	_exit(EXIT_INPUT);
+}
+
+/* The default bound: half the physical memory, room for the rest of the machine. */
+static size_t default_max_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (size_t)pages / 2 * (size_t)size : 0;
+}
+
 /* Returns -1 to go on, or an exit status. */
 static int parse_option(struct cli *c, int opt, const char *arg)
 {
@@ -253,6 +280,17 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 	case OPT_INPUT_FORMAT:
 		c->input_format = arg;
 		return -1;
+	case OPT_MAX_MEMORY: {
+		size_t bound;
+		if (!isc_parse_bytes(arg, &bound)) {
+			fprintf(stderr,
+				"inferscope-analyze: --max-memory: expected a size, got '%s'\n",
+				arg);
+			return EXIT_USAGE;
+		}
+		isc_mem_bound(bound, over_memory);
+		return -1;
+	}
 	case OPT_WHAT_IF: {
 		struct isc_change ch;
 		char pat[128], err[256];
@@ -530,6 +568,7 @@ int main(int argc, char **argv)
 {
 	struct cli c = { .format = "md", .top = 10 };
 	isc_gate_spec_init(&c.gate);
+	isc_mem_bound(default_max_memory(), over_memory);
 	int r = parse_args(&c, argc, argv);
 	if (r < 0) {
 		r = c.validate ? validate(&c) : analyze(&c);

@@ -167,12 +167,17 @@ static void escape_run(struct isc_json *j, const char *s, size_t n)
 	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (!needs_escape(c)) {
+		/* A C1 control (U+0080-U+009F) is valid JSON raw, but a terminal that shows
+		 * the file acts on it: escaped like the C0 ones. */
+		bool c1 = c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
+			  (unsigned char)s[i + 1] <= 0x9f;
+		if (!needs_escape(c) && !c1) {
 			run++;
 			continue;
 		}
 		put(j, s + i - run, run);
 		run = 0;
+		c = c1 ? (unsigned char)s[++i] : c;
 		switch (c) {
 		case '"':
 			put(j, "\\\"", 2);

@@ -35,6 +35,9 @@ test_packages=(
 	elfutils # eu-addr2line: the line tables' reference where llvm-addr2line is absent
 	chromium # the HTML report rendered headless (tests/analyzer: html_renders_in_chromium)
 	lintian  # the Debian package's check (scripts/package.sh, tests/package)
+	# the sanitizer build and the fuzz targets (scripts/sanitize.sh, scripts/fuzz.sh,
+	# .ci/run's last phase): clang with its sanitizer and libFuzzer runtimes
+	clang libclang-rt-14-dev
 )
 
 sudo=""
@@ -96,10 +99,11 @@ case "$mode" in
 build) ;;
 test)
 	# speedscope, the viewer the exports are checked in (tests/analyzer/test-exports.c),
-	# from the npm registry into the build folder; Debian's nodejs has no npm of its own.
-	if [ ! -f "$build/viewers/node_modules/speedscope/package.json" ]; then
+	# from the npm registry into build-viewers/, which every build dir's tests share
+	# (the sanitizer build's too); Debian's nodejs has no npm of its own.
+	if [ ! -f build-viewers/node_modules/speedscope/package.json ]; then
 		command -v npm >/dev/null || install_missing npm
-		npm install --no-audit --no-fund --silent --prefix "$build/viewers" speedscope@1.25.0
+		npm install --no-audit --no-fund --silent --prefix build-viewers speedscope@1.25.0
 	fi
 	meson test -C "$build" --print-errorlogs --num-processes "$(nproc)"
 	;;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "analyzer/model/profile.h"
+#include "analyzer/base/sort.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -313,7 +314,7 @@ static int order_fns(struct acc *c, uint32_t **remap)
 		pr[k].f = *f;
 		pr[k].old = (uint32_t)k;
 	}
-	qsort(pr, p->n_fn, sizeof(*pr), cmp_fn);
+	isc_qsort(pr, p->n_fn, sizeof(*pr), cmp_fn);
 	for (size_t k = 0; k < p->n_fn; k++) {
 		p->fn[k] = pr[k].f;
 		(*remap)[pr[k].old] = (uint32_t)k;
@@ -353,7 +354,7 @@ static int finish(struct acc *c)
 		p->mod[p->n_mod++] =
 			(struct isc_prof_mod){ (uint32_t)c->mods.k1[k], c->mod_self[k] };
 	}
-	qsort(p->mod, p->n_mod, sizeof(*p->mod), cmp_mod);
+	isc_qsort(p->mod, p->n_mod, sizeof(*p->mod), cmp_mod);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include "analyzer/analysis/timeline.h"
 #include "analyzer/base/grow.h"
+#include "analyzer/base/sort.h"
 
 struct samples {
 	int64_t *t;
@@ -251,7 +252,7 @@ static int collect_scopes(struct isc_analysis *a, struct isc_scope_time *by, siz
 			a->scopes[a->n_scopes++] = by[i];
 		}
 	}
-	qsort(a->scopes, a->n_scopes, sizeof(*a->scopes), cmp_scope);
+	isc_qsort(a->scopes, a->n_scopes, sizeof(*a->scopes), cmp_scope);
 	for (size_t i = 0; i < ISC_EXAMPLES && i < a->n_scopes && a->scopes[i].cpu > 0; i++) {
 		a->examples[ISC_CAT_CPU][i] =
 			(struct isc_named_ns){ a->scopes[i].name, a->scopes[i].cpu };

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "analyzer/base/fmt.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 const char *isc_fmt_dur(char buf[ISC_FMT_LEN], double ns)
 {
@@ -35,4 +39,29 @@ const char *isc_fmt_bytes(char buf[ISC_FMT_LEN], double bytes)
 		snprintf(buf, ISC_FMT_LEN, "%.0f B", bytes);
 	}
 	return buf;
+}
+
+bool isc_parse_bytes(const char *s, size_t *bytes)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno != 0 || !(v >= 0) || *s == '-' || *s == '+') {
+		return false;
+	}
+	static const char units[] = "KMGT";
+	const char *u = *end != '\0' ? strchr(units, toupper((unsigned char)*end)) : NULL;
+	if (u != NULL) {
+		for (const char *k = units; k <= u; k++) {
+			v *= 1024.0;
+		}
+		end++;
+		end += strcmp(end, "iB") == 0 ? 2 : 0;
+	}
+	end += strcmp(end, "B") == 0 ? 1 : 0;
+	if (*end != '\0' || v >= 18446744073709551616.0) {
+		return false;
+	}
+	*bytes = (size_t)v;
+	return true;
 }

@@ -3,6 +3,7 @@
 #ifndef ISC_FMT_H
 #define ISC_FMT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,5 +15,8 @@ const char *isc_fmt_dur(char buf[ISC_FMT_LEN], double ns);
 const char *isc_fmt_pct(char buf[ISC_FMT_LEN], double fraction);
 /* "1.5 MB" / "512 B" (powers of 10). */
 const char *isc_fmt_bytes(char buf[ISC_FMT_LEN], double bytes);
+/* A size a person writes: "512", "64K", "1.5G", "8GiB" (K, M, G, T: powers of 1024,
+ * optionally followed by "B" or "iB"). False when s is not one or overflows. */
+bool isc_parse_bytes(const char *s, size_t *bytes);
 
 #endif /* ISC_FMT_H */

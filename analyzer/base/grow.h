@@ -31,6 +31,23 @@ static inline int isc_grow(void *arr, size_t *cap, size_t need, size_t size, siz
 	return need <= *cap ? 0 : isc_grow_slow(arr, cap, need, size, first);
 }
 
+/*
+ * The bound on the analyzer's memory (--max-memory). Every array that grows through
+ * isc_resize (the events, the string tables, the analysis' tables) and every block of
+ * isc_mem_calloc is counted at the allocator's usable size, and given back when freed
+ * through isc_resize(..., 0) or isc_mem_free (arrays freed with free() stay counted: the
+ * count errs high). A growth that would take the count above the bound calls over(want,
+ * bound), want the count it would have made (the command prints why and exits 3), then
+ * fails as if memory had run out. bound 0: none (the library's default).
+ */
+void isc_mem_bound(size_t bound, void (*over)(size_t want, size_t bound));
+/* Bytes counted now. */
+size_t isc_mem_used(void);
+/* n * size bytes, zeroed and counted; NULL when they do not fit the bound or memory. */
+void *isc_mem_calloc(size_t n, size_t size);
+/* Frees a block of isc_mem_calloc or an array of isc_resize, and uncounts it. */
+void isc_mem_free(void *p);
+
 /* The same on an array named directly: ISC_GROW(t->ev, t->cap, t->n + 1, 4096). */
 #define ISC_GROW(arr, cap, need, first) isc_grow(&(arr), &(cap), (need), sizeof(*(arr)), (first))
 #define ISC_RESIZE(arr, n) isc_resize(&(arr), (n), sizeof(*(arr)))

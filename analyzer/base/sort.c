@@ -139,6 +139,13 @@ static int cmp_i64(const void *a, const void *b)
 void isc_sort_i64(int64_t *v, size_t n)
 {
 	if (n < 4096 || !radix_i64(v, n)) {
-		qsort(v, n, sizeof(*v), cmp_i64);
+		isc_qsort(v, n, sizeof(*v), cmp_i64);
+	}
+}
+
+void isc_qsort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1) {
+		qsort(v, n, size, cmp);
 	}
 }

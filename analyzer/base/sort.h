@@ -15,5 +15,9 @@
 int isc_sort_by_key(const int64_t *key, size_t stride, uint32_t *idx, size_t n);
 /* qsort of int64 values, ascending. */
 void isc_sort_i64(int64_t *v, size_t n);
+/* qsort(3) for arrays that may be empty: the C library declares its pointer nonnull, and
+ * an empty array is often NULL (never allocated), which it must then never see. Every
+ * sort of the analyzer goes through it. */
+void isc_qsort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 #endif /* ISC_SORT_H */

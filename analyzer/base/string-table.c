@@ -21,7 +21,7 @@ int isc_strtab_init(struct isc_strtab *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->mask = 1023;
-	s->slots = calloc(s->mask + 1, sizeof(*s->slots));
+	s->slots = isc_mem_calloc(s->mask + 1, sizeof(*s->slots));
 	if (s->slots == NULL) {
 		return -1;
 	}
@@ -30,17 +30,17 @@ int isc_strtab_init(struct isc_strtab *s)
 
 void isc_strtab_finish(struct isc_strtab *s)
 {
-	free(s->pool);
-	free(s->off);
-	free(s->len);
-	free(s->slots);
+	isc_mem_free(s->pool);
+	isc_mem_free(s->off);
+	isc_mem_free(s->len);
+	isc_mem_free(s->slots);
 	memset(s, 0, sizeof(*s));
 }
 
 static int grow_slots(struct isc_strtab *s)
 {
 	size_t cap = (s->mask + 1) * 2;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
+	uint32_t *slots = isc_mem_calloc(cap, sizeof(*slots));
 	if (slots == NULL) {
 		return -1;
 	}
@@ -51,7 +51,7 @@ static int grow_slots(struct isc_strtab *s)
 		}
 		slots[i] = (uint32_t)id + 1;
 	}
-	free(s->slots);
+	isc_mem_free(s->slots);
 	s->slots = slots;
 	s->mask = cap - 1;
 	return 0;

@@ -233,7 +233,7 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		pn = ne[x] > pn ? ne[x] : pn;
 	}
 	int preds = (n->seq != ISC_GN_NONE) + (gpu && n->dep != ISC_GN_NONE) + (x != ISC_GN_NONE);
-	int64_t gap = n->t0 - po;
+	int64_t gap = po == INT64_MIN ? 0 : n->t0 - po; /* INT64_MIN: no predecessor */
 	int k = -1;
 	double f = 1.0;
 	for (int j = 0; j < 2 && k < 0; j++) {

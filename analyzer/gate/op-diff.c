@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "analyzer/gate/gate.h"
+#include "analyzer/base/sort.h"
 
 #define MIN_TIME_CHANGE_US 1.0
 #define MIN_WINDOW_FRACTION 0.001
@@ -69,7 +70,7 @@ static const struct isc_snap_op **by_name(const struct isc_snap_group *g)
 		for (size_t i = 0; i < g->n; i++) {
 			v[i] = &g->ops[i];
 		}
-		qsort(v, g->n, sizeof(*v), cmp_op);
+		isc_qsort(v, g->n, sizeof(*v), cmp_op);
 	}
 	return v;
 }
@@ -150,7 +151,7 @@ int isc_diff_compute(const struct isc_snapshot *base, const struct isc_snapshot 
 			return -ENOMEM;
 		}
 	}
-	qsort(out->rows, out->n, sizeof(*out->rows), cmp_row);
+	isc_qsort(out->rows, out->n, sizeof(*out->rows), cmp_row);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/sort.h"
 #include "analyzer/model/model.h"
 
 /* Readings of the clock difference are taken at these many lags at most each way: the
@@ -63,7 +64,7 @@ static int collect(const struct isc_trace *t, uint16_t input, struct colls *c)
 			c->v[c->n++] = (struct coll){ e->ts + e->dur, e->name };
 		}
 	}
-	qsort(c->v, c->n, sizeof(*c->v), by_end);
+	isc_qsort(c->v, c->n, sizeof(*c->v), by_end);
 	return 0;
 }
 
@@ -89,7 +90,7 @@ static bool at_lag(const struct colls *ref, const struct colls *other, int64_t l
 	if (n < 2) {
 		return false;
 	}
-	qsort(buf, n, sizeof(*buf), by_i64);
+	isc_qsort(buf, n, sizeof(*buf), by_i64);
 	size_t lo = n / 10, hi = n - 1 - n / 10;
 	out->offset = n % 2 ? buf[n / 2] : buf[n / 2 - 1] + (buf[n / 2] - buf[n / 2 - 1]) / 2;
 	out->spread = (buf[hi] - buf[lo] + 1) / 2;

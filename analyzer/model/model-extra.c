@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "analyzer/model/model-extra.h"
+#include "analyzer/base/sort.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -152,7 +153,7 @@ static int geom_cmp(const void *pa, const void *pb)
 void isc_trace_extra_finalize(struct isc_trace *t)
 {
 	if (t->extra != NULL && t->extra->n_geom > 1) {
-		qsort(t->extra->geom, t->extra->n_geom, sizeof(*t->extra->geom), geom_cmp);
+		isc_qsort(t->extra->geom, t->extra->n_geom, sizeof(*t->extra->geom), geom_cmp);
 	}
 }
 

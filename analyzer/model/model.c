@@ -50,7 +50,7 @@ void isc_trace_destroy(struct isc_trace *t)
 	isc_hosts_destroy(t->hosts);
 	isc_gnodes_destroy(t->gnodes);
 	free(t->inputs);
-	free(t->ev);
+	isc_mem_free(t->ev);
 	free(t->threads);
 	free(t->thread_slots);
 	free(t->flows);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "analyzer/base/diag.h"
+#include "analyzer/base/sort.h"
 #include "analyzer/readers/reader.h"
 #include "format/spill.h"
 
@@ -143,7 +144,7 @@ int isc_read_inputs(struct isc_trace *t, const char *const *paths, size_t n,
 		if (k == 1) {
 			r = isc_read_file(t, paths[i], o, d);
 		} else {
-			qsort(g, k, sizeof(*g), by_index);
+			isc_qsort(g, k, sizeof(*g), by_index);
 			size_t m = 1; /* a .part beside the closed one of its index: the closed */
 			for (size_t j = 1; j < k; j++) {
 				if (g[j].index != g[m - 1].index) {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/escape.h"
+#include "analyzer/base/sort.h"
 #include "analyzer/model/profile.h"
 #include "analyzer/report/report.h"
 
@@ -23,11 +25,14 @@ static int cmp_line(const void *x, const void *y)
 	return strcmp(((const struct line *)x)->text, ((const struct line *)y)->text);
 }
 
-/* Appends s to buf without the folded format's separators. */
+/* Appends s to buf without the folded format's separators, and with '?' for each
+ * control character (names come from traces; the output goes to terminals). */
 static size_t put(char *buf, size_t len, size_t cap, const char *s)
 {
-	for (; *s && len + 1 < cap; s++) {
-		buf[len++] = *s == ';' ? ',' : *s == '\n' ? ' ' : *s;
+	while (*s && len + 1 < cap) {
+		size_t c = isc_ctrl_len(s);
+		buf[len++] = c > 0 ? '?' : *s == ';' ? ',' : *s;
+		s += c > 0 ? c : 1;
 	}
 	buf[len] = '\0';
 	return len;
@@ -103,7 +108,7 @@ int isc_export_folded(FILE *f, const struct isc_trace *t, const struct isc_analy
 		v[k].ns += (int64_t)e->v.bytes;
 	}
 	size_t n = r == 0 ? m.n : 0;
-	qsort(v, n, sizeof(*v), cmp_line);
+	isc_qsort(v, n, sizeof(*v), cmp_line);
 	for (size_t i = 0; i < n; i++) {
 		int64_t ns = v[i].ns;
 		while (i + 1 < n && strcmp(v[i].text, v[i + 1].text) == 0) {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "analyzer/base/escape.h"
 #include "analyzer/model/graph-nodes.h"
 #include "analyzer/model/profile.h"
 #include "profile.pb-c.h"
@@ -69,12 +70,13 @@ static uint64_t fnv(const char *s)
 	return h;
 }
 
-/* Index of s in the string table (0 is ""). */
+/* Index of s in the string table (0 is ""), kept there with its control characters
+ * escaped: pprof and the tools that read it print these strings on terminals. */
 static int64_t str(struct pp *p, const char *s)
 {
 	bool added;
 	size_t k = isc_wmap_get(&p->str_ix, fnv(s), strlen(s), &added);
-	if (k == SIZE_MAX || (added && vpush(&p->strs, strdup(s)) < 0)) {
+	if (k == SIZE_MAX || (added && vpush(&p->strs, isc_esc_ctrl_dup(s)) < 0)) {
 		p->err = -ENOMEM;
 		return 0;
 	}

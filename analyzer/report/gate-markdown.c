@@ -139,6 +139,11 @@ int isc_report_gate_md(FILE *f, const struct isc_trace *t, const struct isc_anal
 	if (o->gate == NULL) {
 		return -EINVAL;
 	}
-	isc_md_gate(f, o->gate, o->top, true);
-	return ferror(f) ? -EIO : 0;
+	FILE *m = isc_md_open(f);
+	if (m == NULL) {
+		return -ENOMEM;
+	}
+	isc_md_gate(m, o->gate, o->top, true);
+	bool bad = ferror(m) != 0;
+	return fclose(m) != 0 || bad || ferror(f) ? -EIO : 0;
 }

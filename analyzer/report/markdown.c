@@ -170,8 +170,8 @@ static void quality(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	isc_extras_md_quality(f, t, a);
 }
 
-int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
-		  const struct isc_report_opts *o)
+static void report(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
+		   const struct isc_report_opts *o)
 {
 	static const char *const titles[ISC_SG__COUNT] = {
 		"Kernels", "GPU copies and memsets", "CUDA API",
@@ -193,5 +193,16 @@ int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis 
 		stat_table(f, t, &a->stats[g], titles[g], o->top);
 	}
 	quality(f, t, a);
-	return ferror(f) ? -EIO : 0;
+}
+
+int isc_report_md(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
+		  const struct isc_report_opts *o)
+{
+	FILE *m = isc_md_open(f);
+	if (m == NULL) {
+		return -ENOMEM;
+	}
+	report(m, t, a, o);
+	bool bad = ferror(m) != 0;
+	return fclose(m) != 0 || bad || ferror(f) ? -EIO : 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyzer/base/grow.h"
+#include "analyzer/base/sort.h"
 
 static const struct isc_rule *const families[] = {
 	isc_rules_copy, isc_rules_launch, isc_rules_sync,     isc_rules_alloc,
@@ -186,7 +187,7 @@ int isc_rules_run(const struct isc_trace *t, struct isc_analysis *a)
 		return -ENOMEM;
 	}
 	if (a->n_sugg > 1) {
-		qsort(a->sugg, a->n_sugg, sizeof(*a->sugg), cmp_sugg);
+		isc_qsort(a->sugg, a->n_sugg, sizeof(*a->sugg), cmp_sugg);
 	}
 	return 0;
 }

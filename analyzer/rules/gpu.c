@@ -148,7 +148,7 @@ static bool dominant_kernels(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	const struct isc_stat *top = &k->rows[0];
 	/* What this trace shows the kernel can do: every call as fast as its 5th
 	 * percentile, counted on the part of kernel time alone on the critical path. */
-	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
+	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN], b4[ISC_FMT_LEN];
 	isc_sugg_text(s->action, sizeof(s->action),
 		      "Optimise the dominant kernels, %s first: "
 		      "lower precision or tensor cores, fusion with its neighbours, a better "
@@ -163,7 +163,7 @@ static bool dominant_kernels(struct isc_rule_ctx *c, struct isc_suggestion *s)
 			  isc_trace_str(c->t, top->name), (unsigned long long)top->count,
 			  isc_fmt_dur(b1, (double)top->total),
 			  isc_fmt_pct(b2, (double)top->total / (double)all),
-			  isc_fmt_dur(b1, top->mean), isc_fmt_dur(b2, top->pct[0]));
+			  isc_fmt_dur(b3, top->mean), isc_fmt_dur(b4, top->pct[0]));
 	/* What this trace shows the kernel can do: every call as fast as its 5th
 	 * percentile. */
 	double f = top->mean > 0 ? top->pct[0] / top->mean : 1;

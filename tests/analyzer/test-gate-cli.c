@@ -235,7 +235,7 @@ Test(gate_cli, markdown_summary_and_json)
 	cr_assert(strstr(summary, "| pass | idle\\<=15 | 0.15 % | \\<= 15 % |") != NULL, "%s",
 		  summary);
 	cr_assert(strstr(summary, "| **FAIL** | gpu\\_compute vs baseline | 97.40 % -> 6.03 % "
-				  "(-91.37 pp) | fall <= 5 pp |") != NULL,
+				  "(-91.37 pp) | fall \\<= 5 pp |") != NULL,
 		  "%s", summary);
 	cr_assert(strstr(summary, "| removed | kernel | gemm\\_bf16\\_large | 120 -> 0 | "
 				  "240.000 ms -> - |") != NULL);

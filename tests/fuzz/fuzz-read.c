@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: one input through a reader (FUZZ_FORMAT, or detection when it is
  * NULL), then, when it reads, the whole analysis and every writer. Built by
- * scripts/fuzz.sh, never by the default build.
+ * tests/fuzz/meson.build with -Dfuzz=true (scripts/sanitize.sh, scripts/fuzz.sh).
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "isc-config.h"
+
 static size_t read_lines(const char *cmd, char lines[][128], size_t max)
 {
 	FILE *p = popen(cmd, "r");
@@ -47,6 +49,10 @@ Test(exports, match_the_version_script)
 			       listed, MAX_SYMS);
 	cr_assert_gt(nl, 5);
 	for (size_t i = 0; i < nl; i++) {
+		/* CUPTI's injection entry points are built only with the CUDA headers. */
+		if (!ISC_HAVE_CUDA && strncmp(listed[i], "InitializeInjection", 19) == 0) {
+			continue;
+		}
 		cr_expect(contains(exported, ne, listed[i]), "%s is listed but not exported",
 			  listed[i]);
 	}
