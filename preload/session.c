@@ -473,19 +473,27 @@ int isc_session_write_window(const char *path, const struct isc_convert_opts *wi
 }
 
 /* No trace could be written: what it would have said about the records it lost goes
- * beside it, <trace>.lost.json, where inferscope-analyze looks for it. */
+ * beside what is left, <stem>.lost.json for the spill file <stem>.spill that the
+ * analyzer reads instead (it looks there), else <trace>.lost.json. */
 static void write_lost_sidecar(const char *trace, int err)
 {
 	char path[PATH_MAX], body[PATH_MAX + 256];
 	int spill_err = isc_collector_spill_error();
 	uint64_t events = isc_collector_unspilled();
-	isc_fmt(path, sizeof(path), "%s.lost.json", trace);
-	size_t n = isc_fmt(body, sizeof(body),
-			   "{\"unwritten\":{\"events\":%llu,\"reason\":\"%s\"},"
-			   "\"trace_reason\":\"%s\"}\n",
-			   (unsigned long long)events,
-			   isc_spill_err_reason(spill_err ? spill_err : err),
-			   isc_spill_err_reason(err));
+	const char *spill = isc_session.spill.path;
+	size_t n = strlen(spill);
+	if (!isc_config.continuous && n > 6 && strcmp(spill + n - 6, ".spill") == 0 &&
+	    strncmp(spill, "/proc/", 6) != 0) {
+		isc_fmt(path, sizeof(path), "%s", spill);
+		isc_fmt(path + n - 6, sizeof(path) - (n - 6), ".lost.json");
+	} else {
+		isc_fmt(path, sizeof(path), "%s.lost.json", trace);
+	}
+	n = isc_fmt(body, sizeof(body),
+		    "{\"unwritten\":{\"events\":%llu,\"reason\":\"%s\"},"
+		    "\"trace_reason\":\"%s\"}\n",
+		    (unsigned long long)events, isc_spill_err_reason(spill_err ? spill_err : err),
+		    isc_spill_err_reason(err));
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, body, n) != (ssize_t)n) {
 		isc_error("cannot write %s either: %llu events lost uncounted in any file", path,

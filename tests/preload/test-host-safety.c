@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tests/common/isc-test.h"
@@ -155,5 +159,64 @@ Test(host_safety, rlimit_nofile_3_loses_nothing)
 	cr_assert_eq(isc_trace_count(t, "cpu_call", "before"), 20000);
 	cr_assert_eq(isc_trace_count(t, "cpu_call", "after"), 20000);
 	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+/* A 2 MiB tmpfs as the output directory (where the test may mount one): the disk
+ * fills while the collector spills; neither the trace nor much of the spill fits, and
+ * what never reached a file is counted beside the spill, which the analyzer reads with
+ * the count. */
+Test(host_safety, disk_full_loss_is_counted_beside_the_spill)
+{
+	char dir[4200];
+	snprintf(dir, sizeof(dir), "%s/small", isc_test_dir());
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=2m") != 0) {
+		cr_skip_test("cannot mount a tmpfs here (%s): the file-size limit tests stand in",
+			     strerror(errno));
+	}
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-threads"), "4", "200000", NULL };
+	int rc = isc_test_run(argv, NULL, true, dir, &r);
+	char sidecar[4600] = "", spill[4600] = "";
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		size_t n = strlen(e->d_name);
+		if (n > 10 && strcmp(e->d_name + n - 10, ".lost.json") == 0) {
+			snprintf(sidecar, sizeof(sidecar), "%s/%s", dir, e->d_name);
+		} else if (n > 6 && strcmp(e->d_name + n - 6, ".spill") == 0) {
+			snprintf(spill, sizeof(spill), "%s/%s", dir, e->d_name);
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	yajl_val lost = sidecar[0] ? isc_test_load_json(sidecar) : NULL;
+	long long events = lost ? isc_trace_int(lost, "unwritten/events", 0) : 0;
+	const char *reason = lost ? isc_trace_str(lost, "unwritten/reason") : NULL;
+	char *reason_copy = reason ? strdup(reason) : NULL;
+	if (lost) {
+		yajl_tree_free(lost);
+	}
+	struct isc_run a = { 0 };
+	const char *an[] = { ISC_ANALYZE_PATH, spill, NULL };
+	int arc = spill[0] ? isc_test_run(an, NULL, false, isc_test_dir(), &a) : -1;
+	umount2(dir, MNT_DETACH);
+	cr_assert_eq(rc, 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "status %d: %s", r.status,
+		  r.err);
+	cr_assert_str_eq(r.out, "threads done\n", "the program's output is its own");
+	cr_assert(sidecar[0] && spill[0], "files: sidecar '%s', spill '%s'; stderr: %s", sidecar,
+		  spill, r.err);
+	cr_assert_gt(events, 0);
+	cr_assert_str_eq(reason_copy, "no space left on device");
+	cr_assert_eq(arc, 0);
+	char want[160];
+	snprintf(want, sizeof(want),
+		 "data lost (input 1): %lld events never written (no space left on device)",
+		 events);
+	cr_assert(strstr(a.out, want), "report: %s\nstderr: %s", a.out, a.err);
+	free(reason_copy);
+	isc_run_free(&a);
 	isc_run_free(&r);
 }
