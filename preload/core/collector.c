@@ -41,6 +41,8 @@ static _Atomic int wake_word;
 static _Atomic bool snapshot_requested;
 
 static struct isc_collector_sink sink;
+static struct isc_chunk *waiting; /* full chunks not yet written (spilling, below) */
+static int last_error;		  /* the last spill's, 0: written */
 static int owner_pid;
 static bool owner_eager;
 
@@ -258,6 +260,8 @@ void isc_collector_reset_after_fork(void)
 	atomic_store(&stopped_ack, false);
 	atomic_store(&thread_tid, 0);
 	atomic_store(&snapshot_requested, false);
+	waiting = NULL; /* the parent's chunks: the child's buffers start over */
+	last_error = 0;
 }
 
 /* ---- spilling ---- */
@@ -375,10 +379,8 @@ static int spill_strings(struct isc_spill *s)
 	return r;
 }
 
-/* Full chunks not yet written, oldest first: those a failed write left, then those
- * filled since (the collector's, one spiller at a time). */
-static struct isc_chunk *waiting;
-
+/* Full chunks not yet written, oldest first (waiting): those a failed write left, then
+ * those filled since (the collector's, one spiller at a time). */
 static struct isc_chunk *take_full(void)
 {
 	struct isc_chunk *full = isc_full_take();
@@ -396,8 +398,6 @@ static struct isc_chunk *take_full(void)
 	*end = rev;
 	return waiting;
 }
-
-static int last_error;
 
 int isc_collector_spill_error(void)
 {

@@ -267,8 +267,8 @@ static void ensure_timer_locked(uint32_t tid, bool self)
 	int id = timer_start(tid, self ? CLOCK_THREAD_CPUTIME_ID : thread_clock(tid));
 	if (id < 0) {
 		timer_failures += id != -EINVAL && id != -ESRCH; /* EINVAL/ESRCH: it exited */
-		if (s->id != -1 || !s->counted) {
-			s->tid = 0;
+		if (!s->counted) {
+			s->tid = 0; /* a fresh slot goes back; a blocked thread's stays */
 		}
 		return;
 	}
