@@ -238,11 +238,13 @@ static bool blocks_signal(uint32_t tid, bool self)
 	return (mask >> (sig - 1)) & 1;
 }
 
-static void mark_blocked(struct timer_slot *s, uint32_t tid)
+/* counted: the collector saw it blocked (a thread that blocks the signal only around a
+ * critical section, as CPython does around a fork, is not counted) */
+static void mark_blocked(struct timer_slot *s, uint32_t tid, bool count)
 {
 	s->tid = tid;
 	s->id = -1;
-	if (!s->counted) {
+	if (count && !s->counted) {
 		s->counted = true;
 		blocked_threads++;
 	}
@@ -261,15 +263,13 @@ static void ensure_timer_locked(uint32_t tid, bool self)
 		return;
 	}
 	if (blocks_signal(tid, self)) {
-		mark_blocked(s, tid);
+		mark_blocked(s, tid, true);
 		return;
 	}
 	int id = timer_start(tid, self ? CLOCK_THREAD_CPUTIME_ID : thread_clock(tid));
 	if (id < 0) {
+		/* a fresh slot stays free (tid 0); a blocked thread's stays blocked */
 		timer_failures += id != -EINVAL && id != -ESRCH; /* EINVAL/ESRCH: it exited */
-		if (!s->counted) {
-			s->tid = 0; /* a fresh slot goes back; a blocked thread's stays */
-		}
 		return;
 	}
 	s->tid = tid;
@@ -289,7 +289,7 @@ static void recheck_locked(struct timer_slot *s)
 {
 	if (s->id >= 0 && blocks_signal(s->tid, false)) {
 		syscall(SYS_timer_delete, s->id);
-		mark_blocked(s, s->tid);
+		mark_blocked(s, s->tid, true);
 	} else if (s->id < 0) {
 		ensure_timer_locked(s->tid, false); /* unblocked since */
 	}
@@ -308,7 +308,7 @@ bool isc_sampler_mask_begin(int how, const sigset_t *set)
 	if (blocks && s != NULL && s->id >= 0) {
 		/* before the mask changes: from then on no signal of ours can be pending */
 		syscall(SYS_timer_delete, s->id);
-		mark_blocked(s, s->tid);
+		mark_blocked(s, s->tid, false);
 	}
 	return true; /* the lock is held until isc_sampler_mask_end */
 }
