@@ -15,6 +15,36 @@ static int log_level;
 static _Atomic uint64_t window_start; /* second (monotonic) of the current burst window */
 static _Atomic unsigned window_count;
 static _Atomic unsigned suppressed;
+/* The thread has a descriptor table of its own (isc_log_private_table). */
+static __thread bool own_table;
+
+void isc_log_private_table(void)
+{
+	own_table = true;
+}
+
+/* stderr as the program has it now: in a table of our own, a copy for this line only
+ * (pidfd_getfd), never kept: a program that closes its stderr to end a pipe ends it.
+ * Both descriptors are closed at once: a low RLIMIT_NOFILE leaves room for few. */
+static void write_stderr(const char *buf, size_t n)
+{
+	int fd = 2;
+	if (own_table) {
+		long pidfd = syscall(SYS_pidfd_open, (long)syscall(SYS_getpid), 0L);
+		fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, 2L, 0L);
+		if (pidfd >= 0) {
+			syscall(SYS_close, pidfd);
+		}
+		if (fd < 0) {
+			return;
+		}
+	}
+	ssize_t r = syscall(SYS_write, fd, buf, n);
+	(void)r;
+	if (own_table) {
+		syscall(SYS_close, fd);
+	}
+}
 
 void isc_log_set_level(int level)
 {
@@ -184,8 +214,7 @@ void isc_log(int level, const char *fmt, ...)
 		n += isc_vfmt(buf + n, sizeof(buf) - n - 1, fmt, ap);
 		va_end(ap);
 		buf[n++] = '\n';
-		ssize_t r = syscall(SYS_write, 2, buf, n);
-		(void)r;
+		write_stderr(buf, n);
 	}
 	errno = saved;
 }

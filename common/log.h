@@ -36,6 +36,10 @@ void isc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 size_t isc_vfmt(char *buf, size_t cap, const char *fmt, va_list ap);
 size_t isc_fmt(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The calling thread has unshared its descriptor table and emptied it: its messages go
+ * to the program's stderr, copied from the program's table for each line. */
+void isc_log_private_table(void);
+
 #define isc_error(...) isc_log(ISC_LOG_ERROR, __VA_ARGS__)
 #define isc_info(...) isc_log(ISC_LOG_INFO, __VA_ARGS__)
 #define isc_debug(...) isc_log(ISC_LOG_DEBUG, __VA_ARGS__)

@@ -245,7 +245,8 @@ static void write_metadata(struct isc_json *j, const struct scan *sc,
 		}
 		isc_json_end_array(j);
 	}
-	isc_json_kv_bool(j, ISC_KEY_COMPLETE, sc->tmeta.p != NULL && o->snapshot_reason == NULL);
+	isc_json_kv_bool(j, ISC_KEY_COMPLETE,
+			 sc->tmeta.p != NULL && o->snapshot_reason == NULL && !o->records_lost);
 	isc_json_end_object(j);
 
 	isc_json_key(j, ISC_KEY_SYSTEM_INFO);

@@ -32,6 +32,8 @@ struct isc_convert_opts {
 	size_t n_extra;
 	/* Marks a snapshot: complete=false, snapshot_reason written. */
 	const char *snapshot_reason;
+	/* Records were lost on the way to the spill (trace_metadata.unwritten): complete=false. */
+	bool records_lost;
 	/* Symbolises code addresses (kernel host stubs, stack frames); NULL offline. */
 	isc_resolve_fn resolve;
 	void *resolve_ctx;

@@ -31,10 +31,11 @@ static int move_high(int fd)
 	return h;
 }
 
-/* "/proc/self/fd/<fd>": how an in-memory spill is reopened for reading. */
+/* "/proc/thread-self/fd/<fd>": how an in-memory spill is reopened for reading (by the
+ * thread that made it: its table may be its own). */
 static void isc_fmt_proc_fd(char *out, size_t cap, int fd)
 {
-	static const char prefix[] = "/proc/self/fd/";
+	static const char prefix[] = "/proc/thread-self/fd/";
 	char num[24];
 	size_t n = isc_fmt_uint(num, (uint64_t)fd);
 	if (cap < sizeof(prefix) + n) {
@@ -83,6 +84,7 @@ int isc_spill_create(struct isc_spill *s, const char *path, uint64_t pid, uint64
 		return -errno;
 	}
 	s->fd = move_high(fd);
+	s->fd_tid = gettid();
 	s->transient = true;
 	int r = remember(s);
 	if (r < 0) {
@@ -121,6 +123,7 @@ int isc_spill_append(struct isc_spill *s, const char *path, uint64_t pid)
 		return r;
 	}
 	s->fd = move_high(fd);
+	s->fd_tid = gettid();
 	s->transient = true;
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
@@ -152,6 +155,7 @@ int isc_spill_create_memfd(struct isc_spill *s, uint64_t pid, uint64_t start_ns)
 		return -errno;
 	}
 	s->fd = move_high(fd);
+	s->fd_tid = gettid();
 	isc_fmt_proc_fd(s->path, sizeof(s->path), s->fd);
 	int r = remember(s);
 	if (r < 0) {
@@ -203,7 +207,7 @@ int isc_spill_queue(struct isc_spill *s, uint32_t type, const void *a, size_t an
 	h->size = an + bn;
 	s->queued += sizeof(*h) + an + bn + (8 - (an + bn) % 8) % 8;
 	if (type == ISC_BLK_EVENTS) {
-		s->records += bn / sizeof(struct isc_event);
+		s->queued_records += bn / sizeof(struct isc_event);
 	}
 	push_iov(s, h, sizeof(*h));
 	push_iov(s, a, an);
@@ -217,6 +221,9 @@ int isc_spill_queue(struct isc_spill *s, uint32_t type, const void *a, size_t an
 static int check_fd(struct isc_spill *s)
 {
 	struct stat st;
+	if (s->transient && s->fd >= 0 && s->fd_tid != gettid()) {
+		s->fd = -1; /* a number in another thread's table (the collector's own) */
+	}
 	if (s->fd >= 0 && fstat(s->fd, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino) {
 		return 0;
 	}
@@ -228,6 +235,7 @@ static int check_fd(struct isc_spill *s)
 		return -errno;
 	}
 	s->fd = move_high(fd);
+	s->fd_tid = gettid();
 	if (fstat(s->fd, &st) != 0 || st.st_dev != s->dev || st.st_ino != s->ino) {
 		/* someone replaced the file: refuse to append to a stranger's */
 		close(s->fd);
@@ -240,6 +248,7 @@ static int check_fd(struct isc_spill *s)
 int isc_spill_sync(struct isc_spill *s)
 {
 	if (s->niov == 0 || s->err) {
+		s->queued_records = 0;
 		s->niov = 0;
 		s->nhdr = 0;
 		s->queued = 0;
@@ -248,6 +257,7 @@ int isc_spill_sync(struct isc_spill *s)
 	int r = check_fd(s);
 	int i = 0;
 	bool retried = false;
+	uint64_t size0 = s->size;
 	while (r == 0 && i < s->niov) {
 		ssize_t n = writev(s->fd, s->iov + i, s->niov - i);
 		if (n < 0) {
@@ -276,13 +286,34 @@ int isc_spill_sync(struct isc_spill *s)
 			s->iov[i].iov_len -= (size_t)n;
 		}
 	}
+	if (r == 0) {
+		s->records += s->queued_records;
+	}
+	s->queued_records = 0;
 	s->niov = 0;
 	s->nhdr = 0;
 	s->queued = 0;
-	if (r < 0) {
+	if (r < 0 && s->size != size0) {
+		/* a block cut short: the file goes back to its last whole block, so that the
+		 * same blocks can be written again later */
+		if (s->fd >= 0 && ftruncate(s->fd, (off_t)size0) == 0) {
+			s->size = size0;
+		} else {
+			s->err = r; /* a torn block stays: nothing more may follow it */
+		}
+	}
+	if (r < 0 && !isc_spill_err_transient(r)) {
 		s->err = r;
 	}
 	return r;
+}
+
+bool isc_spill_err_transient(int err)
+{
+	/* a full disk or quota, a file-size limit, no descriptor or memory now: the
+	 * records wait in memory and the write is tried again */
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG || err == -EMFILE ||
+	       err == -ENFILE || err == -ENOMEM || err == -EINTR || err == -EAGAIN;
 }
 
 int isc_spill_acquire(struct isc_spill *s)
@@ -292,7 +323,7 @@ int isc_spill_acquire(struct isc_spill *s)
 
 void isc_spill_release(struct isc_spill *s)
 {
-	if (s->transient && s->fd >= 0) {
+	if (s->transient && s->fd >= 0 && s->fd_tid == gettid()) {
 		close(s->fd);
 		s->fd = -1;
 	}
@@ -301,7 +332,9 @@ void isc_spill_release(struct isc_spill *s)
 void isc_spill_close(struct isc_spill *s)
 {
 	if (s->fd >= 0) {
-		close(s->fd);
+		if (s->fd_tid == gettid()) {
+			close(s->fd); /* elsewhere the number is the program's, or another table's */
+		}
 		s->fd = -1;
 	}
 }
@@ -376,5 +409,24 @@ void isc_spill_reader_close(struct isc_spill_reader *r)
 	if (r->base) {
 		munmap((void *)r->base, r->size);
 		r->base = NULL;
+	}
+}
+
+const char *isc_spill_err_reason(int err)
+{
+	switch (-err) {
+	case ENOSPC:
+		return "no space left on device";
+	case EDQUOT:
+		return "disk quota exceeded";
+	case EFBIG:
+		return "file too large";
+	case EMFILE:
+	case ENFILE:
+		return "no descriptor";
+	case ENOMEM:
+		return "no memory";
+	default:
+		return "write error";
 	}
 }

@@ -61,14 +61,16 @@ _Static_assert(sizeof(struct isc_spill_block) == 16, "block header");
 
 struct isc_spill {
 	int fd;		/* -1 between syncs of a file (see isc_spill_release()) */
+	pid_t fd_tid;	/* the thread that opened fd: its descriptor table may be its own */
 	bool transient; /* a file, reopened by path for each sync; false: a memfd */
 	dev_t dev;
 	ino_t ino;
-	int err;	       /* first error, sticky (negative errno) */
-	uint64_t size;	       /* bytes written so far */
-	uint64_t strings_upto; /* string-table bytes already spilled */
-	uint64_t queued;       /* bytes queued, not yet written */
-	uint64_t records;      /* event records queued or written so far */
+	int err;		 /* first error, sticky (negative errno) */
+	uint64_t size;		 /* bytes written so far */
+	uint64_t strings_upto;	 /* string-table bytes already spilled */
+	uint64_t queued;	 /* bytes queued, not yet written */
+	uint64_t records;	 /* event records written so far */
+	uint64_t queued_records; /* event records queued, not yet written */
 	char path[PATH_MAX];
 	/* queued blocks, written by isc_spill_sync() with one writev */
 	int niov;
@@ -96,6 +98,13 @@ int isc_spill_queue(struct isc_spill *s, uint32_t type, const void *a, size_t an
 /* Writes what is queued. Checks first that the descriptor is still ours: a program
  * may close or reuse descriptors it did not open; then the file is reopened by name. */
 int isc_spill_sync(struct isc_spill *s);
+/* Errors after which the same blocks may be written again later (a full disk, a file
+ * size limit, no descriptor or memory): the sync leaves the file at its last whole
+ * block and the caller keeps what it queued. Any other error is sticky. */
+bool isc_spill_err_transient(int err);
+/* The reason a trace gives for records an error kept out of it (trace-format.md,
+ * "unwritten"). */
+const char *isc_spill_err_reason(int err);
 /* Opens (or checks) the descriptor before a batch of syncs: 0, or -errno when the file
  * cannot be opened now (EMFILE: the program uses every descriptor it may have), and
  * the caller keeps its records for a later try. */

@@ -104,6 +104,7 @@
 #define ISC_KEY_TYPE "type"
 #define ISC_KEY_UNIT "unit"
 #define ISC_KEY_UNTERMINATED "unterminated"
+#define ISC_KEY_UNWRITTEN "unwritten"
 #define ISC_KEY_USER_METADATA "user_metadata"
 #define ISC_KEY_VALUE "value"
 #define ISC_KEY_WEIGHT "weight"

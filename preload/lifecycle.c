@@ -18,6 +18,7 @@
 #include "preload/core/export.h"
 #include "common/clock.h"
 #include "preload/core/collector.h"
+#include "preload/core/arena.h"
 #include "preload/core/threads.h"
 #include "common/config.h"
 #include "preload/hooks/cuda/cuda-family.h"
@@ -185,6 +186,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	isc_arena_fork_child(); /* before anything of ours allocates in the child */
 	isc_intern_fork_release();
 	paused_for_fork = false;
 	isc_tls_guard++;
@@ -274,6 +276,39 @@ __attribute__((destructor)) static void isc_destructor(void)
 
 /* ---- flush ---- */
 
+struct final_write {
+	const char *reason;
+	bool wrote;
+};
+
+/* The flush's files: the last spill, then the trace (or the segment an exec hands on). */
+static void write_out(void *arg)
+{
+	struct final_write *fw = arg;
+	bool exec = strcmp(fw->reason, "exec") == 0;
+	handed_over = false;
+	if (exec && exec_hand_over && !isc_config.continuous) {
+		isc_collector_spill(true);
+		handed_over = isc_session_end_segment() == 0;
+		fw->wrote = handed_over;
+	}
+	if (handed_over) {
+		/* the next image writes the trace of the chain */
+	} else if (isc_session.is_root || isc_session_did_work()) {
+		isc_collector_spill(true);
+		fw->wrote = isc_session_finish(fw->reason) == 0;
+	} else if (isc_config.continuous) {
+		isc_recorder_discard();
+	} else {
+		isc_session_discard();
+	}
+}
+
+static void snapshot_here(void *reason)
+{
+	isc_session_snapshot(reason);
+}
+
 bool isc_lifecycle_flush(const char *reason)
 {
 	/* getpid through the syscall: a vfork child shares our memory and our cached pid,
@@ -298,23 +333,11 @@ bool isc_lifecycle_flush(const char *reason)
 	}
 	isc_remote_stop();
 	isc_session.flushing = true;
-	bool exec = strcmp(reason, "exec") == 0;
-	handed_over = false;
-	if (exec && exec_hand_over && !isc_config.continuous) {
-		isc_collector_spill(true);
-		handed_over = isc_session_end_segment() == 0;
-		wrote = handed_over;
-	}
-	if (handed_over) {
-		/* the next image writes the trace of the chain */
-	} else if (isc_session.is_root || isc_session_did_work()) {
-		isc_collector_spill(true);
-		wrote = isc_session_finish(reason) == 0;
-	} else if (isc_config.continuous) {
-		isc_recorder_discard();
-	} else {
-		isc_session_discard();
-	}
+	struct final_write fw = { reason, false };
+	/* the spill, the trace and the files read to symbolise it are opened where the
+	 * program's other threads never see them */
+	isc_threads_run_private(write_out, &fw);
+	wrote = fw.wrote;
 	isc_tls_guard--;
 	return wrote;
 }
@@ -339,7 +362,7 @@ int isc_lifecycle_snapshot(const char *reason)
 		return 0;
 	}
 	isc_tls_guard++;
-	isc_session_snapshot(reason);
+	isc_threads_run_private(snapshot_here, (void *)reason);
 	isc_tls_guard--;
 	return 0;
 }

@@ -32,6 +32,7 @@ struct isc_session isc_session;
 static char exec_env[PATH_MAX + 96];
 
 static void open_scopes(struct isc_vec *v, uint64_t now);
+static void write_lost_sidecar(const char *trace, int err);
 
 static int env_int(const char *name, int fallback)
 {
@@ -401,6 +402,7 @@ static int write_trace_file(const char *path, const char *end_reason, const char
 		.extra = extra.data,
 		.n_extra = extra.len,
 		.snapshot_reason = snapshot,
+		.records_lost = isc_collector_spill_error() != 0,
 		.resolve = isc_stacks_resolve, /* stack frames, symbolised while we can */
 		.symbolize = isc_symbolize,    /* sampled stacks' native frames */
 	};
@@ -450,6 +452,7 @@ static int finish_continuous(const char *end_reason)
 	const char *path = isc_recorder_trace_path();
 	int r = write_trace_file(path, end_reason, NULL, NULL, &res);
 	if (r < 0) {
+		write_lost_sidecar(path, r);
 		isc_error("cannot write %s (%s); the segments beside it are kept: "
 			  "inferscope-analyze reads them",
 			  path, strerror(-r));
@@ -469,22 +472,62 @@ int isc_session_write_window(const char *path, const struct isc_convert_opts *wi
 	return write_trace_file(path, "snapshot", "capture", window, res);
 }
 
+/* No trace could be written: what it would have said about the records it lost goes
+ * beside what is left, <stem>.lost.json for the spill file <stem>.spill that the
+ * analyzer reads instead (it looks there), else <trace>.lost.json. */
+static void write_lost_sidecar(const char *trace, int err)
+{
+	char path[PATH_MAX], body[PATH_MAX + 256];
+	int spill_err = isc_collector_spill_error();
+	uint64_t events = isc_collector_unspilled();
+	const char *spill = isc_session.spill.path;
+	size_t n = strlen(spill);
+	if (!isc_config.continuous && n > 6 && strcmp(spill + n - 6, ".spill") == 0 &&
+	    strncmp(spill, "/proc/", 6) != 0) {
+		isc_fmt(path, sizeof(path), "%s", spill);
+		isc_fmt(path + n - 6, sizeof(path) - (n - 6), ".lost.json");
+	} else {
+		isc_fmt(path, sizeof(path), "%s.lost.json", trace);
+	}
+	n = isc_fmt(body, sizeof(body),
+		    "{\"unwritten\":{\"events\":%llu,\"reason\":\"%s\"},"
+		    "\"trace_reason\":\"%s\"}\n",
+		    (unsigned long long)events, isc_spill_err_reason(spill_err ? spill_err : err),
+		    isc_spill_err_reason(err));
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, body, n) != (ssize_t)n) {
+		isc_error("cannot write %s either: %llu events lost uncounted in any file", path,
+			  (unsigned long long)events);
+	} else {
+		isc_error("%llu events never reached a file (%s): counted in %s",
+			  (unsigned long long)events,
+			  isc_spill_err_reason(spill_err ? spill_err : err), path);
+	}
+	if (fd >= 0) {
+		close(fd);
+	}
+}
+
 int isc_session_finish(const char *end_reason)
 {
 	struct isc_session *s = &isc_session;
 	struct isc_convert_result res;
 	struct isc_spill *sp = isc_session_spill();
 
-	if (sp == NULL || isc_spill_sync(sp) < 0) {
+	int r = sp == NULL ? -EIO : isc_spill_sync(sp);
+	if (r < 0) {
 		isc_error("the trace of this process is lost: no spill could be written");
+		write_lost_sidecar(
+			isc_config.continuous ? isc_recorder_trace_path() : s->trace_path, r);
 		return -EIO;
 	}
 	isc_spill_release(sp); /* the converter opens it again: one descriptor less at once */
 	if (isc_config.continuous) {
 		return finish_continuous(end_reason);
 	}
-	int r = write_trace_file(s->trace_path, end_reason, NULL, NULL, &res);
+	r = write_trace_file(s->trace_path, end_reason, NULL, NULL, &res);
 	if (r < 0) {
+		write_lost_sidecar(s->trace_path, r);
 		isc_error("cannot write %s (%s); %s", s->trace_path, strerror(-r),
 			  strncmp(s->spill.path, "/proc/", 6) != 0
 				  ? "its spill file is kept: inferscope-analyze reads it"

@@ -20,11 +20,13 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "format/convert.h"
+#include "format/spill.h"
 #include "format/json-writer.h"
 #include "format/vocab.h"
 #include "isc-config.h"
 #include "preload/core/buffer.h"
 #include "preload/core/capture.h"
+#include "preload/core/collector.h"
 #include "preload/core/intern.h"
 #include "preload/core/procfs.h"
 #include "preload/hooks/cuda/cuda-family.h"
@@ -338,6 +340,10 @@ static void json_sampling(struct isc_json *j)
 	isc_json_kv_uint(j, "unwind_fallbacks", r.unwind_fallbacks);
 	isc_json_kv_bool(j, "stepped_aside", r.stepped_aside);
 	isc_json_kv_uint(j, "timer_failures", r.timer_failures);
+	isc_json_kv_uint(j, "unsampled_threads", r.unsampled_threads);
+	if (r.unsampled_threads > 0) {
+		isc_json_kv_string(j, "unsampled_reason", "signal_blocked");
+	}
 	isc_json_key(j, "handler_us");
 	isc_json_ns_as_us(j, (int64_t)r.handler_ns);
 	isc_json_key(j, "python_walk_us");
@@ -424,6 +430,21 @@ static void json_python_version(struct isc_json *j)
 	}
 }
 
+/* Records that never reached the spill (a full disk, a file-size limit, no descriptor,
+ * no memory: they waited in memory and the last try failed too), and why. */
+static void json_unwritten(struct isc_json *j)
+{
+	int err = isc_collector_spill_error();
+	if (err == 0) {
+		return;
+	}
+	isc_json_key(j, ISC_KEY_UNWRITTEN);
+	isc_json_begin_object(j);
+	isc_json_kv_uint(j, "events", isc_collector_unspilled());
+	isc_json_kv_string(j, "reason", isc_spill_err_reason(err));
+	isc_json_end_object(j);
+}
+
 static void trailer_meta_json(struct isc_json *j, const struct end *e)
 {
 	struct isc_session *s = &isc_session;
@@ -433,6 +454,7 @@ static void trailer_meta_json(struct isc_json *j, const struct end *e)
 	isc_json_kv_double(j, "duration_ms", (double)(e->ns - s->start_ns) / 1e6, 6);
 	isc_json_kv_string(j, "end_reason", e->reason);
 	json_dropped(j);
+	json_unwritten(j);
 	json_capture(j, e->ns);
 	isc_json_kv_uint(j, "string_table_overflows", isc_intern_overflows());
 	isc_json_kv_uint(j, "collector_wakeups", isc_collector_wakeups());

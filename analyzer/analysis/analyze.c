@@ -23,6 +23,8 @@ static void data_quality(const struct isc_trace *t, struct isc_analysis *a)
 		a->cupti_degraded |= in->cupti_status != 0 && strcmp(st, "active") != 0 &&
 				     strcmp(st, "not_used") != 0;
 		a->incomplete |= in->complete == 0;
+		a->unsampled_threads += in->unsampled_threads;
+		a->unwritten += in->unwritten_events;
 	}
 	for (size_t i = 0; i < t->n && !a->gpu_timeline; i++) {
 		a->gpu_timeline = isc_type_is_gpu(t->ev[i].type);

@@ -200,6 +200,14 @@ struct isc_input {
 	double sample_hz;	   /* trace_metadata.sampling.cpu_hz, 0 when off or absent */
 	uint64_t samples_lost;	   /* trace_metadata.sampling.lost */
 	uint32_t sampling_python;  /* trace_metadata.sampling.python, string id */
+	/* trace_metadata.sampling.unsampled_threads and _reason (string id): threads whose
+	 * CPU time was not sampled (they blocked the sampler's signal) */
+	uint64_t unsampled_threads;
+	uint32_t unsampled_reason;
+	/* trace_metadata.unwritten: events recorded but never written (disk full, no
+	 * descriptor, no memory), and why (string id) */
+	uint64_t unwritten_events;
+	uint32_t unwritten_reason;
 };
 
 /* A dependency the input states between two of its events, as Chrome-trace flow events

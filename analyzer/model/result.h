@@ -186,6 +186,8 @@ struct isc_analysis {
 	bool incomplete;     /* an input was recovered from a spill file or a snapshot */
 	bool cpu_samples;    /* CPU-time counters were used */
 	uint64_t sampled_threads;
+	uint64_t unsampled_threads; /* threads the recorder could not sample (inputs' sum) */
+	uint64_t unwritten;	    /* events recorded but lost on the way to the trace */
 	struct isc_verdict verdict;
 	struct isc_suggestion *sugg;
 	size_t n_sugg;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyzer/base/json-number.h"
+#include "format/vocab.h"
 
 /* A declarative shape check: a field list per object, recursive. */
 enum mkind {
@@ -439,6 +440,11 @@ int isc_meta_apply(struct isc_read_ctx *rc, const struct isc_jdom *d, char *err,
 	isc_jdom_num(d, isc_jdom_get(d, sampling, "cpu_hz"), &in->sample_hz);
 	in->samples_lost = (uint64_t)get_int(d, sampling, "lost", 0);
 	in->sampling_python = intern_str(rc, d, isc_jdom_get(d, sampling, "python"));
+	in->unsampled_threads = (uint64_t)get_int(d, sampling, "unsampled_threads", 0);
+	in->unsampled_reason = intern_str(rc, d, isc_jdom_get(d, sampling, "unsampled_reason"));
+	uint32_t unwritten = isc_jdom_get(d, 0, ISC_KEY_UNWRITTEN);
+	in->unwritten_events = (uint64_t)get_int(d, unwritten, "events", 0);
+	in->unwritten_reason = intern_str(rc, d, isc_jdom_get(d, unwritten, "reason"));
 	return 0;
 }
 

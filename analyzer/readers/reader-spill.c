@@ -76,6 +76,42 @@ static int convert(struct isc_read_ctx *rc, int *json_fd)
 	return 0;
 }
 
+/* The number after "key": in text, 0 when absent. */
+static uint64_t lost_number(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/*
+ * <stem>.lost.json beside <stem>.spill: the library could write no trace and counted
+ * there the records that never reached the spill, and why (trace-format.md,
+ * "unwritten"). Read into the input as a trace's trailer would be.
+ */
+static void read_lost_sidecar(struct isc_read_ctx *rc)
+{
+	size_t n = strlen(rc->label);
+	char path[4200], text[1024];
+	if (n < 6 || n + 16 > sizeof(path) || strcmp(rc->label + n - 6, ".spill") != 0) {
+		return;
+	}
+	memcpy(path, rc->label, n - 6);
+	memcpy(path + n - 6, ".lost.json", sizeof(".lost.json"));
+	FILE *f = fopen(path, "re");
+	size_t got = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+	if (f) {
+		fclose(f);
+	}
+	text[got] = '\0';
+	struct isc_input *in = &rc->t->inputs[rc->input];
+	in->unwritten_events = lost_number(text, "\"events\":");
+	const char *r = strstr(text, "\"reason\":\"");
+	const char *end = r ? strchr(r + 10, '"') : NULL;
+	if (in->unwritten_events > 0 && end != NULL) {
+		in->unwritten_reason = isc_trace_intern(rc->t, r + 10, (size_t)(end - r - 10));
+	}
+}
+
 static int read_spill(struct isc_read_ctx *rc)
 {
 	int fd;
@@ -97,6 +133,9 @@ static int read_spill(struct isc_read_ctx *rc)
 	}
 	isc_source_close(&json);
 	rc->t->inputs[rc->input].format = "spill";
+	if (r == 0) {
+		read_lost_sidecar(rc);
+	}
 	return r;
 }
 

@@ -252,6 +252,8 @@ static void quality(struct isc_json *j, const struct isc_trace *t, const struct 
 	isc_json_kv_bool(j, "gpu_timeline", a->gpu_timeline);
 	isc_json_kv_bool(j, "cupti_degraded", a->cupti_degraded);
 	isc_json_kv_uint(j, "cpu_sampled_threads", a->sampled_threads);
+	isc_json_kv_uint(j, "cpu_unsampled_threads", a->unsampled_threads);
+	isc_json_kv_uint(j, "unwritten_events", a->unwritten);
 	isc_extras_json_quality(j, t, a);
 	isc_json_end_object(j);
 	isc_json_key(j, "thresholds");

@@ -167,6 +167,21 @@ static void quality(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	}
 	fputc('\n', f);
 	isc_md_causal_quality(f, t, a);
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		const struct isc_input *in = &t->inputs[i];
+		if (in->unsampled_threads > 0) {
+			fprintf(f, "- threads not sampled (input %zu): %llu (%s)\n", i + 1,
+				(unsigned long long)in->unsampled_threads,
+				in->unsampled_reason ? isc_trace_str(t, in->unsampled_reason)
+						     : "no reason given");
+		}
+		if (in->unwritten_events > 0) {
+			fprintf(f, "- data lost (input %zu): %llu events never written (%s)\n",
+				i + 1, (unsigned long long)in->unwritten_events,
+				in->unwritten_reason ? isc_trace_str(t, in->unwritten_reason)
+						     : "no reason given");
+		}
+	}
 	isc_extras_md_quality(f, t, a);
 }
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "preload/core/buffer.h"
 #include "preload/core/procfs.h"
+#include "preload/core/threads.h"
 #include "common/log.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -38,6 +40,12 @@ static void on_thread_exit(void *p)
 	/* its name now, as it named itself after its first record (the trace's label) */
 	prctl(PR_GET_NAME, t->comm, 0, 0, 0);
 	atomic_store_explicit(&t->state, ISC_THREAD_EXITING, memory_order_release);
+	if (isc_threads_last_of_program()) {
+		/* The library's threads have descriptor tables of their own: once this
+		 * thread has gone the program's table (its stdout) goes with it, and the
+		 * collector's exit(0) would flush the program's buffers to nowhere. */
+		exit(0);
+	}
 }
 
 void (*isc_buffer_on_full)(void);
@@ -186,6 +194,11 @@ static void full_push(struct isc_chunk *c)
 struct isc_chunk *isc_full_take(void)
 {
 	return atomic_exchange_explicit(&full_head, NULL, memory_order_acquire);
+}
+
+struct isc_chunk *isc_full_peek(void)
+{
+	return atomic_load_explicit(&full_head, memory_order_acquire);
 }
 
 struct isc_event *isc_event_reserve_slow(struct isc_thread *t, unsigned kind, unsigned n)

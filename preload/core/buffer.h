@@ -128,6 +128,8 @@ void isc_thread_names_refresh(void);
 
 /* Full chunks, taken all at once by the collector (oldest last). */
 struct isc_chunk *isc_full_take(void);
+/* The same list left in place (counting what is not written yet). */
+struct isc_chunk *isc_full_peek(void);
 /* Returns a chunk whose records were spilled to the free list. */
 void isc_chunk_release(struct isc_chunk *c);
 

@@ -44,6 +44,8 @@ static _Atomic bool snapshot_requested;
 static _Atomic uint64_t wakeups;
 
 static struct isc_collector_sink sink;
+static struct isc_chunk *waiting; /* full chunks not yet written (spilling, below) */
+static int last_error;		  /* the last spill's, 0: written */
 static int owner_pid;
 static bool owner_eager;
 
@@ -187,6 +189,9 @@ static void *collector_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	isc_tls_guard = 1; /* nothing this thread does is the application's */
+	/* every file the collector opens (spill, segments, snapshots, windows, procfs) is
+	 * in a table of its own: never seen, inherited or closed by the program */
+	isc_threads_hide_fds();
 	atomic_store(&thread_tid, (uint32_t)syscall(SYS_gettid));
 	prctl(PR_SET_NAME, "inferscope", 0, 0, 0);
 	isc_threads_own(1);
@@ -228,14 +233,14 @@ void isc_collector_start(void)
 	isc_buffer_on_rouse = isc_collector_wake; /* before it can doze */
 	/* Block signals around the create so the new thread starts with them blocked. */
 	sigfillset(&all);
+	isc_tls_guard++; /* the library's own mask change: no sampler timer moves */
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	isc_tls_guard++;
 	atomic_store(&stop_requested, false);
 	atomic_store(&stopped_ack, false);
 	atomic_store(&counted, false);
 	int r = pthread_create(&thread, &attr, collector_main, NULL);
-	isc_tls_guard--;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	isc_tls_guard--;
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
 		isc_error("cannot start the collector thread (%s); events are kept in memory "
@@ -308,11 +313,14 @@ void isc_collector_reset_after_fork(void)
 	atomic_store(&snapshot_requested, false);
 	atomic_store(&isc_collector_dozing, 0);
 	atomic_store(&wakeups, 0);
+	waiting = NULL; /* the parent's chunks: the child's buffers start over */
+	last_error = 0;
 }
 
 /* ---- spilling ---- */
 
-/* Queues the records [c->spilled, upto) of chunk c. */
+/* Queues the records [c->spilled, upto) of chunk c; they count as spilled once the
+ * batch is written (batch_flush). */
 static int queue_range(struct isc_spill *s, struct isc_chunk *c, uint32_t upto,
 		       struct isc_spill_events *hdr)
 {
@@ -324,12 +332,8 @@ static int queue_range(struct isc_spill *s, struct isc_chunk *c, uint32_t upto,
 	}
 	hdr->tid = c->tid;
 	hdr->count = upto - c->spilled;
-	int r = isc_spill_queue(s, ISC_BLK_EVENTS, hdr, sizeof(*hdr), &c->rec[c->spilled],
-				(size_t)hdr->count * sizeof(struct isc_event));
-	if (r == 0) {
-		c->spilled = upto;
-	}
-	return r;
+	return isc_spill_queue(s, ISC_BLK_EVENTS, hdr, sizeof(*hdr), &c->rec[c->spilled],
+			       (size_t)hdr->count * sizeof(struct isc_event));
 }
 
 static bool thread_gone(struct isc_thread *t)
@@ -343,22 +347,21 @@ static bool thread_gone(struct isc_thread *t)
 #define MAX_BATCH 16 /* chunk ranges per writev batch (3 iovecs each + headers) */
 
 struct batch {
-	struct isc_chunk *release[MAX_BATCH];
+	struct isc_chunk *chunk[MAX_BATCH];
+	uint32_t upto[MAX_BATCH];
 	struct isc_spill_events hdr[MAX_BATCH];
 	unsigned n;
-	unsigned nrel;
 };
 
+/* Writes the batch. Only then do its records count as spilled: a write that fails (a
+ * full disk, a file-size limit) leaves them in memory, to be written at a later tick. */
 static int batch_flush(struct isc_spill *s, struct batch *b)
 {
 	int r = isc_spill_sync(s);
-	if (r == 0) {
-		for (unsigned i = 0; i < b->nrel; i++) {
-			isc_chunk_release(b->release[i]);
-		}
+	for (unsigned i = 0; i < b->n && r == 0; i++) {
+		b->chunk[i]->spilled = b->upto[i];
 	}
 	b->n = 0;
-	b->nrel = 0;
 	return r;
 }
 
@@ -381,8 +384,7 @@ static int make_room(struct isc_spill **s, struct batch *b, uint64_t bytes)
 	return r < 0 ? r : spill_strings(n);
 }
 
-static int batch_add(struct isc_spill **sp, struct batch *b, struct isc_chunk *c, uint32_t upto,
-		     bool release)
+static int batch_add(struct isc_spill **sp, struct batch *b, struct isc_chunk *c, uint32_t upto)
 {
 	if (upto > c->spilled) {
 		uint64_t bytes = sizeof(struct isc_spill_block) + sizeof(struct isc_spill_events) +
@@ -400,9 +402,10 @@ static int batch_add(struct isc_spill **sp, struct batch *b, struct isc_chunk *c
 		}
 	}
 	int r = queue_range(s, c, upto, &b->hdr[b->n]);
-	b->n++;
-	if (r == 0 && release) {
-		b->release[b->nrel++] = c;
+	if (r == 0) {
+		b->chunk[b->n] = c;
+		b->upto[b->n] = upto > c->spilled ? upto : c->spilled;
+		b->n++;
 	}
 	return r;
 }
@@ -429,18 +432,10 @@ static int spill_strings(struct isc_spill *s)
 	return r;
 }
 
-int isc_collector_spill(bool final)
+/* Full chunks not yet written, oldest first (waiting): those a failed write left, then
+ * those filled since (the collector's, one spiller at a time). */
+static struct isc_chunk *take_full(void)
 {
-	struct isc_spill *s = sink.spill ? sink.spill() : NULL;
-	static struct batch b; /* one spiller at a time (see collector.h) */
-	if (s == NULL) {
-		return -EIO;
-	}
-	if (isc_spill_acquire(s) < 0) {
-		/* no descriptor to be had now: the chunks stay queued for the next tick */
-		return -EMFILE;
-	}
-	/* 1. full chunks, in the order they filled (the list is newest first) */
 	struct isc_chunk *full = isc_full_take();
 	struct isc_chunk *rev = NULL;
 	while (full) {
@@ -449,21 +444,93 @@ int isc_collector_spill(bool final)
 		rev = full;
 		full = next;
 	}
+	struct isc_chunk **end = &waiting;
+	while (*end) {
+		end = &(*end)->next_full;
+	}
+	*end = rev;
+	return waiting;
+}
+
+int isc_collector_spill_error(void)
+{
+	return last_error;
+}
+
+uint64_t isc_collector_unspilled(void)
+{
+	uint64_t n = 0;
+	for (struct isc_chunk *c = waiting; c; c = c->next_full) {
+		n += atomic_load(&c->head) - c->spilled;
+	}
+	for (struct isc_chunk *c = isc_full_peek(); c; c = c->next_full) {
+		n += atomic_load(&c->head) - c->spilled;
+	}
+	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
+		struct isc_chunk *c = atomic_load(&t->chunk), *sc = atomic_load(&t->sample_chunk);
+		n += c ? atomic_load(&c->head) - c->spilled : 0;
+		n += sc ? atomic_load(&sc->head) - sc->spilled : 0;
+	}
+	return n;
+}
+
+static int spill_all(bool final);
+
+int isc_collector_spill(bool final)
+{
+	int r = spill_all(final);
+	if (r < 0 && last_error == 0) {
+		isc_error("cannot write the spill (%s): events wait in memory (at most "
+			  "INFERSCOPE_MAX_MEMORY) and the write is tried again",
+			  strerror(-r));
+	}
+	last_error = r < 0 ? r : 0;
+	return r;
+}
+
+static int spill_all(bool final)
+{
+	struct isc_spill *s = sink.spill ? sink.spill() : NULL;
+	static struct batch b; /* one spiller at a time (see collector.h) */
+	if (s == NULL) {
+		return -EIO;
+	}
+	int r = isc_spill_acquire(s);
+	if (r < 0) {
+		/* no descriptor to be had now: the chunks stay queued for the next tick */
+		return r;
+	}
+	/* 1. full chunks, in the order they filled */
+	struct isc_chunk *rev = take_full();
 	/* Strings go first so that a spill cut short by SIGKILL names what it holds; the
 	 * trace writer loads every STRINGS block before any event, so order is not
 	 * otherwise needed. */
-	b.n = b.nrel = 0;
-	int r = make_room(&s, &b, 0);
+	b.n = 0;
+	r = make_room(&s, &b, 0);
 	if (r == 0) {
 		r = spill_strings(s);
 	}
 	for (struct isc_chunk *c = rev; c && r == 0; c = c->next_full) {
-		r = batch_add(&s, &b, c, atomic_load_explicit(&c->head, memory_order_acquire),
-			      true);
+		r = batch_add(&s, &b, c, atomic_load_explicit(&c->head, memory_order_acquire));
 	}
 	if (r == 0) {
 		r = batch_flush(s, &b);
 	}
+	/* a full chunk whose records are all written goes back to the free list; the
+	 * others wait for the next try */
+	b.n = 0;
+	struct isc_chunk **tail = &waiting;
+	waiting = NULL;
+	for (struct isc_chunk *c = rev, *next; c; c = next) {
+		next = c->next_full;
+		if (c->spilled == atomic_load_explicit(&c->head, memory_order_acquire)) {
+			isc_chunk_release(c);
+		} else {
+			*tail = c;
+			tail = &c->next_full;
+		}
+	}
+	*tail = NULL;
 	for (struct isc_thread *t = isc_registry_first(); t && r == 0; t = t->next) {
 		struct isc_chunk *c = atomic_load_explicit(&t->chunk, memory_order_acquire);
 		struct isc_chunk *sc = atomic_load_explicit(&t->sample_chunk, memory_order_acquire);
@@ -473,11 +540,11 @@ int isc_collector_spill(bool final)
 		bool gone = !final && thread_gone(t);
 		if (c != NULL) {
 			uint32_t head = atomic_load_explicit(&c->head, memory_order_acquire);
-			r = batch_add(&s, &b, c, head, false);
+			r = batch_add(&s, &b, c, head);
 		}
 		if (sc != NULL && r == 0) {
 			uint32_t head = atomic_load_explicit(&sc->head, memory_order_acquire);
-			r = batch_add(&s, &b, sc, head, false);
+			r = batch_add(&s, &b, sc, head);
 		}
 		if (r == 0 && gone) {
 			r = batch_flush(s, &b);

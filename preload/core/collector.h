@@ -54,6 +54,9 @@ void isc_collector_request_snapshot(void);
  * `final`, also what only the flush may do (no chunk is released). 0 or -errno.
  */
 int isc_collector_spill(bool final);
+/* The last spill's error (0: it was written); records in memory not written yet. */
+int isc_collector_spill_error(void);
+uint64_t isc_collector_unspilled(void);
 
 /* After fork() in the child: the thread does not exist there. */
 void isc_collector_reset_after_fork(void);

@@ -10,19 +10,43 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "preload/core/guard.h"
 #include "preload/core/procfs.h"
 
 static _Atomic int own_threads; /* the library's threads alive in this process */
 
+#define OWN_TIDS 8
+static _Atomic uint32_t own_tids[OWN_TIDS]; /* who they are (0: a free slot) */
+
 void isc_threads_own(int delta)
 {
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	for (unsigned i = 0; i < OWN_TIDS; i++) {
+		uint32_t want = delta > 0 ? 0 : tid;
+		if (atomic_compare_exchange_strong(&own_tids[i], &want, delta > 0 ? tid : 0)) {
+			break;
+		}
+	}
 	atomic_fetch_add(&own_threads, delta);
+}
+
+bool isc_threads_is_own(uint32_t tid)
+{
+	for (unsigned i = 0; i < OWN_TIDS; i++) {
+		if (atomic_load(&own_tids[i]) == tid) {
+			return true;
+		}
+	}
+	return false;
 }
 
 #define START_WAIT_NS (1000 * 1000000ull)
@@ -169,5 +193,74 @@ bool isc_fork_quiet(void)
 void isc_threads_reset_after_fork(void)
 {
 	atomic_store(&own_threads, 0);
+	for (unsigned i = 0; i < OWN_TIDS; i++) {
+		atomic_store(&own_tids[i], 0);
+	}
 	quiet.tid = 0;
+}
+
+bool isc_threads_last_of_program(void)
+{
+	return atomic_load(&own_threads) > 0 && isc_program_threads() == 1;
+}
+
+/* ---- descriptors of our own ---- */
+
+bool isc_threads_hide_fds(void)
+{
+	if (unshare(CLONE_FILES) != 0) {
+		return false;
+	}
+	/* what the copy inherited would keep the program's files open (a pipe's write end
+	 * the program closes to say EOF): none of it is ours. Every number is then free for
+	 * our files, 0-2 included (messages borrow the program's stderr line by line): a
+	 * program that lowers RLIMIT_NOFILE to 3 still leaves room for the spill and the
+	 * trace. */
+	syscall(SYS_close_range, 0u, ~0u, 0u);
+	isc_log_private_table();
+	return true;
+}
+
+struct private_run {
+	void (*fn)(void *);
+	void *arg;
+	_Atomic bool hidden;
+};
+
+static void *private_main(void *p)
+{
+	struct private_run *run = p;
+	sigset_t all;
+	sigfillset(&all);
+	isc_tls_guard = 1; /* nothing this thread does is the application's */
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	isc_threads_own(1);
+	if (isc_threads_hide_fds()) {
+		atomic_store(&run->hidden, true);
+		run->fn(run->arg);
+	}
+	isc_threads_own(-1);
+	return NULL;
+}
+
+bool isc_threads_run_private(void (*fn)(void *), void *arg)
+{
+	struct private_run run = { fn, arg, false };
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t th;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int r = pthread_create(&th, &attr, private_main, &run);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (r == 0) {
+		pthread_join(th, NULL);
+	}
+	if (r != 0 || !atomic_load(&run.hidden)) {
+		fn(arg); /* no thread or no unshare (a seccomp policy): here, as before */
+	}
+	return r == 0 && atomic_load(&run.hidden);
 }

@@ -9,6 +9,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /*
  * Counts a thread of the library's own (+1 when it starts, -1 when it ends). The
@@ -16,6 +17,8 @@
  * are left: they must never keep alive a program whose last thread has ended.
  */
 void isc_threads_own(int delta);
+/* Whether tid is one of them (the sampler never arms a timer for ours). */
+bool isc_threads_is_own(uint32_t tid);
 /* The thread that starts one of them waits (at most 1 s) for it to have counted itself
  * and set *flag: a count read after a start has returned is exact. */
 void isc_threads_await_start(_Atomic bool *flag);
@@ -25,6 +28,10 @@ long isc_program_threads(void);
 /* True when only the library's own threads are left (the check the collector makes;
  * the listener makes it while the collector does not run). */
 bool isc_threads_orphaned(void);
+/* True when the calling thread, ending, is the program's last and a thread of ours
+ * would keep the process alive: glibc would now end it with exit(0) (the caller does,
+ * in the program's descriptor table, which goes when its last thread has gone). */
+bool isc_threads_last_of_program(void);
 
 /*
  * The quiet period after a fork. A single-threaded program that forks must stay
@@ -40,6 +47,21 @@ bool isc_threads_orphaned(void);
  */
 void isc_fork_quiet_begin(bool quiet);
 bool isc_fork_quiet(void);
+
+/*
+ * Descriptors of the library's own. The calling thread unshares its descriptor table
+ * (unshare(CLONE_FILES)) and empties it (messages go to the program's stderr, borrowed
+ * line by line): what it opens afterwards is in no table the program
+ * can see, close, reuse or hand to a child. False where unshare is refused.
+ */
+bool isc_threads_hide_fds(void);
+/*
+ * Runs fn(arg) where its descriptors are invisible to the program, and where the
+ * program's RLIMIT_NOFILE or its use of every low number leaves room for ours: on a
+ * short-lived thread that hid its table, joined before returning; on the caller only
+ * when no such thread can be had. True when it ran hidden.
+ */
+bool isc_threads_run_private(void (*fn)(void *), void *arg);
 
 /* After fork() in the child: none of ours exists there. */
 void isc_threads_reset_after_fork(void);

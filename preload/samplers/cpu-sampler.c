@@ -29,6 +29,8 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -39,6 +41,8 @@
 #include "preload/core/capture.h"
 #include "common/clock.h"
 #include "preload/core/collector.h"
+#include "preload/core/procfs.h"
+#include "preload/core/threads.h"
 #include "common/config.h"
 #include "preload/hooks/host/host.h"
 #include "common/log.h"
@@ -50,7 +54,8 @@
 
 struct timer_slot {
 	uint32_t tid; /* 0 = free */
-	int id;	      /* kernel timer id */
+	int id;	      /* kernel timer id; -1: none, the thread blocks our signal */
+	bool counted; /* counted in blocked_threads */
 };
 
 static int sig;	    /* 0: sampling off */
@@ -61,6 +66,24 @@ static unsigned n_timers;
 static uint64_t ticks;
 static bool stepped_aside;
 static uint64_t timer_failures;
+static uint64_t blocked_threads; /* threads seen blocking our signal: not sampled then */
+/* The table's lock: the collector's scans and a thread changing its own signal mask
+ * (isc_sampler_mask_*) take turns, so that no timer is ever armed for a thread that
+ * blocks its signal (a signal pending there would reach the program's signalfd or
+ * sigwaitinfo). Never taken by the signal handler. */
+static _Atomic int table_lock;
+
+static void lock_table(void)
+{
+	while (atomic_exchange_explicit(&table_lock, 1, memory_order_acquire)) {
+		sched_yield();
+	}
+}
+
+static void unlock_table(void)
+{
+	atomic_store_explicit(&table_lock, 0, memory_order_release);
+}
 
 int isc_sampler_signal(void)
 {
@@ -195,18 +218,57 @@ static struct timer_slot *slot_of(uint32_t tid, bool add)
 	return free_slot;
 }
 
-/* Starts sampling thread tid (self: its own clock id) unless it already is sampled. */
-static void ensure_timer(uint32_t tid, bool self)
+/* Does thread tid block our signal now? Its mask, from /proc (or its own, for self). */
+static bool blocks_signal(uint32_t tid, bool self)
 {
-	if (sig == 0 || stepped_aside || slot_of(tid, false)) {
+	if (self) {
+		sigset_t cur;
+		return pthread_sigmask(SIG_BLOCK, NULL, &cur) == 0 && sigismember(&cur, sig) == 1;
+	}
+	char path[64], buf[2048];
+	isc_fmt(path, sizeof(path), "/proc/self/task/%u/status", tid);
+	if (isc_slurp(path, buf, sizeof(buf)) == 0) {
+		return true; /* gone, or unreadable: never arm blind */
+	}
+	const char *p = strstr(buf, "\nSigBlk:");
+	if (p == NULL) {
+		return true;
+	}
+	unsigned long long mask = strtoull(p + 8, NULL, 16);
+	return (mask >> (sig - 1)) & 1;
+}
+
+/* counted: the collector saw it blocked (a thread that blocks the signal only around a
+ * critical section, as CPython does around a fork, is not counted) */
+static void mark_blocked(struct timer_slot *s, uint32_t tid, bool count)
+{
+	s->tid = tid;
+	s->id = -1;
+	if (count && !s->counted) {
+		s->counted = true;
+		blocked_threads++;
+	}
+}
+
+/* Starts sampling thread tid (self: its own clock id) unless it already is sampled or
+ * blocks the signal; the table is locked. */
+static void ensure_timer_locked(uint32_t tid, bool self)
+{
+	struct timer_slot *s = slot_of(tid, false);
+	if (sig == 0 || stepped_aside || (s != NULL && s->id >= 0)) {
 		return;
 	}
-	struct timer_slot *s = slot_of(tid, true);
+	s = s ? s : slot_of(tid, true);
 	if (s == NULL) {
+		return;
+	}
+	if (blocks_signal(tid, self)) {
+		mark_blocked(s, tid, true);
 		return;
 	}
 	int id = timer_start(tid, self ? CLOCK_THREAD_CPUTIME_ID : thread_clock(tid));
 	if (id < 0) {
+		/* a fresh slot stays free (tid 0); a blocked thread's stays blocked */
 		timer_failures += id != -EINVAL && id != -ESRCH; /* EINVAL/ESRCH: it exited */
 		return;
 	}
@@ -214,15 +276,64 @@ static void ensure_timer(uint32_t tid, bool self)
 	s->id = id;
 }
 
+static void ensure_timer(uint32_t tid, bool self)
+{
+	lock_table();
+	ensure_timer_locked(tid, self);
+	unlock_table();
+}
+
+/* A thread that blocked the signal by a raw system call (no hook saw it): its timer
+ * goes, and with it a signal already pending there (timer_delete dequeues it). */
+static void recheck_locked(struct timer_slot *s)
+{
+	if (s->id >= 0 && blocks_signal(s->tid, false)) {
+		syscall(SYS_timer_delete, s->id);
+		mark_blocked(s, s->tid, true);
+	} else if (s->id < 0) {
+		ensure_timer_locked(s->tid, false); /* unblocked since */
+	}
+}
+
+/* ---- the program changes its signal mask (hooks/host: sigprocmask, pthread_sigmask) ---- */
+
+bool isc_sampler_mask_begin(int how, const sigset_t *set)
+{
+	if (sig == 0 || stepped_aside || set == NULL || isc_tls_guard != 0) {
+		return false;
+	}
+	bool blocks = (how == SIG_BLOCK || how == SIG_SETMASK) && sigismember(set, sig) == 1;
+	lock_table();
+	struct timer_slot *s = slot_of((uint32_t)syscall(SYS_gettid), false);
+	if (blocks && s != NULL && s->id >= 0) {
+		/* before the mask changes: from then on no signal of ours can be pending */
+		syscall(SYS_timer_delete, s->id);
+		mark_blocked(s, s->tid, false);
+	}
+	return true; /* the lock is held until isc_sampler_mask_end */
+}
+
+void isc_sampler_mask_end(void)
+{
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	struct timer_slot *s = slot_of(tid, false);
+	if (s != NULL && s->id < 0 && !blocks_signal(tid, true)) {
+		ensure_timer_locked(tid, true); /* unblocked: sampled again at once */
+	}
+	unlock_table();
+}
+
 static void delete_all(void)
 {
+	lock_table();
 	for (unsigned i = 0; i < n_timers; i++) {
-		if (timers[i].tid) {
+		if (timers[i].tid && timers[i].id >= 0) {
 			syscall(SYS_timer_delete, timers[i].id);
 		}
 	}
 	memset(timers, 0, sizeof(timers));
 	n_timers = 0;
+	unlock_table();
 }
 
 static bool alive(uint32_t tid)
@@ -243,7 +354,7 @@ static void scan_tasks(uint32_t self)
 		for (long off = 0; off < n;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + off);
 			uint32_t tid = (uint32_t)strtoul(d->d_name, NULL, 10);
-			if (tid && tid != self) {
+			if (tid && tid != self && !isc_threads_is_own(tid)) {
 				ensure_timer(tid, false);
 			}
 			off += d->d_reclen;
@@ -280,12 +391,19 @@ static void tick(uint64_t now)
 	if (ticks++ % SCAN_EVERY == 0 || now - last > 10 * isc_config.tick_ns) {
 		last = now;
 		scan_tasks(self);
+		lock_table();
 		for (unsigned i = 0; i < n_timers; i++) {
 			if (timers[i].tid && !alive(timers[i].tid)) {
-				syscall(SYS_timer_delete, timers[i].id);
+				if (timers[i].id >= 0) {
+					syscall(SYS_timer_delete, timers[i].id);
+				}
 				timers[i].tid = 0;
+				timers[i].counted = false;
+			} else if (timers[i].tid) {
+				recheck_locked(&timers[i]);
 			}
 		}
+		unlock_table();
 	}
 	if (ticks % 100 == 1) {
 		isc_py_discover(); /* an interpreter loaded with dlopen (embedding) */
@@ -354,6 +472,7 @@ void isc_samplers_fork_child(void)
 {
 	/* timers are not inherited: the child samples its (only) thread anew */
 	isc_unwind_fork_child();
+	atomic_store(&table_lock, 0); /* another thread may have held it at the fork */
 	memset(timers, 0, sizeof(timers));
 	n_timers = 0;
 	ticks = 0;
@@ -383,6 +502,7 @@ bool isc_sampling_report(struct isc_sampling_report *r)
 	r->unwind_fallbacks = isc_unwind_fallbacks();
 	r->stepped_aside = stepped_aside;
 	r->timer_failures = timer_failures;
+	r->unsampled_threads = blocked_threads;
 	return true;
 }
 

@@ -53,11 +53,20 @@ struct isc_sampling_report {
 	const char *python;   /* "ok", "absent", "unsupported: ..." */
 	const char *unwinder; /* "libunwind" or "frame-pointers" */
 	uint64_t samples, lost, timer_failures;
+	uint64_t unsampled_threads;	/* threads that blocked the signal: no timer then */
 	uint64_t unwind_fallbacks;	/* stacks unwound by libunwind: the tables could not */
 	uint64_t handler_ns, python_ns; /* time in the handler, of which the Python walk */
 	bool stepped_aside;
 };
 bool isc_sampling_report(struct isc_sampling_report *r);
+/*
+ * Around a change of the calling thread's signal mask (the sigprocmask and
+ * pthread_sigmask hooks). begin: a mask that blocks our signal deletes the thread's
+ * timer first (and so any signal of it still pending); true when end must be called
+ * after the real call, which re-arms the timer of a thread that unblocked it.
+ */
+bool isc_sampler_mask_begin(int how, const sigset_t *set);
+void isc_sampler_mask_end(void);
 /* Stack words (native pcs, then Python frame pairs) of the calling thread, for events
  * that carry a stack (isc_stack_capture_here). Returns words, 0 when off. */
 unsigned isc_sampler_stack_here(uint64_t *words, unsigned max, uint16_t *native, uint16_t *python);

@@ -21,6 +21,11 @@
  *
  * errno is the application's: the fast path never touches it and the slow path
  * restores it, so a failed malloc still leaves ENOMEM.
+ *
+ * The library's own allocations (the guard raised: its threads, its flush, the libc
+ * functions it calls) come from its own arena (core/arena.h), and a pointer of that
+ * arena goes back there whoever frees or reallocates it: the program's allocator
+ * never holds, nor is shaped by, a byte of ours.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,6 +36,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "preload/core/arena.h"
 #include "preload/hooks/host/host.h"
 #include "preload/core/export.h"
 #include "common/log.h"
@@ -167,6 +173,13 @@ static inline bool ready(void)
  * malloc_usable_size on test blocks of every kind (init).
  */
 static bool glibc_chunks;
+/* libc's malloc is the real one: the computation is checked against its
+ * malloc_usable_size on the program's own first blocks (VERIFY of them), and then used.
+ * Test blocks of our own would change the program's heap (a large one freed moves
+ * glibc's dynamic mmap threshold). */
+static bool glibc_candidate;
+static _Atomic int verify_left;
+#define VERIFY 64
 
 static inline size_t chunk_usable(const void *p)
 {
@@ -175,9 +188,38 @@ static inline size_t chunk_usable(const void *p)
 	return (head & ~(size_t)7) - (head & 2 ? 2 * sizeof(size_t) : sizeof(size_t));
 }
 
+static __attribute__((noinline)) size_t usable_checked(void *p)
+{
+	size_t u = real.usable(p);
+	if (glibc_candidate) {
+		if (chunk_usable(p) != u) {
+			glibc_candidate = false;
+		} else if (atomic_fetch_sub(&verify_left, 1) == 1) {
+			glibc_chunks = true;
+		}
+	}
+	return u;
+}
+
 static inline size_t usable(void *p)
 {
-	return __builtin_expect(glibc_chunks, 1) ? chunk_usable(p) : real.usable(p);
+	return __builtin_expect(glibc_chunks, 1) ? chunk_usable(p) : usable_checked(p);
+}
+
+/* The library at work (guard raised): from its arena; NULL only where no arena could
+ * be reserved (then the real allocator, as before) or it is full. */
+static inline bool ours(void)
+{
+	return __builtin_expect(isc_tls_guard != 0, 0);
+}
+
+static void *arena_or_real(size_t n, size_t align)
+{
+	void *p = isc_arena_alloc(n, align);
+	if (p == NULL && isc_arena_lo == 0 && ready()) {
+		return align <= 16 ? real.malloc(n) : real.memalign(align, n);
+	}
+	return p;
 }
 
 /* ---- recording ---- */
@@ -306,6 +348,9 @@ static inline void note_free(void *p, unsigned op)
 
 ISC_EXPORT void *malloc(size_t n)
 {
+	if (ours()) {
+		return arena_or_real(n, 16);
+	}
 	if (__builtin_expect(!ready(), 0)) {
 		return pool_alloc(n, 16);
 	}
@@ -316,6 +361,10 @@ ISC_EXPORT void *malloc(size_t n)
 
 ISC_EXPORT void free(void *p)
 {
+	if (isc_arena_owns(p)) {
+		isc_arena_free(p);
+		return;
+	}
 	if (p == NULL || in_pool(p)) {
 		return;
 	}
@@ -329,6 +378,17 @@ ISC_EXPORT void free(void *p)
 ISC_EXPORT void *calloc(size_t k, size_t n)
 {
 	size_t bytes;
+	if (ours()) {
+		if (__builtin_mul_overflow(k, n, &bytes)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		void *p = arena_or_real(bytes, 16);
+		if (p != NULL) {
+			memset(p, 0, bytes);
+		}
+		return p;
+	}
 	if (__builtin_expect(!ready(), 0)) {
 		if (__builtin_mul_overflow(k, n, &bytes)) {
 			errno = ENOMEM;
@@ -341,8 +401,31 @@ ISC_EXPORT void *calloc(size_t k, size_t n)
 	return p;
 }
 
+/* A block of our arena stays there, whoever resizes it (the program's setenv growing
+ * an environment the library extended, say). */
+static void *arena_realloc(void *old, size_t n)
+{
+	if (old != NULL && n == 0) {
+		isc_arena_free(old);
+		return NULL;
+	}
+	void *p = isc_arena_alloc(n, 16);
+	if (p != NULL && old != NULL) {
+		size_t had = isc_arena_usable(old);
+		memcpy(p, old, had < n ? had : n);
+		isc_arena_free(old);
+	}
+	return p;
+}
+
 static void *do_realloc(void *old, size_t n, unsigned op)
 {
+	if (isc_arena_owns(old)) {
+		return arena_realloc(old, n);
+	}
+	if (old == NULL && ours()) {
+		return arena_or_real(n, 16);
+	}
 	if (__builtin_expect(!ready() || in_pool(old), 0)) {
 		if (!in_pool(old)) {
 			return pool_alloc(n, 16);
@@ -393,6 +476,14 @@ ISC_EXPORT void *reallocarray(void *old, size_t k, size_t n)
 
 ISC_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
+	if (ours()) {
+		void *p = arena_or_real(n, align);
+		if (p == NULL) {
+			return ENOMEM;
+		}
+		*out = p;
+		return 0;
+	}
 	if (__builtin_expect(!ready(), 0)) {
 		void *p = pool_alloc(n, align);
 		if (p == NULL) {
@@ -408,6 +499,9 @@ ISC_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 ISC_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
+	if (ours()) {
+		return arena_or_real(n, align);
+	}
 	if (__builtin_expect(!ready(), 0)) {
 		return pool_alloc(n, align);
 	}
@@ -418,6 +512,9 @@ ISC_EXPORT void *aligned_alloc(size_t align, size_t n)
 
 ISC_EXPORT void *memalign(size_t align, size_t n)
 {
+	if (ours()) {
+		return arena_or_real(n, align);
+	}
 	if (__builtin_expect(!ready(), 0)) {
 		return pool_alloc(n, align);
 	}
@@ -429,6 +526,9 @@ ISC_EXPORT void *memalign(size_t align, size_t n)
 ISC_EXPORT void *valloc(size_t n)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	if (ours()) {
+		return arena_or_real(n, page);
+	}
 	if (__builtin_expect(!ready(), 0)) {
 		return pool_alloc(n, page);
 	}
@@ -441,6 +541,9 @@ ISC_EXPORT void *pvalloc(size_t n)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t rounded = n + page - 1 < n ? SIZE_MAX : (n + page - 1) & ~(page - 1);
+	if (ours()) {
+		return arena_or_real(rounded ? rounded : page, page);
+	}
 	if (__builtin_expect(!ready(), 0)) {
 		return pool_alloc(rounded ? rounded : page, page);
 	}
@@ -460,25 +563,13 @@ void isc_hooks_malloc_fork_child(void)
 	}
 }
 
-/* Is real malloc glibc's, and does chunk_usable() agree with it? (guard raised) */
-static bool check_glibc_chunks(void)
+/* Is the real malloc glibc's? (guard raised) Its chunks are checked on the program's
+ * first blocks (usable_checked). */
+static bool glibc_malloc(void)
 {
-	static const size_t sizes[] = {
-		0, 1, 24, 25, 100, 1000, 1032, 5000, 70000, 300000, 4u << 20
-	};
 	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
 	bool ok = libc && dlsym(libc, "malloc") == (void *)real.malloc &&
 		  dlsym(libc, "malloc_usable_size") == (void *)real.usable;
-	for (size_t i = 0; ok && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		void *a = real.malloc(sizes[i]), *b = real.memalign(256, sizes[i] + 1);
-		void *c = real.calloc(1, sizes[i] + 3),
-		     *d = a ? real.realloc(a, sizes[i] * 2 + 8) : NULL;
-		void *blocks[] = { b, c, d ? d : a }; /* a failed realloc leaves a */
-		for (int k = 0; k < 3; k++) {
-			ok = ok && blocks[k] && chunk_usable(blocks[k]) == real.usable(blocks[k]);
-			real.free(blocks[k]);
-		}
-	}
 	if (libc) {
 		dlclose(libc);
 	}
@@ -490,10 +581,11 @@ void isc_hooks_malloc_init(void)
 	resolve();
 	isc_hooks_mmap_resolve();
 	isc_tls_guard++;
-	glibc_chunks = check_glibc_chunks();
+	atomic_store(&verify_left, VERIFY);
+	glibc_candidate = glibc_malloc();
 	isc_tls_guard--;
-	isc_debug("malloc hooks: %s", glibc_chunks
-					      ? "glibc chunk sizes read inline"
+	isc_debug("malloc hooks: %s", glibc_candidate
+					      ? "glibc chunk sizes read inline once checked"
 					      : "sizes from the allocator's malloc_usable_size");
 	hot.mean = isc_config.malloc_sample;
 	hot.threshold = hot.mean ? isc_config.malloc_threshold : 0;
