@@ -128,7 +128,7 @@ struct isc_thread {
 	uint32_t py_chain_n;
 	uint16_t py_absent;	     /* samples left before looking for its PyThreadState again */
 	uint16_t py_backoff;	     /* and how many the next miss skips (doubling, at most 64) */
-	uint64_t sample_cpu_ns;	     /* the thread's CPU clock at its previous sample */
+	uint64_t sample_cpu_ns;	     /* its CPU clock at its previous sample, or attach */
 	uint64_t sample_ns;	     /* time spent in the sampling handler (ns) */
 	uint64_t sample_py_ns;	     /* of which walking Python frames */
 	uint64_t stack_window;	     /* event stacks: start of the current second (ns) */
