@@ -150,6 +150,19 @@ struct isc_agg_list {
 	size_t n, cap;
 };
 
+/* One bucket of a call's latency histogram (aggregates.syscall_latency): calls that lasted
+ * [lo, hi) ns. A histogram covers every call the hooks counted, not only the events. */
+struct isc_lat_bucket {
+	uint32_t name;
+	int64_t lo, hi;
+	uint64_t n;
+};
+
+struct isc_lat_list {
+	struct isc_lat_bucket *v;
+	size_t n, cap;
+};
+
 struct isc_device_info {
 	bool present;
 	int sm_count;
@@ -189,6 +202,8 @@ struct isc_input {
 	uint64_t malloc_calls, malloc_frees, malloc_bytes, malloc_sampled;
 	struct isc_agg_list agg_syscalls;
 	struct isc_agg_list agg_cuda_api;
+	bool has_latency; /* the trace has aggregates.syscall_latency (traces before: none) */
+	struct isc_lat_list latency;
 	int rank; /* distributed rank (Kineto distributedInfo.rank), -1 unknown */
 	/* Kineto's top-level "distributedInfo" and "deviceProperties", verbatim JSON (NULL when
 	 * absent), so that the Chrome export hands them on to HTA. */

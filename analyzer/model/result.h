@@ -94,6 +94,13 @@ struct isc_stat_table {
 	struct isc_stat *rows; /* by total time, descending; then by name */
 	size_t n;
 	uint64_t events;
+	/* Syscalls over the whole trace: counts, totals, maxima and bytes are the hooks' exact
+	 * aggregates (every call, not only the events above the threshold); percentiles, min
+	 * and CV come from the hooks' latency histograms, or where a trace has none
+	 * (pct_from_events), from the events alone. */
+	bool exact;
+	bool pct_from_events;
+	uint64_t calls; /* with exact: the calls the rows count */
 };
 
 struct isc_scope_time {

@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
 #include "analyzer/base/json-number.h"
+#include "format/vocab.h"
 
 /* A declarative shape check: a field list per object, recursive. */
 enum mkind {
@@ -20,6 +22,7 @@ enum mkind {
 	M_MAP_OF,
 	M_ARR_OF,
 	M_PAIR,
+	M_TRIPLE, /* three non-negative numbers */
 	M_ENUM
 };
 
@@ -102,7 +105,12 @@ static const struct mspec thread_fields[] = {
 	{ "cuda_api", M_MAP_OF, call_elem, NULL }, END
 };
 static const struct mspec thread_elem[] = { { "", M_OBJ, thread_fields, NULL }, END };
-static const struct mspec aggregates_fields[] = { { "threads", M_ARR_OF, thread_elem, NULL }, END };
+static const struct mspec triple_elem[] = { { "", M_TRIPLE, NULL, NULL }, END };
+static const struct mspec latency_elem[] = { { "", M_ARR_OF, triple_elem, NULL }, END };
+static const struct mspec aggregates_fields[] = { { "threads", M_ARR_OF, thread_elem, NULL },
+						  { ISC_KEY_SYSCALL_LATENCY, M_MAP_OF, latency_elem,
+						    NULL },
+						  END };
 
 /* An image of the process that exec'd before the traced one (a wrapper, a shim). */
 static const struct mspec chain_fields[] = { { "segment", M_UINT, NULL, NULL },
@@ -165,6 +173,7 @@ static const char *expect(enum mkind k)
 		[M_MAP_OF] = "an object",
 		[M_ARR_OF] = "an array",
 		[M_PAIR] = "an array of two numbers",
+		[M_TRIPLE] = "an array of three non-negative numbers",
 		[M_ENUM] = "one of the documented words",
 	};
 	return t[k];
@@ -241,6 +250,16 @@ static bool scalar_ok(const struct isc_jdom *d, uint32_t node, const struct mspe
 		double y;
 		return t == ISC_J_ARRAY && isc_jdom_num(d, a, &y) && isc_jdom_num(d, b, &y) &&
 		       isc_jdom_next(d, b) == UINT32_MAX;
+	}
+	case M_TRIPLE: {
+		double y;
+		uint32_t c = isc_jdom_first(d, node);
+		for (int k = 0; k < 3; k++, c = isc_jdom_next(d, c)) {
+			if (!isc_jdom_num(d, c, &y) || y < 0) {
+				return false;
+			}
+		}
+		return t == ISC_J_ARRAY && c == UINT32_MAX;
 	}
 	default:
 		return false;
@@ -359,6 +378,33 @@ static void apply_calls(struct isc_read_ctx *rc, const struct isc_jdom *d, uint3
 	}
 }
 
+/* aggregates.syscall_latency: [low_ns, high_ns, calls] per bucket, by call name. */
+static void apply_latency(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t map)
+{
+	struct isc_input *in = &rc->t->inputs[rc->input];
+	in->has_latency = map != UINT32_MAX;
+	for (uint32_t c = isc_jdom_first(d, map); c != UINT32_MAX; c = isc_jdom_next(d, c)) {
+		const char *k = isc_jdom_keyof(d, c);
+		uint32_t name = isc_trace_intern(rc->t, k, strlen(k));
+		for (uint32_t b = isc_jdom_first(d, c); b != UINT32_MAX; b = isc_jdom_next(d, b)) {
+			double v[3] = { 0, 0, 0 };
+			uint32_t x = isc_jdom_first(d, b);
+			for (int i = 0; i < 3; i++, x = isc_jdom_next(d, x)) {
+				isc_jdom_num(d, x, &v[i]);
+			}
+			if (v[2] < 1 || v[1] <= v[0] ||
+			    ISC_GROW(in->latency.v, in->latency.cap, in->latency.n + 1, 64) < 0) {
+				continue; /* an empty or reversed bucket says nothing */
+			}
+			in->latency.v[in->latency.n++] =
+				(struct isc_lat_bucket){ .name = name,
+							 .lo = isc_d2i(v[0]),
+							 .hi = isc_d2i(v[1]),
+							 .n = (uint64_t)v[2] };
+		}
+	}
+}
+
 static void apply_aggregates(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t obj)
 {
 	struct isc_input *in = &rc->t->inputs[rc->input];
@@ -380,6 +426,7 @@ static void apply_aggregates(struct isc_read_ctx *rc, const struct isc_jdom *d, 
 		apply_calls(rc, d, isc_jdom_get(d, th, "syscalls"), &in->agg_syscalls);
 		apply_calls(rc, d, isc_jdom_get(d, th, "cuda_api"), &in->agg_cuda_api);
 	}
+	apply_latency(rc, d, isc_jdom_get(d, obj, ISC_KEY_SYSCALL_LATENCY));
 }
 
 static void apply_device(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t cuda)

@@ -75,10 +75,16 @@ static void stats(FILE *f, const struct isc_trace *t, const struct isc_stat_tabl
 	if (tab->n == 0) {
 		return;
 	}
-	fprintf(f,
-		"<h3>%s</h3>\n<table><tr><th>name</th><th>count</th><th>total</th><th>mean"
-		"</th><th>p50</th><th>p99</th><th>max</th></tr>\n",
-		title);
+	fprintf(f, "<h3>%s</h3>\n", title);
+	if (tab->exact) {
+		fprintf(f, "<p>%llu calls counted by the hooks, %llu of them events; %s.</p>\n",
+			(unsigned long long)tab->calls, (unsigned long long)tab->events,
+			tab->pct_from_events ? "percentiles of the events only: the trace has no "
+					       "latency histograms"
+					     : "percentiles from the hooks' latency histograms");
+	}
+	fprintf(f, "<table><tr><th>name</th><th>count</th><th>total</th><th>mean"
+		   "</th><th>p50</th><th>p99</th><th>max</th></tr>\n");
 	for (size_t i = 0; i < tab->n && (int)i < top; i++) {
 		const struct isc_stat *s = &tab->rows[i];
 		/* Kernel names run to hundreds of characters: shortened, whole in the title. */

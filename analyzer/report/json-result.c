@@ -226,6 +226,13 @@ static void statistics(struct isc_json *j, const struct isc_trace *t, const stru
 		isc_json_key(j, isc_stat_group_name(g));
 		stat_rows(j, t, &a->stats[g]);
 	}
+	/* where the syscall rows come from: the hooks' aggregates (every call) or the events */
+	const struct isc_stat_table *sc = &a->stats[ISC_SG_SYSCALL];
+	isc_json_kv_string(j, "syscalls_counted_from", sc->exact ? "aggregates" : "events");
+	if (sc->exact) {
+		isc_json_kv_string(j, "syscalls_percentiles_from",
+				   sc->pct_from_events ? "events" : "latency_histograms");
+	}
 	isc_json_end_object(j);
 	isc_json_key(j, "scopes_cpu");
 	isc_json_begin_array(j);

@@ -126,10 +126,23 @@ static void stat_table(FILE *f, const struct isc_trace *t, const struct isc_stat
 	if (tab->n == 0) {
 		return;
 	}
+	if (tab->exact) {
+		fprintf(f,
+			"### %s (%zu names, %llu calls counted by the hooks, %llu of them events; "
+			"%s)\n\n",
+			title, tab->n, (unsigned long long)tab->calls,
+			(unsigned long long)tab->events,
+			tab->pct_from_events
+				? "min, CV and percentiles of the events only: the trace "
+				  "has no latency histograms"
+				: "percentiles from the hooks' latency histograms");
+	} else {
+		fprintf(f, "### %s (%zu names, %llu events)\n\n", title, tab->n,
+			(unsigned long long)tab->events);
+	}
 	fprintf(f,
-		"### %s (%zu names, %llu events)\n\n| name | count | total | mean | CV | min "
-		"| p50 | p95 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-		title, tab->n, (unsigned long long)tab->events);
+		"| name | count | total | mean | CV | min "
+		"| p50 | p95 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < tab->n && (int)i < top; i++) {
 		const struct isc_stat *s = &tab->rows[i];
 		fprintf(f, "| ");
