@@ -338,6 +338,18 @@ int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a)
 	if (r == 0 && aggregates_cover(t, a)) {
 		r = exact_syscalls(t, a);
 	}
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		const struct isc_input *in = &t->inputs[i];
+		struct isc_alloc_stats *m = &a->allocs;
+		m->present = m->present || in->malloc_calls > 0 || in->malloc_frees > 0;
+		m->calls += in->malloc_calls;
+		m->frees += in->malloc_frees;
+		m->failed += in->malloc_failed;
+		m->bytes += in->malloc_bytes;
+		m->bytes_freed += in->malloc_bytes_freed;
+		m->sampled += in->malloc_sampled;
+		m->live += in->malloc_live;
+	}
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		free(dur[g]);
 	}

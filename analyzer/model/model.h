@@ -200,6 +200,8 @@ struct isc_input {
 	struct isc_device_info device;
 	bool has_aggregates;
 	uint64_t malloc_calls, malloc_frees, malloc_bytes, malloc_sampled;
+	uint64_t malloc_failed, malloc_bytes_freed; /* aggregates.threads[].malloc, summed */
+	int64_t malloc_live;
 	struct isc_agg_list agg_syscalls;
 	struct isc_agg_list agg_cuda_api;
 	bool has_latency; /* the trace has aggregates.syscall_latency (traces before: none) */

@@ -103,6 +103,15 @@ struct isc_stat_table {
 	uint64_t calls; /* with exact: the calls the rows count */
 };
 
+/* The process's allocations over the whole run, from the malloc hooks' exact counters
+ * (aggregates.threads[].malloc, every thread and input summed); present when a trace has
+ * them. Memory events are only a sample of these. */
+struct isc_alloc_stats {
+	bool present;
+	uint64_t calls, frees, failed, bytes, bytes_freed, sampled;
+	int64_t live; /* allocated and not freed when the trace was written */
+};
+
 struct isc_scope_time {
 	uint32_t name;
 	uint64_t count;
@@ -183,6 +192,7 @@ struct isc_analysis {
 	size_t n_hta;
 	struct isc_launch_stats launch;
 	struct isc_stat_table stats[ISC_SG__COUNT];
+	struct isc_alloc_stats allocs;
 	struct isc_scope_time *scopes; /* by cpu time, descending */
 	size_t n_scopes;
 	struct isc_waits waits;

@@ -87,12 +87,15 @@ static const struct mspec cupti_fields[] = { { "status", M_ENUM, NULL, cupti_sta
 					     { "dropped_records", M_UINT, NULL, NULL },
 					     { "timestamp_source", M_ENUM, NULL, ts_sources },
 					     END };
-static const struct mspec malloc_fields[] = {
-	{ "calls", M_UINT, NULL, NULL },	   { "frees", M_UINT, NULL, NULL },
-	{ "bytes_allocated", M_UINT, NULL, NULL }, { "bytes_freed", M_UINT, NULL, NULL },
-	{ "live_bytes", M_INT, NULL, NULL },	   { "peak_live_bytes", M_UINT, NULL, NULL },
-	{ "sampled_events", M_UINT, NULL, NULL },  END
-};
+static const struct mspec malloc_fields[] = { { "calls", M_UINT, NULL, NULL },
+					      { "frees", M_UINT, NULL, NULL },
+					      { "bytes_allocated", M_UINT, NULL, NULL },
+					      { "bytes_freed", M_UINT, NULL, NULL },
+					      { "live_bytes", M_INT, NULL, NULL },
+					      { "peak_live_bytes", M_UINT, NULL, NULL },
+					      { "sampled_events", M_UINT, NULL, NULL },
+					      { "failed", M_UINT, NULL, NULL },
+					      END };
 static const struct mspec call_fields[] = {
 	{ "count", M_UINT, NULL, NULL },	{ "total_us", M_NUM_NONNEG, NULL, NULL },
 	{ "max_us", M_NUM_NONNEG, NULL, NULL }, { "bytes", M_UINT, NULL, NULL },
@@ -423,6 +426,9 @@ static void apply_aggregates(struct isc_read_ctx *rc, const struct isc_jdom *d, 
 		in->malloc_frees += (uint64_t)get_int(d, m, "frees", 0);
 		in->malloc_bytes += (uint64_t)get_int(d, m, "bytes_allocated", 0);
 		in->malloc_sampled += (uint64_t)get_int(d, m, "sampled_events", 0);
+		in->malloc_failed += (uint64_t)get_int(d, m, "failed", 0);
+		in->malloc_bytes_freed += (uint64_t)get_int(d, m, "bytes_freed", 0);
+		in->malloc_live += get_int(d, m, "live_bytes", 0);
 		apply_calls(rc, d, isc_jdom_get(d, th, "syscalls"), &in->agg_syscalls);
 		apply_calls(rc, d, isc_jdom_get(d, th, "cuda_api"), &in->agg_cuda_api);
 	}

@@ -161,6 +161,22 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		stats(f, t, &a->stats[g], titles[g], o->top);
 	}
+	if (a->allocs.present) {
+		char b[3][ISC_FMT_LEN];
+		const struct isc_alloc_stats *m = &a->allocs;
+		fprintf(f,
+			"<h3>Host allocations (exact, whole run)</h3>\n<table><tr><th>allocations"
+			"</th><th>frees</th><th>failed</th><th>allocated</th><th>freed</"
+			"th><th>live "
+			"at the end</th></tr>\n<tr><td class=\"n\">%llu</td><td "
+			"class=\"n\">%llu</td>"
+			"<td class=\"n\">%llu</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+			"<td class=\"n\">%s</td></tr>\n</table>\n",
+			(unsigned long long)m->calls, (unsigned long long)m->frees,
+			(unsigned long long)m->failed, isc_fmt_bytes(b[0], (double)m->bytes),
+			isc_fmt_bytes(b[1], (double)m->bytes_freed),
+			isc_fmt_bytes(b[2], (double)m->live));
+	}
 	fprintf(f, "<script>%s</script>\n<script>%s</script>\n</body>\n</html>\n", script,
 		isc_html_zoom_script());
 	return ferror(f) ? -EIO : 0;

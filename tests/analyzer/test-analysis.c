@@ -241,6 +241,14 @@ Test(analysis, syscall_table_counts_every_call)
 	cr_assert_float_eq(r->pct[7], 2000 + 2000 * 90.0 / 95, 1.0, "p99 %.1f", r->pct[7]);
 	cr_assert_eq(r->min, 1000);
 	cr_assert_eq(r->hist[1] + r->hist[2], 995, "the fast calls in the 1-2-5 histogram");
+	/* the allocations are the malloc hooks' counters of both threads, not the events */
+	cr_assert(a->allocs.present);
+	cr_assert_eq(a->allocs.calls, 4000);
+	cr_assert_eq(a->allocs.frees, 4000);
+	cr_assert_eq(a->allocs.failed, 1);
+	cr_assert_eq(a->allocs.bytes, 400000);
+	cr_assert_eq(a->allocs.bytes_freed, 400000);
+	cr_assert_eq(a->allocs.live, 0, "one thread frees what the other allocated");
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 
