@@ -93,6 +93,7 @@
 #define ISC_KEY_STATIC_SHARED_MEMORY_BYTES "static_shared_memory_bytes"
 #define ISC_KEY_STREAM_ID "stream_id"
 #define ISC_KEY_SYNC_TYPE "sync_type"
+#define ISC_KEY_SYSCALL_LATENCY "syscall_latency"
 #define ISC_KEY_SYSCALL_NUMBER "syscall_number"
 #define ISC_KEY_SYSTEM_INFO "system_info"
 #define ISC_KEY_TARGET "target"

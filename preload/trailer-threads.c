@@ -4,6 +4,7 @@
 #include "preload/trailer.h"
 
 #include "format/json-writer.h"
+#include "format/vocab.h"
 #include "preload/core/buffer.h"
 #include "preload/hooks/cuda/cuda-family.h"
 #include "preload/hooks/host/host.h"
@@ -86,6 +87,56 @@ static void json_thread_syscalls(struct isc_json *j, const struct isc_thread *t)
 	isc_json_end_object(j);
 }
 
+/*
+ * aggregates.syscall_latency: each call name's latency histogram, the threads' merged, as
+ * [low_ns, high_ns, calls] for the buckets that hold calls (high exclusive; the last bucket
+ * ends at the longest call). Bucket bounds are converted from clock units with the clock's
+ * final calibration, the same for every thread.
+ */
+static void json_syscall_latency(struct isc_json *j)
+{
+	if (!isc_sys.on) {
+		return;
+	}
+	isc_json_key(j, ISC_KEY_SYSCALL_LATENCY);
+	isc_json_begin_object(j);
+	for (unsigned i = 0; i < ISC_SC__COUNT; i++) {
+		uint64_t h[ISC_SYSCALL_HIST] = { 0 }, max = 0, calls = 0;
+		for (const struct isc_thread *t = isc_registry_first(); t; t = t->next) {
+			const struct isc_syscall_agg *a = &t->syscalls[i];
+			if (a->count == 0) {
+				continue;
+			}
+			for (unsigned b = 0; b < ISC_SYSCALL_HIST; b++) {
+				h[b] += a->hist[b];
+			}
+			calls += a->count;
+			max = a->max > max ? a->max : max;
+		}
+		if (calls == 0) {
+			continue;
+		}
+		isc_json_key(j, isc_sys_table[i].name);
+		isc_json_begin_array(j);
+		for (unsigned b = 0; b < ISC_SYSCALL_HIST; b++) {
+			if (h[b] == 0) {
+				continue;
+			}
+			uint64_t hi = isc_sys_bucket_low(b + 1);
+			if (b == ISC_SYSCALL_HIST - 1 && max >= hi) {
+				hi = max + 1;
+			}
+			isc_json_begin_array(j);
+			isc_json_uint(j, isc_sys_units_to_ns(isc_sys_bucket_low(b)));
+			isc_json_uint(j, isc_sys_units_to_ns(hi));
+			isc_json_uint(j, h[b]);
+			isc_json_end_array(j);
+		}
+		isc_json_end_array(j);
+	}
+	isc_json_end_object(j);
+}
+
 void isc_trailer_threads(struct isc_json *j, const struct isc_cuda_report *cuda)
 {
 	isc_json_key(j, "aggregates");
@@ -114,5 +165,6 @@ void isc_trailer_threads(struct isc_json *j, const struct isc_cuda_report *cuda)
 		isc_json_end_object(j);
 	}
 	isc_json_end_array(j);
+	json_syscall_latency(j);
 	isc_json_end_object(j);
 }

@@ -3,6 +3,8 @@
  * Per-name statistics of kernels, GPU copies, CUDA API calls, scopes, framework operators
  * and syscalls in the window: count, total, mean, coefficient of variation, min, max,
  * percentiles (linear interpolation, as numpy) and a 1-2-5 histogram of durations.
+ * Syscalls over the whole trace come from the hooks' exact aggregates and latency
+ * histograms instead (exact_syscalls): the events are only the calls above a threshold.
  */
 #include <errno.h>
 #include <math.h>
@@ -10,6 +12,8 @@
 #include <string.h>
 
 #include "analyzer/analysis/analysis.h"
+#include "analyzer/base/grow.h"
+#include "analyzer/base/json-number.h"
 #include "analyzer/base/sort.h"
 
 static const double pct_at[ISC_PCTS] = { 5, 10, 25, 50, 75, 90, 95, 99 };
@@ -129,6 +133,165 @@ static int rows(const struct isc_trace *t, struct isc_analysis *a, int g, const 
 	return 0;
 }
 
+/* ---- syscalls from the exact aggregates ---- */
+
+/* Calls of the merged buckets b[0..n) shorter than x ns: each bucket spread evenly. */
+static double calls_below(const struct isc_lat_bucket *b, size_t n, double x)
+{
+	double c = 0;
+	for (size_t i = 0; i < n; i++) {
+		double f = (x - (double)b[i].lo) / (double)(b[i].hi - b[i].lo);
+		c += (double)b[i].n * (f < 0 ? 0 : f > 1 ? 1 : f);
+	}
+	return c;
+}
+
+/*
+ * Percentiles, min, CV and the 1-2-5 histogram of a row from its latency buckets (one
+ * input's buckets do not overlap; several inputs' may, the CDF adds them up). Bucket ends
+ * past the longest call are cut at it.
+ */
+static void fill_from_buckets(struct isc_stat *row, struct isc_lat_bucket *b, size_t n)
+{
+	double calls = 0, lo = INFINITY, hi = 0, var = 0;
+	for (size_t i = 0; i < n; i++) {
+		b[i].hi = b[i].hi > row->max + 1 ? row->max + 1 : b[i].hi;
+		b[i].lo = b[i].lo >= b[i].hi ? b[i].hi - 1 : b[i].lo;
+		calls += (double)b[i].n;
+		lo = (double)b[i].lo < lo ? (double)b[i].lo : lo;
+		hi = (double)b[i].hi > hi ? (double)b[i].hi : hi;
+		double mid = ((double)b[i].lo + (double)b[i].hi) / 2,
+		       w = (double)(b[i].hi - b[i].lo);
+		var += (double)b[i].n * ((mid - row->mean) * (mid - row->mean) + w * w / 12);
+		int k = 0;
+		while (k < ISC_HIST - 1 && mid >= hist_edge_us[k] * 1000.0) {
+			k++;
+		}
+		row->hist[k] += (uint32_t)b[i].n;
+	}
+	row->min = (int64_t)lo;
+	row->cv = row->mean > 0 ? sqrt(var / calls) / row->mean : 0;
+	for (int k = 0; k < ISC_PCTS; k++) {
+		double want = pct_at[k] / 100.0 * calls, a = lo, z = hi;
+		for (int it = 0; it < 64 && z - a > 0.5; it++) {
+			double m = (a + z) / 2;
+			*(calls_below(b, n, m) < want ? &a : &z) = m;
+		}
+		row->pct[k] = (a + z) / 2;
+	}
+}
+
+/* Whether the syscall table can be the aggregates': the window is the whole trace, and
+ * every input with syscall events counted its calls. */
+static bool aggregates_cover(const struct isc_trace *t, const struct isc_analysis *a)
+{
+	bool any = false;
+	if (a->window.trimmed) {
+		return false;
+	}
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		any = any || t->inputs[i].agg_syscalls.n > 0;
+	}
+	for (size_t i = 0; any && i < t->n; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		if (e->type == ISC_T_SYSCALL && t->inputs[e->input].agg_syscalls.n == 0) {
+			return false;
+		}
+	}
+	return any;
+}
+
+/* The events' row of a name, if any. */
+static const struct isc_stat *events_row(const struct isc_stat_table *tab, uint32_t name)
+{
+	for (size_t i = 0; i < tab->n; i++) {
+		if (tab->rows[i].name == name) {
+			return &tab->rows[i];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The syscall rows from the aggregates: one row per call name, counts and totals exact;
+ * percentiles from the latency histograms when every input that made the call has one,
+ * else kept from the events (the calls above the threshold), which the table then says.
+ */
+static int exact_syscalls(const struct isc_trace *t, struct isc_analysis *a)
+{
+	struct isc_stat_table *tab = &a->stats[ISC_SG_SYSCALL];
+	struct isc_agg_list sum = { 0 };
+	int r = 0;
+	for (size_t i = 0; i < t->n_inputs && r == 0; i++) {
+		for (size_t k = 0; k < t->inputs[i].agg_syscalls.n && r == 0; k++) {
+			r = isc_agg_add(&sum, &t->inputs[i].agg_syscalls.v[k]);
+		}
+	}
+	struct isc_stat *rows = calloc(sum.n + 1, sizeof(*rows));
+	struct isc_lat_bucket *b = NULL;
+	size_t nb = 0, cap = 0;
+	r = r == 0 && rows == NULL ? -ENOMEM : r;
+	size_t n = 0;
+	bool from_events = false;
+	for (size_t k = 0; k < sum.n && r == 0; k++) {
+		const struct isc_agg *g = &sum.v[k];
+		if (g->count == 0) {
+			continue;
+		}
+		struct isc_stat *row = &rows[n++];
+		row->name = g->name;
+		row->count = g->count;
+		row->total = isc_d2i(g->total_us * 1000.0);
+		row->max = isc_d2i(g->max_us * 1000.0);
+		row->bytes = g->bytes;
+		row->mean = (double)row->total / (double)row->count;
+		bool histograms = true;
+		nb = 0;
+		for (size_t i = 0; i < t->n_inputs && r == 0; i++) {
+			const struct isc_input *in = &t->inputs[i];
+			bool made = false;
+			for (size_t j = 0; j < in->agg_syscalls.n; j++) {
+				made = made || in->agg_syscalls.v[j].name == g->name;
+			}
+			histograms = histograms && (!made || in->has_latency);
+			for (size_t j = 0; j < in->latency.n && r == 0; j++) {
+				if (in->latency.v[j].name == g->name) {
+					r = ISC_GROW(b, cap, nb + 1, 32);
+					if (r == 0) {
+						b[nb++] = in->latency.v[j];
+					}
+				}
+			}
+		}
+		const struct isc_stat *ev = events_row(tab, g->name);
+		if (histograms && nb > 0) {
+			fill_from_buckets(row, b, nb);
+		} else if (ev != NULL) {
+			from_events = true;
+			row->min = ev->min;
+			row->cv = ev->cv;
+			memcpy(row->pct, ev->pct, sizeof(row->pct));
+			memcpy(row->hist, ev->hist, sizeof(row->hist));
+		} else {
+			from_events = true; /* no call reached the threshold: nothing to say */
+		}
+		tab->calls += row->count;
+	}
+	free(b);
+	free(sum.v);
+	if (r != 0) {
+		free(rows);
+		return r;
+	}
+	free(tab->rows);
+	tab->rows = rows;
+	tab->n = n;
+	tab->exact = true;
+	tab->pct_from_events = from_events;
+	qsort_r(tab->rows, tab->n, sizeof(*tab->rows), cmp_row, (void *)t);
+	return 0;
+}
+
 /*
  * Two passes over the events for all groups: count per (group, name), then place each
  * duration in its slice. off[g] has ns + 1 entries: the slice of name k is
@@ -171,6 +334,21 @@ int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a)
 	}
 	for (int g = 0; g < ISC_SG__COUNT && r == 0; g++) {
 		r = rows(t, a, g, off + (size_t)g * (ns + 1), dur[g], bytes + (size_t)g * (ns + 1));
+	}
+	if (r == 0 && aggregates_cover(t, a)) {
+		r = exact_syscalls(t, a);
+	}
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		const struct isc_input *in = &t->inputs[i];
+		struct isc_alloc_stats *m = &a->allocs;
+		m->present = m->present || in->malloc_calls > 0 || in->malloc_frees > 0;
+		m->calls += in->malloc_calls;
+		m->frees += in->malloc_frees;
+		m->failed += in->malloc_failed;
+		m->bytes += in->malloc_bytes;
+		m->bytes_freed += in->malloc_bytes_freed;
+		m->sampled += in->malloc_sampled;
+		m->live += in->malloc_live;
 	}
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		free(dur[g]);

@@ -41,6 +41,7 @@ void isc_trace_destroy(struct isc_trace *t)
 		free(t->inputs[i].dropped_by_kind.v);
 		free(t->inputs[i].agg_syscalls.v);
 		free(t->inputs[i].agg_cuda_api.v);
+		free(t->inputs[i].latency.v);
 		free(t->inputs[i].distributed_info);
 		free(t->inputs[i].device_properties);
 		free(t->inputs[i].unknown_cats.v);

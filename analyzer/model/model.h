@@ -150,6 +150,19 @@ struct isc_agg_list {
 	size_t n, cap;
 };
 
+/* One bucket of a call's latency histogram (aggregates.syscall_latency): calls that lasted
+ * [lo, hi) ns. A histogram covers every call the hooks counted, not only the events. */
+struct isc_lat_bucket {
+	uint32_t name;
+	int64_t lo, hi;
+	uint64_t n;
+};
+
+struct isc_lat_list {
+	struct isc_lat_bucket *v;
+	size_t n, cap;
+};
+
 struct isc_device_info {
 	bool present;
 	int sm_count;
@@ -187,8 +200,12 @@ struct isc_input {
 	struct isc_device_info device;
 	bool has_aggregates;
 	uint64_t malloc_calls, malloc_frees, malloc_bytes, malloc_sampled;
+	uint64_t malloc_failed, malloc_bytes_freed; /* aggregates.threads[].malloc, summed */
+	int64_t malloc_live;
 	struct isc_agg_list agg_syscalls;
 	struct isc_agg_list agg_cuda_api;
+	bool has_latency; /* the trace has aggregates.syscall_latency (traces before: none) */
+	struct isc_lat_list latency;
 	int rank; /* distributed rank (Kineto distributedInfo.rank), -1 unknown */
 	/* Kineto's top-level "distributedInfo" and "deviceProperties", verbatim JSON (NULL when
 	 * absent), so that the Chrome export hands them on to HTA. */

@@ -94,6 +94,22 @@ struct isc_stat_table {
 	struct isc_stat *rows; /* by total time, descending; then by name */
 	size_t n;
 	uint64_t events;
+	/* Syscalls over the whole trace: counts, totals, maxima and bytes are the hooks' exact
+	 * aggregates (every call, not only the events above the threshold); percentiles, min
+	 * and CV come from the hooks' latency histograms, or where a trace has none
+	 * (pct_from_events), from the events alone. */
+	bool exact;
+	bool pct_from_events;
+	uint64_t calls; /* with exact: the calls the rows count */
+};
+
+/* The process's allocations over the whole run, from the malloc hooks' exact counters
+ * (aggregates.threads[].malloc, every thread and input summed); present when a trace has
+ * them. Memory events are only a sample of these. */
+struct isc_alloc_stats {
+	bool present;
+	uint64_t calls, frees, failed, bytes, bytes_freed, sampled;
+	int64_t live; /* allocated and not freed when the trace was written */
 };
 
 struct isc_scope_time {
@@ -176,6 +192,7 @@ struct isc_analysis {
 	size_t n_hta;
 	struct isc_launch_stats launch;
 	struct isc_stat_table stats[ISC_SG__COUNT];
+	struct isc_alloc_stats allocs;
 	struct isc_scope_time *scopes; /* by cpu time, descending */
 	size_t n_scopes;
 	struct isc_waits waits;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "analyzer/base/grow.h"
 #include "analyzer/base/json-number.h"
 #include "format/vocab.h"
 
@@ -21,6 +22,7 @@ enum mkind {
 	M_MAP_OF,
 	M_ARR_OF,
 	M_PAIR,
+	M_TRIPLE, /* three non-negative numbers */
 	M_ENUM
 };
 
@@ -85,12 +87,15 @@ static const struct mspec cupti_fields[] = { { "status", M_ENUM, NULL, cupti_sta
 					     { "dropped_records", M_UINT, NULL, NULL },
 					     { "timestamp_source", M_ENUM, NULL, ts_sources },
 					     END };
-static const struct mspec malloc_fields[] = {
-	{ "calls", M_UINT, NULL, NULL },	   { "frees", M_UINT, NULL, NULL },
-	{ "bytes_allocated", M_UINT, NULL, NULL }, { "bytes_freed", M_UINT, NULL, NULL },
-	{ "live_bytes", M_INT, NULL, NULL },	   { "peak_live_bytes", M_UINT, NULL, NULL },
-	{ "sampled_events", M_UINT, NULL, NULL },  END
-};
+static const struct mspec malloc_fields[] = { { "calls", M_UINT, NULL, NULL },
+					      { "frees", M_UINT, NULL, NULL },
+					      { "bytes_allocated", M_UINT, NULL, NULL },
+					      { "bytes_freed", M_UINT, NULL, NULL },
+					      { "live_bytes", M_INT, NULL, NULL },
+					      { "peak_live_bytes", M_UINT, NULL, NULL },
+					      { "sampled_events", M_UINT, NULL, NULL },
+					      { "failed", M_UINT, NULL, NULL },
+					      END };
 static const struct mspec call_fields[] = {
 	{ "count", M_UINT, NULL, NULL },	{ "total_us", M_NUM_NONNEG, NULL, NULL },
 	{ "max_us", M_NUM_NONNEG, NULL, NULL }, { "bytes", M_UINT, NULL, NULL },
@@ -103,7 +108,12 @@ static const struct mspec thread_fields[] = {
 	{ "cuda_api", M_MAP_OF, call_elem, NULL }, END
 };
 static const struct mspec thread_elem[] = { { "", M_OBJ, thread_fields, NULL }, END };
-static const struct mspec aggregates_fields[] = { { "threads", M_ARR_OF, thread_elem, NULL }, END };
+static const struct mspec triple_elem[] = { { "", M_TRIPLE, NULL, NULL }, END };
+static const struct mspec latency_elem[] = { { "", M_ARR_OF, triple_elem, NULL }, END };
+static const struct mspec aggregates_fields[] = { { "threads", M_ARR_OF, thread_elem, NULL },
+						  { ISC_KEY_SYSCALL_LATENCY, M_MAP_OF, latency_elem,
+						    NULL },
+						  END };
 
 /* An image of the process that exec'd before the traced one (a wrapper, a shim). */
 static const struct mspec chain_fields[] = { { "segment", M_UINT, NULL, NULL },
@@ -166,6 +176,7 @@ static const char *expect(enum mkind k)
 		[M_MAP_OF] = "an object",
 		[M_ARR_OF] = "an array",
 		[M_PAIR] = "an array of two numbers",
+		[M_TRIPLE] = "an array of three non-negative numbers",
 		[M_ENUM] = "one of the documented words",
 	};
 	return t[k];
@@ -242,6 +253,16 @@ static bool scalar_ok(const struct isc_jdom *d, uint32_t node, const struct mspe
 		double y;
 		return t == ISC_J_ARRAY && isc_jdom_num(d, a, &y) && isc_jdom_num(d, b, &y) &&
 		       isc_jdom_next(d, b) == UINT32_MAX;
+	}
+	case M_TRIPLE: {
+		double y;
+		uint32_t c = isc_jdom_first(d, node);
+		for (int k = 0; k < 3; k++, c = isc_jdom_next(d, c)) {
+			if (!isc_jdom_num(d, c, &y) || y < 0) {
+				return false;
+			}
+		}
+		return t == ISC_J_ARRAY && c == UINT32_MAX;
 	}
 	default:
 		return false;
@@ -360,6 +381,33 @@ static void apply_calls(struct isc_read_ctx *rc, const struct isc_jdom *d, uint3
 	}
 }
 
+/* aggregates.syscall_latency: [low_ns, high_ns, calls] per bucket, by call name. */
+static void apply_latency(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t map)
+{
+	struct isc_input *in = &rc->t->inputs[rc->input];
+	in->has_latency = map != UINT32_MAX;
+	for (uint32_t c = isc_jdom_first(d, map); c != UINT32_MAX; c = isc_jdom_next(d, c)) {
+		const char *k = isc_jdom_keyof(d, c);
+		uint32_t name = isc_trace_intern(rc->t, k, strlen(k));
+		for (uint32_t b = isc_jdom_first(d, c); b != UINT32_MAX; b = isc_jdom_next(d, b)) {
+			double v[3] = { 0, 0, 0 };
+			uint32_t x = isc_jdom_first(d, b);
+			for (int i = 0; i < 3; i++, x = isc_jdom_next(d, x)) {
+				isc_jdom_num(d, x, &v[i]);
+			}
+			if (v[2] < 1 || v[1] <= v[0] ||
+			    ISC_GROW(in->latency.v, in->latency.cap, in->latency.n + 1, 64) < 0) {
+				continue; /* an empty or reversed bucket says nothing */
+			}
+			in->latency.v[in->latency.n++] =
+				(struct isc_lat_bucket){ .name = name,
+							 .lo = isc_d2i(v[0]),
+							 .hi = isc_d2i(v[1]),
+							 .n = (uint64_t)v[2] };
+		}
+	}
+}
+
 static void apply_aggregates(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t obj)
 {
 	struct isc_input *in = &rc->t->inputs[rc->input];
@@ -378,9 +426,13 @@ static void apply_aggregates(struct isc_read_ctx *rc, const struct isc_jdom *d, 
 		in->malloc_frees += (uint64_t)get_int(d, m, "frees", 0);
 		in->malloc_bytes += (uint64_t)get_int(d, m, "bytes_allocated", 0);
 		in->malloc_sampled += (uint64_t)get_int(d, m, "sampled_events", 0);
+		in->malloc_failed += (uint64_t)get_int(d, m, "failed", 0);
+		in->malloc_bytes_freed += (uint64_t)get_int(d, m, "bytes_freed", 0);
+		in->malloc_live += get_int(d, m, "live_bytes", 0);
 		apply_calls(rc, d, isc_jdom_get(d, th, "syscalls"), &in->agg_syscalls);
 		apply_calls(rc, d, isc_jdom_get(d, th, "cuda_api"), &in->agg_cuda_api);
 	}
+	apply_latency(rc, d, isc_jdom_get(d, obj, ISC_KEY_SYSCALL_LATENCY));
 }
 
 static void apply_device(struct isc_read_ctx *rc, const struct isc_jdom *d, uint32_t cuda)

@@ -87,10 +87,16 @@ static void stats(FILE *f, const struct isc_trace *t, const struct isc_stat_tabl
 	if (tab->n == 0) {
 		return;
 	}
-	fprintf(f,
-		"<h3>%s</h3>\n<table><tr><th>name</th><th>count</th><th>total</th><th>mean"
-		"</th><th>p50</th><th>p99</th><th>max</th></tr>\n",
-		title);
+	fprintf(f, "<h3>%s</h3>\n", title);
+	if (tab->exact) {
+		fprintf(f, "<p>%llu calls counted by the hooks, %llu of them events; %s.</p>\n",
+			(unsigned long long)tab->calls, (unsigned long long)tab->events,
+			tab->pct_from_events ? "percentiles of the events only: the trace has no "
+					       "latency histograms"
+					     : "percentiles from the hooks' latency histograms");
+	}
+	fprintf(f, "<table><tr><th>name</th><th>count</th><th>total</th><th>mean"
+		   "</th><th>p50</th><th>p99</th><th>max</th></tr>\n");
 	for (size_t i = 0; i < tab->n && (int)i < top; i++) {
 		const struct isc_stat *s = &tab->rows[i];
 		/* Kernel names run to hundreds of characters: shortened, whole in the title. */
@@ -166,6 +172,22 @@ int isc_report_html(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	fprintf(f, "<h2>Statistics</h2>\n");
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		stats(f, t, &a->stats[g], titles[g], o->top);
+	}
+	if (a->allocs.present) {
+		char b[3][ISC_FMT_LEN];
+		const struct isc_alloc_stats *m = &a->allocs;
+		fprintf(f,
+			"<h3>Host allocations (exact, whole run)</h3>\n<table><tr><th>allocations"
+			"</th><th>frees</th><th>failed</th><th>allocated</th><th>freed</"
+			"th><th>live "
+			"at the end</th></tr>\n<tr><td class=\"n\">%llu</td><td "
+			"class=\"n\">%llu</td>"
+			"<td class=\"n\">%llu</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+			"<td class=\"n\">%s</td></tr>\n</table>\n",
+			(unsigned long long)m->calls, (unsigned long long)m->frees,
+			(unsigned long long)m->failed, isc_fmt_bytes(b[0], (double)m->bytes),
+			isc_fmt_bytes(b[1], (double)m->bytes_freed),
+			isc_fmt_bytes(b[2], (double)m->live));
 	}
 	fprintf(f, "<script>%s</script>\n<script>%s</script>\n</body>\n</html>\n", script,
 		isc_html_zoom_script());

@@ -226,6 +226,27 @@ static void statistics(struct isc_json *j, const struct isc_trace *t, const stru
 		isc_json_key(j, isc_stat_group_name(g));
 		stat_rows(j, t, &a->stats[g]);
 	}
+	const struct isc_alloc_stats *m = &a->allocs;
+	if (m->present) {
+		/* the malloc hooks' exact counters over the whole run */
+		isc_json_key(j, "allocations");
+		isc_json_begin_object(j);
+		isc_json_kv_uint(j, "calls", m->calls);
+		isc_json_kv_uint(j, "frees", m->frees);
+		isc_json_kv_uint(j, "failed", m->failed);
+		isc_json_kv_uint(j, "bytes_allocated", m->bytes);
+		isc_json_kv_uint(j, "bytes_freed", m->bytes_freed);
+		isc_json_kv_int(j, "live_bytes", m->live);
+		isc_json_kv_uint(j, "sampled_events", m->sampled);
+		isc_json_end_object(j);
+	}
+	/* where the syscall rows come from: the hooks' aggregates (every call) or the events */
+	const struct isc_stat_table *sc = &a->stats[ISC_SG_SYSCALL];
+	isc_json_kv_string(j, "syscalls_counted_from", sc->exact ? "aggregates" : "events");
+	if (sc->exact) {
+		isc_json_kv_string(j, "syscalls_percentiles_from",
+				   sc->pct_from_events ? "events" : "latency_histograms");
+	}
 	isc_json_end_object(j);
 	isc_json_key(j, "scopes_cpu");
 	isc_json_begin_array(j);

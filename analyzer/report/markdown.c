@@ -126,10 +126,23 @@ static void stat_table(FILE *f, const struct isc_trace *t, const struct isc_stat
 	if (tab->n == 0) {
 		return;
 	}
+	if (tab->exact) {
+		fprintf(f,
+			"### %s (%zu names, %llu calls counted by the hooks, %llu of them events; "
+			"%s)\n\n",
+			title, tab->n, (unsigned long long)tab->calls,
+			(unsigned long long)tab->events,
+			tab->pct_from_events
+				? "min, CV and percentiles of the events only: the trace "
+				  "has no latency histograms"
+				: "percentiles from the hooks' latency histograms");
+	} else {
+		fprintf(f, "### %s (%zu names, %llu events)\n\n", title, tab->n,
+			(unsigned long long)tab->events);
+	}
 	fprintf(f,
-		"### %s (%zu names, %llu events)\n\n| name | count | total | mean | CV | min "
-		"| p50 | p95 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-		title, tab->n, (unsigned long long)tab->events);
+		"| name | count | total | mean | CV | min "
+		"| p50 | p95 | p99 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (size_t i = 0; i < tab->n && (int)i < top; i++) {
 		const struct isc_stat *s = &tab->rows[i];
 		fprintf(f, "| ");
@@ -144,6 +157,31 @@ static void stat_table(FILE *f, const struct isc_trace *t, const struct isc_stat
 		fprintf(f, "| (%zu more) | | | | | | | | | |\n", tab->n - (size_t)top);
 	}
 	fputc('\n', f);
+}
+
+/* The malloc hooks' exact counters: every allocation of the run, not the sampled events. */
+static void allocations(FILE *f, const struct isc_analysis *a)
+{
+	const struct isc_alloc_stats *m = &a->allocs;
+	char b[4][ISC_FMT_LEN];
+	if (!m->present) {
+		return;
+	}
+	double s = (double)(a->window.end - a->window.start) / 1e9;
+	fprintf(f,
+		"### Host allocations (exact counts from the malloc hooks, whole run)\n\n"
+		"| allocations | frees | failed | allocated | freed | live at the end | "
+		"allocations/s | allocated/s |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+		"| %llu | %llu | %llu | %s | %s | %s | ",
+		(unsigned long long)m->calls, (unsigned long long)m->frees,
+		(unsigned long long)m->failed, isc_fmt_bytes(b[0], (double)m->bytes),
+		isc_fmt_bytes(b[1], (double)m->bytes_freed), isc_fmt_bytes(b[2], (double)m->live));
+	if (a->window.trimmed || s <= 0) {
+		fprintf(f, "- | - |\n\n"); /* the counters are the whole run's, not a window's */
+	} else {
+		fprintf(f, "%.0f | %s |\n\n", (double)m->calls / s,
+			isc_fmt_bytes(b[3], (double)m->bytes / s));
+	}
 }
 
 static void quality(FILE *f, const struct isc_trace *t, const struct isc_analysis *a)
@@ -207,6 +245,7 @@ static void report(FILE *f, const struct isc_trace *t, const struct isc_analysis
 	for (int g = 0; g < ISC_SG__COUNT; g++) {
 		stat_table(f, t, &a->stats[g], titles[g], o->top);
 	}
+	allocations(f, a);
 	quality(f, t, a);
 }
 

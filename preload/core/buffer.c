@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 __thread struct isc_thread *isc_tls_self ISC_TLS;
@@ -113,6 +114,11 @@ struct isc_thread *isc_thread_attach(void)
 	/* The slab is fresh anonymous memory: already zero. */
 	t->tid = (uint32_t)syscall(SYS_gettid);
 	prctl(PR_GET_NAME, t->comm, 0, 0, 0);
+	/* the CPU samples' baseline: a thread's samples weigh its CPU time from here on */
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
+		t->sample_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
 	struct isc_thread *head = atomic_load_explicit(&registry, memory_order_relaxed);
 	do {
 		t->next = head;

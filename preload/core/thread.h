@@ -78,6 +78,11 @@ struct isc_malloc_counters {
  * clock (TSC cycles or ns, see hooks/host-clock.c), converted when written. */
 #define ISC_SYSCALL_SLOTS 48
 
+/* The latency histogram of a call name: four buckets per power of two of the duration in
+ * clock units (hooks/host.h, isc_sys_bucket), up to 2^40 units; longer calls share the last
+ * bucket. Every call is in it, whatever the threshold, so percentiles cover them all. */
+#define ISC_SYSCALL_HIST 160
+
 struct isc_syscall_agg {
 	uint64_t count;
 	uint64_t total;
@@ -85,6 +90,7 @@ struct isc_syscall_agg {
 	uint64_t bytes; /* bytes moved (positive results of I/O calls) */
 	uint32_t errors;
 	uint32_t events; /* calls also recorded as events */
+	uint64_t hist[ISC_SYSCALL_HIST];
 };
 
 struct isc_thread {
@@ -128,7 +134,7 @@ struct isc_thread {
 	uint32_t py_chain_n;
 	uint16_t py_absent;	     /* samples left before looking for its PyThreadState again */
 	uint16_t py_backoff;	     /* and how many the next miss skips (doubling, at most 64) */
-	uint64_t sample_cpu_ns;	     /* the thread's CPU clock at its previous sample */
+	uint64_t sample_cpu_ns;	     /* its CPU clock at its previous sample, or attach */
 	uint64_t sample_ns;	     /* time spent in the sampling handler (ns) */
 	uint64_t sample_py_ns;	     /* of which walking Python frames */
 	uint64_t stack_window;	     /* event stacks: start of the current second (ns) */

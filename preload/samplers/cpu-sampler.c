@@ -20,6 +20,10 @@
  * generated on the way back to user space, after the system call that consumed the
  * time has finished, so it cannot interrupt that call; SA_RESTART covers the rest.
  *
+ * The kernel checks CPU timers only at its scheduler tick, for the thread running then: a
+ * thread that computes in bursts between blocking calls is sampled by its blocking calls
+ * instead (isc_sampler_catch_up, from the slow path of the system-call hooks).
+ *
  * Handler: errno saved and restored; the stack into the thread's sample chunk
  * (buffer.h), never into the chunk the interrupted code may be writing. Weight: the
  * thread's CPU time since its previous sample (the clock is read through the vDSO).
@@ -109,30 +113,60 @@ static void fill_words(struct isc_event *recs, uint32_t tid, const uint64_t *w, 
 	isc_stacks_fill(recs, tid, w, n);
 }
 
+/* One sample: its record and its stack (native words, then Python pairs) in the thread's
+ * sample chunk; counted lost when the memory cap leaves no room. */
+static void write_sample(struct isc_thread *t, uint64_t now, uint64_t weight, uint64_t overrun,
+			 const uint64_t *w, unsigned native, unsigned py, uint16_t status)
+{
+	unsigned words = native + 2 * py;
+	unsigned n = 1 + isc_stack_records(words);
+	struct isc_event *e = isc_event_reserve_sample(t, n);
+	if (e == NULL) {
+		t->samples_lost++;
+		return;
+	}
+	memset(e, 0, sizeof(*e));
+	e->ts = now;
+	e->dur = weight;
+	e->tid = t->tid;
+	e->kind = ISC_EV_CPU_SAMPLE;
+	e->u.sample.overrun = overrun;
+	e->u.sample.native = (uint16_t)native;
+	e->u.sample.python = (uint16_t)py;
+	e->u.sample.status = status;
+	fill_words(e + 1, t->tid, w, words);
+	isc_event_commit_sample(t, n);
+	t->samples++;
+}
+
 void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
 {
 	int saved = errno;
 	(void)s;
 	struct isc_thread *t = isc_tls_self;
+	bool fresh = false;
 	if (t == NULL && isc_tls_guard == 0 && isc_core_ready()) {
 		isc_tls_guard++;
 		t = isc_thread_attach(); /* a thread the collector found in /proc */
 		isc_tls_guard--;
+		fresh = t != NULL; /* its first sample weighs what its timer counted */
 	}
 	if (t == NULL || si->si_code != SI_TIMER) {
 		errno = saved;
 		return;
 	}
-	uint64_t cpu = cpu_now();
-	uint64_t weight = t->sample_cpu_ns && cpu > t->sample_cpu_ns
-				  ? cpu - t->sample_cpu_ns
-				  : period_ns * (1 + (unsigned)si->si_overrun);
-	t->sample_cpu_ns = cpu;
 	if (t->in_unwind || t->py_skip) {
-		t->samples_lost++; /* interrupted our own unwinding: libunwind is not re-entrant */
+		/* interrupted our own unwinding (libunwind is not re-entrant) or a catch-up
+		 * sample: the CPU time stays owed to the next sample */
+		t->samples_lost++;
 		errno = saved;
 		return;
 	}
+	uint64_t cpu = cpu_now();
+	uint64_t weight = !fresh && t->sample_cpu_ns && cpu > t->sample_cpu_ns
+				  ? cpu - t->sample_cpu_ns
+				  : period_ns * (1 + (unsigned)si->si_overrun);
+	t->sample_cpu_ns = cpu;
 	uint64_t now = isc_now();
 	if (!isc_capturing_signal_safe(now)) {
 		errno = saved;
@@ -146,31 +180,46 @@ void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
 	uint16_t status;
 	uint64_t py0 = isc_now();
 	unsigned py = isc_py_walk(t, w + native, ISC_SAMPLE_PY_MAX, &status);
-	uint64_t py1 = isc_now();
-	t->sample_py_ns += py1 - py0;
-	unsigned words = native + 2 * py;
-	unsigned n = 1 + isc_stack_records(words);
-	struct isc_event *e = isc_event_reserve_sample(t, n);
-	if (e == NULL) {
-		t->samples_lost++;
-	} else {
-		memset(e, 0, sizeof(*e));
-		e->ts = now;
-		e->dur = weight;
-		e->tid = t->tid;
-		e->kind = ISC_EV_CPU_SAMPLE;
-		e->u.sample.overrun = (uint64_t)si->si_overrun;
-		e->u.sample.native = (uint16_t)native;
-		e->u.sample.python = (uint16_t)py;
-		e->u.sample.status = status;
-		fill_words(e + 1, t->tid, w, words);
-		isc_event_commit_sample(t, n);
-		t->samples++;
-	}
+	t->sample_py_ns += isc_now() - py0;
+	write_sample(t, now, weight, (uint64_t)si->si_overrun, w, native, py, status);
 	t->sample_ns += isc_now() - now; /* the handler's own cost, for the trace */
 	isc_tls_guard--;
 	t->py_skip = 0;
 	errno = saved;
+}
+
+/*
+ * The CPU-time timer is checked by the kernel only at its scheduler tick (250 Hz here),
+ * and only for the thread running at that tick: a thread that computes in bursts shorter
+ * than a tick between blocking calls - a request handler waking for each request, threads
+ * taking the GIL in turns - is seldom running at a tick, its timer expires late or never,
+ * and its CPU time is missing or carried by one heavy sample. So a blocking call takes the
+ * sample the timer owes: when the thread leaves the CPU with a period or more of CPU time
+ * since its previous sample, it is sampled there, at the call that ends the burst, with
+ * that CPU time as the weight. The timer keeps sampling long runs as before.
+ */
+void isc_sampler_catch_up(struct isc_thread *t)
+{
+	if (sig == 0 || stepped_aside || t->in_unwind || t->py_skip || t->sample_cpu_ns == 0) {
+		return;
+	}
+	t->in_unwind++; /* the handler steps aside: no sample lands in ours */
+	uint64_t cpu = cpu_now();
+	if (cpu >= t->sample_cpu_ns + period_ns) {
+		uint64_t now = isc_now(), weight = cpu - t->sample_cpu_ns;
+		t->sample_cpu_ns = cpu;
+		isc_tls_guard++;
+		uint64_t w[ISC_SAMPLE_NATIVE_MAX + 2 * ISC_SAMPLE_PY_MAX];
+		unsigned native = isc_unwind_here(w, ISC_SAMPLE_NATIVE_MAX);
+		uint16_t status;
+		uint64_t py0 = isc_now();
+		unsigned py = isc_py_walk(t, w + native, ISC_SAMPLE_PY_MAX, &status);
+		t->sample_py_ns += isc_now() - py0;
+		write_sample(t, now, weight, 0, w, native, py, status);
+		t->sample_ns += isc_now() - now;
+		isc_tls_guard--;
+	}
+	t->in_unwind--;
 }
 
 /* ---- timers ---- */

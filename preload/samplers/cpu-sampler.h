@@ -45,6 +45,9 @@ bool isc_samplers_wanted(void);
 void isc_samplers_on_signal(int s, siginfo_t *si, void *uc);
 void isc_samplers_start(int sig);   /* the calling (main) thread's timer, the collector's tick */
 void isc_samplers_fork_child(void); /* timers are not inherited: the child's anew */
+/* From a blocking call of thread t (its own): the sample its CPU-time timer owes, when a
+ * period or more of CPU time went by since its previous one (cpu-sampler.c says why). */
+void isc_sampler_catch_up(struct isc_thread *t);
 
 /* trace_metadata.sampling (trailer.c writes it). */
 struct isc_sampling_report {

@@ -248,3 +248,61 @@ Test(analysis, empty_trace_is_unknown)
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }
+
+/*
+ * A host process that read 1000 times: 995 fast reads the hooks only counted, five slow
+ * ones that became events. The syscall table is the aggregates' (every call), its
+ * percentiles the latency histogram's; a trace without histograms keeps the events'
+ * percentiles and says so; a trimmed window has only the events to count.
+ */
+Test(analysis, syscall_table_counts_every_call)
+{
+	struct isc_trace *t = load("host/syscall-aggregates.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_stat_table *tab = &a->stats[ISC_SG_SYSCALL];
+	cr_assert(tab->exact && !tab->pct_from_events);
+	cr_assert_eq(tab->n, 1);
+	cr_assert_eq(tab->events, 5);
+	cr_assert_eq(tab->calls, 1000);
+	const struct isc_stat *r = &tab->rows[0];
+	cr_assert_eq(r->count, 1000, "every call, not the %llu events", (unsigned long long)5);
+	cr_assert_eq(r->total, 4500000);
+	cr_assert_eq(r->max, 600000);
+	cr_assert_eq(r->bytes, 4096000);
+	/* 900 calls in [1, 2) us, 95 in [2, 4), 5 in [524, 600]: the median is the 500th
+	 * call, 500/900 into the first bucket; p99 the 990th, 90/95 into the second */
+	cr_assert_float_eq(r->pct[3], 1000 + 1000 * 500.0 / 900, 1.0, "p50 %.1f", r->pct[3]);
+	cr_assert_float_eq(r->pct[7], 2000 + 2000 * 90.0 / 95, 1.0, "p99 %.1f", r->pct[7]);
+	cr_assert_eq(r->min, 1000);
+	cr_assert_eq(r->hist[1] + r->hist[2], 995, "the fast calls in the 1-2-5 histogram");
+	/* the allocations are the malloc hooks' counters of both threads, not the events */
+	cr_assert(a->allocs.present);
+	cr_assert_eq(a->allocs.calls, 4000);
+	cr_assert_eq(a->allocs.frees, 4000);
+	cr_assert_eq(a->allocs.failed, 1);
+	cr_assert_eq(a->allocs.bytes, 400000);
+	cr_assert_eq(a->allocs.bytes_freed, 400000);
+	cr_assert_eq(a->allocs.live, 0, "one thread frees what the other allocated");
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+
+	t = load("host/syscall-aggregates-no-histogram.json");
+	a = analyse(t, NULL);
+	tab = &a->stats[ISC_SG_SYSCALL];
+	cr_assert(tab->exact && tab->pct_from_events, "an older trace: percentiles of events");
+	cr_assert_eq(tab->rows[0].count, 1000);
+	cr_assert_float_eq(tab->rows[0].pct[3], 600000, 1.0);
+	isc_analysis_destroy(a);
+
+	struct isc_analyze_opts o = { .window_explicit = true,
+				      .window_start = 1000000,
+				      .window_end = 2500000 };
+	a = analyse(t, &o);
+	tab = &a->stats[ISC_SG_SYSCALL];
+	cr_assert(!tab->exact, "the aggregates cover the whole run, not a window");
+	cr_assert_eq(tab->n, 1);
+	cr_assert_eq(tab->rows[0].count, 2, "%llu in the window",
+		     (unsigned long long)tab->rows[0].count);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}

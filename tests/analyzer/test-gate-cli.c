@@ -274,3 +274,16 @@ Test(gate_cli, a_trace_is_a_baseline_too)
 	free(a);
 	free(b);
 }
+
+/* --check reads the syscall table: the hooks' exact counts, not the calls that were slow
+ * enough to become events (5 of the 1000 here). */
+Test(gate_cli, syscall_checks_count_every_call)
+{
+	cr_assert_eq(analyze("--check 'syscall:read.count==1000' --check 'syscalls==1000' "
+			     "--check 'syscall:read.p99_us<4' host/syscall-aggregates.json",
+			     NULL, NULL),
+		     0);
+	cr_assert_eq(
+		analyze("--check 'syscall:read.count<=5' host/syscall-aggregates.json", NULL, NULL),
+		1);
+}

@@ -43,6 +43,17 @@ Test(syscalls, slow_calls_are_events)
 	isc_run_free(&r);
 }
 
+/* Calls in the latency histogram of name (aggregates.syscall_latency). */
+static long long calls_in(yajl_val lat, const char *name)
+{
+	yajl_val b = isc_trace_get(lat, name);
+	long long n = 0;
+	for (size_t k = 0; b && YAJL_IS_ARRAY(b) && k < YAJL_GET_ARRAY(b)->len; k++) {
+		n += YAJL_GET_INTEGER(YAJL_GET_ARRAY(YAJL_GET_ARRAY(b)->values[k])->values[2]);
+	}
+	return n;
+}
+
 Test(syscalls, every_call_is_aggregated)
 {
 	struct isc_run r;
@@ -54,6 +65,38 @@ Test(syscalls, every_call_is_aggregated)
 	cr_assert_eq((size_t)events, isc_trace_count(t, "cpu_syscall", "read"),
 		     "the aggregate knows how many calls became events");
 	cr_assert_lt(events, 2500, "most one-byte reads of /dev/zero are fast");
+	/* the latency histograms hold every call the aggregates count, in ordered buckets
+	 * that do not overlap, the last ending past the longest call */
+	yajl_val lat = isc_trace_get(t, "trace_metadata/aggregates/syscall_latency");
+	cr_assert(lat && YAJL_IS_OBJECT(lat), "aggregates.syscall_latency");
+	for (size_t i = 0; i < YAJL_GET_OBJECT(lat)->len; i++) {
+		const char *name = YAJL_GET_OBJECT(lat)->keys[i];
+		yajl_val b = YAJL_GET_OBJECT(lat)->values[i];
+		cr_assert(YAJL_IS_ARRAY(b) && YAJL_GET_ARRAY(b)->len > 0, "%s: buckets", name);
+		long long calls = 0, prev_hi = 0, max_ns = 0;
+		for (size_t k = 0; k < YAJL_GET_ARRAY(b)->len; k++) {
+			yajl_val x = YAJL_GET_ARRAY(b)->values[k];
+			cr_assert_eq(YAJL_GET_ARRAY(x)->len, 3, "%s: [low, high, calls]", name);
+			long long lo = YAJL_GET_INTEGER(YAJL_GET_ARRAY(x)->values[0]);
+			long long hi = YAJL_GET_INTEGER(YAJL_GET_ARRAY(x)->values[1]);
+			long long n = YAJL_GET_INTEGER(YAJL_GET_ARRAY(x)->values[2]);
+			cr_assert(lo >= prev_hi && hi > lo && n > 0,
+				  "%s: bucket %zu [%lld, %lld) %lld", name, k, lo, hi, n);
+			prev_hi = hi;
+			calls += n;
+		}
+		char path[96];
+		snprintf(path, sizeof(path), "syscalls/%s/count", name);
+		cr_assert_eq(calls, host_agg_sum(t, path), "%s: every call in the histogram", name);
+		yajl_val th = isc_trace_get(t, "trace_metadata/aggregates/threads");
+		for (size_t k = 0; k < YAJL_GET_ARRAY(th)->len; k++) {
+			snprintf(path, sizeof(path), "syscalls/%s/max_us", name);
+			double m = isc_trace_num(YAJL_GET_ARRAY(th)->values[k], path, 0) * 1000;
+			max_ns = (long long)m > max_ns ? (long long)m : max_ns;
+		}
+		cr_assert_geq(prev_hi, max_ns, "%s: the longest call is in a bucket", name);
+	}
+	cr_assert_geq(calls_in(lat, "read"), 5000);
 	yajl_tree_free(t);
 	isc_run_free(&r);
 }

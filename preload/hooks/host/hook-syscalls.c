@@ -27,6 +27,7 @@
 #include "preload/hooks/host/host.h"
 #include "preload/core/intern.h"
 #include "preload/core/export.h"
+#include "preload/samplers/cpu-sampler.h"
 #include "common/log.h"
 
 #define D(n, nr, cat)                   \
@@ -240,6 +241,8 @@ void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t
 	}
 	c->t->numa_node = isc_numa_node_now() + 1;
 	isc_tls_guard--;
+	/* a slow call is where a thread leaves the CPU: the CPU sample its timer owes */
+	isc_sampler_catch_up(c->t);
 	errno = saved;
 }
 

@@ -204,6 +204,29 @@ static inline bool isc_sys_begin(struct isc_sys_call *c, unsigned sc)
 	return true;
 }
 
+/*
+ * The histogram bucket of a duration in clock units: HDR-style, the power of two and the
+ * two bits below the leading one, so a bucket is at most a quarter of its lower bound
+ * wide. Bucket b >= 4 holds [(4 + b % 4) << (b / 4 - 1), (5 + b % 4) << (b / 4 - 1));
+ * buckets 0..3 hold the durations 0..3. One clz, one shift.
+ */
+static inline unsigned isc_sys_bucket(uint64_t units)
+{
+	if (units < 4) {
+		return (unsigned)units;
+	}
+	unsigned msb = 63u - (unsigned)__builtin_clzll(units);
+	unsigned b = 4 * (msb - 1) + (unsigned)((units >> (msb - 2)) & 3);
+	return b < ISC_SYSCALL_HIST ? b : ISC_SYSCALL_HIST - 1;
+}
+
+/* The lower bound in clock units of bucket b (isc_sys_bucket); b = ISC_SYSCALL_HIST gives
+ * the upper bound of the last one's regular range. */
+static inline uint64_t isc_sys_bucket_low(unsigned b)
+{
+	return b < 4 ? b : (uint64_t)(4 + b % 4) << (b / 4 - 1);
+}
+
 /* Slow path: records the call as a cpu_syscall event (errno kept); dur in units. */
 void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t bytes, int64_t ret,
 		    int err);
@@ -226,6 +249,7 @@ static inline void isc_sys_end(const struct isc_sys_call *c, int fd, uint64_t by
 	a->max = dur > a->max ? dur : a->max;
 	a->bytes += moved;
 	a->errors += err != 0;
+	a->hist[isc_sys_bucket(dur)]++;
 	if (__builtin_expect(dur >= isc_sys.threshold, 0)) {
 		isc_sys_record(c, dur, fd, bytes, ret, err);
 	}
