@@ -176,7 +176,7 @@ static void counter(struct isc_json *j, const struct isc_trace *t, const struct 
 	isc_json_ns_as_us(j, e->ts);
 	isc_json_key(j, "args");
 	isc_json_begin_object(j);
-	isc_json_kv_double(j, name, e->v.value, 3);
+	isc_json_kv_double(j, "value", e->v.value, 3); /* a key is written raw */
 	isc_json_end_object(j);
 }
 

@@ -198,6 +198,16 @@ void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
  * since its previous sample, it is sampled there, at the call that ends the burst, with
  * that CPU time as the weight. The timer keeps sampling long runs as before.
  */
+/* A thread that blocks our signal is not sampled (its timer is gone, the trace counts it
+ * among the unsampled): the catch-up leaves it alone too. The mask is read raw, past the
+ * mask hooks. */
+static bool masks_our_signal(void)
+{
+	sigset_t cur;
+	return syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, sizeof(long)) == 0 &&
+	       sigismember(&cur, sig) == 1;
+}
+
 void isc_sampler_catch_up(struct isc_thread *t)
 {
 	if (sig == 0 || stepped_aside || t->in_unwind || t->py_skip || t->sample_cpu_ns == 0) {
@@ -205,7 +215,7 @@ void isc_sampler_catch_up(struct isc_thread *t)
 	}
 	t->in_unwind++; /* the handler steps aside: no sample lands in ours */
 	uint64_t cpu = cpu_now();
-	if (cpu >= t->sample_cpu_ns + period_ns) {
+	if (cpu >= t->sample_cpu_ns + period_ns && !masks_our_signal()) {
 		uint64_t now = isc_now(), weight = cpu - t->sample_cpu_ns;
 		t->sample_cpu_ns = cpu;
 		isc_tls_guard++;

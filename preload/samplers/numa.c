@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "preload/hooks/host/host.h"
+#include "preload/core/threads.h"
 #include "preload/core/procfs.h"
 #include "common/log.h"
 
@@ -82,10 +83,18 @@ static void read_migrations(struct migrations *m, bool all_threads)
 /* Final flush (guard raised): one event. It counts as a memory event of the thread
  * (sampled_events), so that it never makes a process look busier than it was
  * (isc_host_events): a process that writes no trace (a shell) records it for nothing. */
+static void read_at_end(void *arg)
+{
+	(void)arg;
+	read_migrations(&at_end, true);
+}
+
 void isc_numa_flush(void)
 {
 	end_ns = isc_now();
-	read_migrations(&at_end, true);
+	/* the flush runs on the program's thread: its procfs reads go where the program
+	 * never sees a descriptor of ours (core/threads.h) */
+	isc_threads_run_private(read_at_end, NULL);
 	have_end = true;
 	if (!at_start.have_task || !at_end.have_task) {
 		return;
