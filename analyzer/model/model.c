@@ -211,7 +211,7 @@ static int move_flows(struct isc_trace *t, const uint32_t *idx)
 		t->flows[i].dst = inv[t->flows[i].dst];
 	}
 	free(inv);
-	qsort(t->flows, t->n_flows, sizeof(*t->flows), flow_cmp);
+	isc_qsort(t->flows, t->n_flows, sizeof(*t->flows), flow_cmp);
 	return 0;
 }
 

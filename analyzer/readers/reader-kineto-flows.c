@@ -13,6 +13,7 @@
 
 #include "analyzer/base/grow.h"
 #include "analyzer/base/hash.h"
+#include "analyzer/base/sort.h"
 #include "analyzer/readers/reader-kineto-extra.h"
 
 int isc_kineto_flow_add(struct isc_kineto_flows *f, const struct isc_kineto_flow_end *e)
@@ -137,7 +138,7 @@ static int end_cmp(const void *pa, const void *pb)
 /* Links the bound endpoints: each t or f from the latest s or t of its (kind, id). */
 static int link_ends(struct isc_trace *t, struct isc_kineto_flow_end *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), end_cmp);
+	isc_qsort(v, n, sizeof(*v), end_cmp);
 	uint32_t from = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct isc_kineto_flow_end *e = &v[i];
