@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "preload/remote.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -123,29 +124,24 @@ static void remove_stale(void)
 	long n;
 	while (d >= 0 && (n = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
 		for (long off = 0; off < n;) {
-			struct {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *e = (void *)(buf + off);
-			off += e->reclen;
-			int pid = socket_pid(e->name);
+			struct dirent64 *e = (struct dirent64 *)(buf + off);
+			off += e->d_reclen;
+			int pid = socket_pid(e->d_name);
 			struct stat st;
 			if (pid <= 0 || pid == isc_session.pid || kill(pid, 0) == 0 ||
-			    errno != ESRCH || fstatat(d, e->name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+			    errno != ESRCH ||
+			    fstatat(d, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 			    !S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
 				continue;
 			}
 			struct sockaddr_un a;
 			memset(&a, 0, sizeof(a));
 			a.sun_family = AF_UNIX;
-			isc_fmt(a.sun_path, sizeof(a.sun_path), "%s/%s", rm.dir, e->name);
+			isc_fmt(a.sun_path, sizeof(a.sun_path), "%s/%s", rm.dir, e->d_name);
 			int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 			if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof(a)) != 0 &&
 			    errno == ECONNREFUSED) {
-				unlinkat(d, e->name, 0);
+				unlinkat(d, e->d_name, 0);
 				isc_debug("control socket: removed %s (process %d is gone)",
 					  a.sun_path, pid);
 			}
