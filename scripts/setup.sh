@@ -93,7 +93,18 @@ fi
 if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" --buildtype=debugoptimized
 fi
-ninja -C "$build"
+if [ "$mode" = demo ]; then
+	# The demo's programs only: the launcher, the library, the analyzer and the example
+	# (scripts/demo.sh; the example needs the CUDA toolkit). The watcher and the
+	# benchmarks come with `build` and `test`.
+	demo_targets=(launcher/inferscope preload/libinferscope.so analyzer/inferscope-analyze)
+	if ninja -C "$build" -t targets all | grep -q '^tests/workloads/wl-cpu-preprocess:'; then
+		demo_targets+=(tests/workloads/wl-cpu-preprocess)
+	fi
+	ninja -C "$build" "${demo_targets[@]}"
+else
+	ninja -C "$build"
+fi
 
 case "$mode" in
 build) ;;
