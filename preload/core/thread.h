@@ -148,7 +148,7 @@ struct isc_thread {
 	uint64_t sample_wall_ns; /* isc_now() just after that CPU clock was read */
 	uint64_t sample_ns;	 /* time spent in the sampling handler (ns) */
 	uint64_t sample_py_ns;	 /* of which walking Python frames */
-	/* The same per sample, as histograms of ns (hooks/host/host.h's isc_sys_bucket): on a
+	/* The same per sample, as histograms of ns (hooks/host/host.h's isc_hist_bucket): on a
 	 * loaded machine a few samples preempted inside the handler make the sums, and the
 	 * median stays the handler's own cost. */
 	uint32_t sample_hist[2][ISC_SAMPLE_HIST];
