@@ -35,6 +35,22 @@ for mode in single threaded; do	# the program itself single- or multi-threaded
 		      best["inferscope mutex_pair_ns"] - best["native mutex_pair_ns"] }'
 done
 
+echo "## what each part of a hook costs (bench-hook-parts, no preload, best of 5)"
+"$b/bench-hook-parts"
+
+echo "## allocator churn, 2 threads x 5 M malloc/free + a read(2) per 64 (median of $rounds rounds)"
+python3 "$here/host/side-by-side.py" "$rounds" \
+	"native=$b/bench-churn" \
+	"idle thread only=LD_PRELOAD=$idle $b/bench-churn" \
+	"inferscope=$ours $b/bench-churn" \
+	"inferscope, no CPU samples=INFERSCOPE_CPU_SAMPLE=0 $ours $b/bench-churn" \
+	"heaptrack=heaptrack -o $tmp/heaptrack $b/bench-churn; rm -f $tmp/heaptrack*"
+echo "## the same with 1,000 calls per thread: the library's fixed cost (start, exit, trace)"
+python3 "$here/host/side-by-side.py" "$rounds" \
+	"native=$b/bench-churn 1000" \
+	"inferscope=$ours $b/bench-churn 1000" \
+	"inferscope, no CPU samples=INFERSCOPE_CPU_SAMPLE=0 $ours $b/bench-churn 1000"
+
 lt_filter='malloc+free+calloc+realloc+read+write+open+open64+close@*'
 end_to_end() {	# title, command (with $D for the scratch directory), rounds
 	local title=$1 cmd=$2 n=$3

@@ -14,7 +14,7 @@ static void json_thread_cuda(struct isc_json *j, const struct isc_thread *t,
 			     const struct isc_cuda_report *r)
 {
 	bool any = false;
-	for (unsigned i = 0; i < r->n_functions; i++) {
+	for (unsigned i = 0; t->cuda.calls != NULL && i < r->n_functions; i++) {
 		if (t->cuda.calls[i].count == 0) {
 			continue;
 		}
@@ -107,7 +107,7 @@ static void json_syscall_latency(struct isc_json *j)
 			if (a->count == 0) {
 				continue;
 			}
-			for (unsigned b = 0; b < ISC_SYSCALL_HIST; b++) {
+			for (unsigned b = 0; a->hist != NULL && b < ISC_SYSCALL_HIST; b++) {
 				h[b] += a->hist[b];
 			}
 			calls += a->count;

@@ -348,6 +348,10 @@ static void json_sampling(struct isc_json *j)
 	isc_json_ns_as_us(j, (int64_t)r.handler_ns);
 	isc_json_key(j, "python_walk_us");
 	isc_json_ns_as_us(j, (int64_t)r.python_ns);
+	isc_json_key(j, "handler_median_us");
+	isc_json_ns_as_us(j, (int64_t)r.handler_median_ns);
+	isc_json_key(j, "python_walk_median_us");
+	isc_json_ns_as_us(j, (int64_t)r.python_median_ns);
 	isc_json_end_object(j);
 }
 

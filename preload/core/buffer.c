@@ -2,6 +2,7 @@
 #include "preload/core/buffer.h"
 #include "preload/core/procfs.h"
 #include "preload/core/threads.h"
+#include "common/clock.h"
 #include "common/log.h"
 
 #include <errno.h>
@@ -18,6 +19,10 @@ __thread struct isc_thread *isc_tls_self ISC_TLS;
 __thread unsigned isc_tls_guard ISC_TLS;
 
 #define MAX_THREADS 65536u
+/* The slots are reserved at once (NORESERVE, touched as threads come): under strict
+ * overcommit the reservation itself is charged, so a slot stays small (thread.h). */
+_Static_assert((uint64_t)MAX_THREADS * sizeof(struct isc_thread) <= (1ull << 30),
+	       "the thread slots' reservation stays within 1 GiB");
 
 static struct isc_chunk *region; /* the chunks, memory-cap bytes */
 static uint32_t n_chunks;
@@ -119,6 +124,7 @@ struct isc_thread *isc_thread_attach(void)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
 		t->sample_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	}
+	t->sample_wall_ns = isc_now();
 	struct isc_thread *head = atomic_load_explicit(&registry, memory_order_relaxed);
 	do {
 		t->next = head;

@@ -44,10 +44,12 @@ struct isc_cuda_thread {
 	 * graph node) names as the call it came from. */
 	uint64_t corr;
 	uint32_t fn;
-	struct {
+	/* ISC_CUDA_FN_MAX of them, from the library's arena at the thread's first call (NULL
+	 * before, or when the arena is full): 8 KiB that a thread without CUDA never holds */
+	struct isc_cuda_calls {
 		uint64_t count;
 		uint64_t ns;
-	} calls[ISC_CUDA_FN_MAX];
+	} * calls;
 };
 
 enum isc_thread_state {
@@ -59,16 +61,19 @@ enum isc_thread_state {
 /* Host hooks, malloc family (hooks/hook-malloc.c): whole-run exact counters. Byte
  * counts are the allocator's usable sizes, except bytes_requested. */
 struct isc_malloc_counters {
+	/* What a malloc or a free touches, in one cache line with the thread's alloc_bytes
+	 * (struct isc_thread) */
 	uint64_t calls;	      /* allocations that returned memory */
 	uint64_t frees;	      /* free() of a non-NULL pointer, realloc's release */
-	uint64_t failed;      /* allocations that returned NULL */
 	uint64_t bytes_freed; /* (requested: alloc_bytes; allocated: live + freed) */
 	int64_t live;	      /* allocated - freed by this thread (< 0 when it frees
 					 * what other threads allocated) */
 	int64_t peak;
 	int64_t countdown; /* requested bytes until the next sample */
-	uint64_t rng;	   /* xorshift state of the sampler, 0 = unseeded */
-	uint64_t sampled;  /* memory events recorded */
+	/* the rest: failures, the sampler's expiries, mappings */
+	uint64_t failed;  /* allocations that returned NULL */
+	uint64_t rng;	  /* xorshift state of the sampler, 0 = unseeded */
+	uint64_t sampled; /* memory events recorded */
 	uint64_t mmaps, munmaps, mremaps;
 	uint64_t mapped_bytes, unmapped_bytes;
 };
@@ -80,8 +85,13 @@ struct isc_malloc_counters {
 
 /* The latency histogram of a call name: four buckets per power of two of the duration in
  * clock units (hooks/host.h, isc_sys_bucket), up to 2^40 units; longer calls share the last
- * bucket. Every call is in it, whatever the threshold, so percentiles cover them all. */
+ * bucket. Every call is in it, whatever the threshold, so percentiles cover them all. It is
+ * allocated (from the library's arena) at the name's first call on the thread: a thread
+ * slot holds a pointer, not 48 histograms, so the slots' reservation stays small
+ * (buffer.c) and a thread pays memory only for the calls it makes. */
 #define ISC_SYSCALL_HIST 160
+/* Buckets of the CPU-sample handler's durations in ns, the same layout: up to ~2 ms. */
+#define ISC_SAMPLE_HIST 84
 
 struct isc_syscall_agg {
 	uint64_t count;
@@ -90,7 +100,7 @@ struct isc_syscall_agg {
 	uint64_t bytes; /* bytes moved (positive results of I/O calls) */
 	uint32_t errors;
 	uint32_t events; /* calls also recorded as events */
-	uint64_t hist[ISC_SYSCALL_HIST];
+	uint64_t *hist;	 /* ISC_SYSCALL_HIST buckets; NULL before the first call (or no memory) */
 };
 
 struct isc_thread {
@@ -111,11 +121,11 @@ struct isc_thread {
 	uint32_t scope_overflow;
 	struct isc_scope_frame scopes[ISC_SCOPE_MAX];
 
-	/* Bytes this thread allocated so far (the malloc hooks keep it exact); scopes
-	 * report the difference between their open and close. */
-	uint64_t alloc_bytes;
-
 	struct isc_cuda_thread cuda;
+	/* Bytes this thread allocated so far (the malloc hooks keep it exact); scopes
+	 * report the difference between their open and close. Beside the malloc counters:
+	 * the hooks' fast path updates both, in one cache line. */
+	_Alignas(64) uint64_t alloc_bytes;
 	/* Host hooks (hooks/): reset by their own fork handler. */
 	struct isc_malloc_counters malloc;
 	struct isc_syscall_agg syscalls[ISC_SYSCALL_SLOTS];
@@ -132,11 +142,16 @@ struct isc_thread {
 	uint64_t py_tstate;    /* last PyThreadState found for this thread (a hint) */
 	uint64_t py_chain[32]; /* addresses of its Python frames at the last sample */
 	uint32_t py_chain_n;
-	uint16_t py_absent;	     /* samples left before looking for its PyThreadState again */
-	uint16_t py_backoff;	     /* and how many the next miss skips (doubling, at most 64) */
-	uint64_t sample_cpu_ns;	     /* its CPU clock at its previous sample, or attach */
-	uint64_t sample_ns;	     /* time spent in the sampling handler (ns) */
-	uint64_t sample_py_ns;	     /* of which walking Python frames */
+	uint16_t py_absent;	 /* samples left before looking for its PyThreadState again */
+	uint16_t py_backoff;	 /* and how many the next miss skips (doubling, at most 64) */
+	uint64_t sample_cpu_ns;	 /* its CPU clock at its previous sample, or attach */
+	uint64_t sample_wall_ns; /* isc_now() just after that CPU clock was read */
+	uint64_t sample_ns;	 /* time spent in the sampling handler (ns) */
+	uint64_t sample_py_ns;	 /* of which walking Python frames */
+	/* The same per sample, as histograms of ns (hooks/host/host.h's isc_hist_bucket): on a
+	 * loaded machine a few samples preempted inside the handler make the sums, and the
+	 * median stays the handler's own cost. */
+	uint32_t sample_hist[2][ISC_SAMPLE_HIST];
 	uint64_t stack_window;	     /* event stacks: start of the current second (ns) */
 	uint32_t stack_budget[2];    /* event stacks taken in it: launches, other events */
 	uint64_t stack_lo, stack_hi; /* the unwinder's checked range of this thread's stack */

@@ -113,7 +113,7 @@ static void record(struct isc_thread *t, bool cloned, const CUpti_GraphData *d)
 		e->ts = isc_now();
 		e->tid = t->tid;
 		e->kind = ISC_EV_GRAPH_NODE;
-		e->name = in_call ? isc_cuda_fn_ids[t->cuda.fn] : 0;
+		e->name = in_call ? isc_cuda_fn_id(t->cuda.fn) : 0;
 		e->aux = (cloned ? ISC_NODE_CLONED : 0) | (ns ? ISC_NODE_STACK : 0);
 		e->u.graph_node.node_id = node;
 		e->u.graph_node.original_id = original;

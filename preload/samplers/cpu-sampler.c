@@ -139,6 +139,14 @@ static void write_sample(struct isc_thread *t, uint64_t now, uint64_t weight, ui
 	t->samples++;
 }
 
+static void account(struct isc_thread *t, uint64_t ns, uint64_t py_ns)
+{
+	t->sample_ns += ns;
+	t->sample_py_ns += py_ns;
+	t->sample_hist[0][isc_hist_bucket(ns, ISC_SAMPLE_HIST)]++;
+	t->sample_hist[1][isc_hist_bucket(py_ns, ISC_SAMPLE_HIST)]++;
+}
+
 void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
 {
 	int saved = errno;
@@ -162,12 +170,15 @@ void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
 		errno = saved;
 		return;
 	}
+	/* the CPU clock is a system call: read before the handler's own account starts, as a
+	 * system call is where a loaded machine preempts, and that wait is not our cost */
 	uint64_t cpu = cpu_now();
 	uint64_t weight = !fresh && t->sample_cpu_ns && cpu > t->sample_cpu_ns
 				  ? cpu - t->sample_cpu_ns
 				  : period_ns * (1 + (unsigned)si->si_overrun);
-	t->sample_cpu_ns = cpu;
 	uint64_t now = isc_now();
+	t->sample_cpu_ns = cpu;
+	t->sample_wall_ns = now;
 	if (!isc_capturing_signal_safe(now)) {
 		errno = saved;
 		return;
@@ -180,9 +191,9 @@ void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
 	uint16_t status;
 	uint64_t py0 = isc_now();
 	unsigned py = isc_py_walk(t, w + native, ISC_SAMPLE_PY_MAX, &status);
-	t->sample_py_ns += isc_now() - py0;
+	uint64_t py1 = isc_now();
 	write_sample(t, now, weight, (uint64_t)si->si_overrun, w, native, py, status);
-	t->sample_ns += isc_now() - now; /* the handler's own cost, for the trace */
+	account(t, isc_now() - now, py1 - py0); /* the handler's own cost, for the trace */
 	isc_tls_guard--;
 	t->py_skip = 0;
 	errno = saved;
@@ -213,20 +224,28 @@ void isc_sampler_catch_up(struct isc_thread *t)
 	if (sig == 0 || stepped_aside || t->in_unwind || t->py_skip || t->sample_cpu_ns == 0) {
 		return;
 	}
+	/* A thread's CPU time grows no faster than the wall clock: less than a period since
+	 * the previous sample (whose wall time is read just after its CPU time, a few
+	 * nanoseconds of CPU later), no sample is owed, and the CPU clock (a system call, not
+	 * the vDSO) is not read. */
+	if (isc_now() - t->sample_wall_ns < period_ns) {
+		return;
+	}
 	t->in_unwind++; /* the handler steps aside: no sample lands in ours */
 	uint64_t cpu = cpu_now();
 	if (cpu >= t->sample_cpu_ns + period_ns && !masks_our_signal()) {
 		uint64_t now = isc_now(), weight = cpu - t->sample_cpu_ns;
 		t->sample_cpu_ns = cpu;
+		t->sample_wall_ns = now;
 		isc_tls_guard++;
 		uint64_t w[ISC_SAMPLE_NATIVE_MAX + 2 * ISC_SAMPLE_PY_MAX];
 		unsigned native = isc_unwind_here(w, ISC_SAMPLE_NATIVE_MAX);
 		uint16_t status;
 		uint64_t py0 = isc_now();
 		unsigned py = isc_py_walk(t, w + native, ISC_SAMPLE_PY_MAX, &status);
-		t->sample_py_ns += isc_now() - py0;
+		uint64_t py1 = isc_now();
 		write_sample(t, now, weight, 0, w, native, py, status);
-		t->sample_ns += isc_now() - now;
+		account(t, isc_now() - now, py1 - py0);
 		isc_tls_guard--;
 	}
 	t->in_unwind--;
@@ -544,15 +563,40 @@ void isc_samplers_fork_child(void)
 	}
 }
 
+/* The median of a histogram of ns (isc_hist_bucket's layout): the middle of the bucket that
+ * holds it, within an eighth of its value; 0 when empty. */
+static uint64_t median_ns(const uint64_t *h)
+{
+	uint64_t total = 0, seen = 0;
+	for (unsigned b = 0; b < ISC_SAMPLE_HIST; b++) {
+		total += h[b];
+	}
+	for (unsigned b = 0; total > 0 && b < ISC_SAMPLE_HIST; b++) {
+		seen += h[b];
+		if (2 * seen >= total) {
+			return (isc_sys_bucket_low(b) + isc_sys_bucket_low(b + 1)) / 2;
+		}
+	}
+	return 0;
+}
+
 bool isc_sampling_report(struct isc_sampling_report *r)
 {
 	memset(r, 0, sizeof(*r));
+	uint64_t h[2][ISC_SAMPLE_HIST] = { { 0 } };
 	for (struct isc_thread *t = isc_registry_first(); t; t = t->next) {
 		r->samples += t->samples;
 		r->lost += t->samples_lost;
 		r->handler_ns += t->sample_ns;
 		r->python_ns += t->sample_py_ns;
+		for (unsigned k = 0; k < 2; k++) {
+			for (unsigned b = 0; b < ISC_SAMPLE_HIST; b++) {
+				h[k][b] += t->sample_hist[k][b];
+			}
+		}
 	}
+	r->handler_median_ns = median_ns(h[0]);
+	r->python_median_ns = median_ns(h[1]);
 	r->cpu_hz = sig ? isc_config.cpu_sample_hz : 0;
 	r->signal = sig;
 	r->python = isc_py_status();

@@ -59,6 +59,7 @@ struct isc_sampling_report {
 	uint64_t unsampled_threads;	/* threads that blocked the signal: no timer then */
 	uint64_t unwind_fallbacks;	/* stacks unwound by libunwind: the tables could not */
 	uint64_t handler_ns, python_ns; /* time in the handler, of which the Python walk */
+	uint64_t handler_median_ns, python_median_ns; /* the same per sample, medians */
 	bool stepped_aside;
 };
 bool isc_sampling_report(struct isc_sampling_report *r);

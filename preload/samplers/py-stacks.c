@@ -457,15 +457,49 @@ struct code_info {
 #define CACHE 8192
 static struct code_info cache[CACHE];
 
+/*
+ * Code objects read in the current batch of records (isc_py_resolve_records): the same
+ * few code objects come back in every sample of a batch, and each read is a system call,
+ * so each is read (and checked to be a code object) once per batch, not once per frame.
+ * A batch is resolved at once, within a tick of its samples, as before.
+ */
+#define SEEN 512
+
+struct seen {
+	uint64_t code, np, fp, lt;
+	int32_t first;
+	bool ok;
+};
+
+static struct seen seen[SEEN];
+
+static const struct seen *code_header(uint64_t code)
+{
+	struct seen *s = &seen[(code >> 4) % SEEN];
+	if (s->code == code) {
+		return s;
+	}
+	unsigned char h[256];
+	unsigned span = L.co_code_start ? L.co_code_start : L.co_lines + 8;
+	s->code = code;
+	s->ok = span <= sizeof(h) && rd(code, h, span) && *(uint64_t *)(h + 8) == code_type;
+	if (s->ok) {
+		s->np = *(uint64_t *)(h + L.co_name);
+		s->fp = *(uint64_t *)(h + L.co_filename);
+		s->lt = *(uint64_t *)(h + L.co_lines);
+		s->first = *(int32_t *)(h + L.co_firstlineno);
+	}
+	return s;
+}
+
 /* Resolves (code, off) into string ids and a line; false when it is not a code object. */
 static bool resolve(uint64_t code, int32_t off, uint32_t *name, uint32_t *file, uint32_t *line)
 {
-	unsigned char h[256];
-	unsigned span = L.co_code_start ? L.co_code_start : L.co_lines + 8;
-	if (span > sizeof(h) || !rd(code, h, span) || *(uint64_t *)(h + 8) != code_type) {
+	const struct seen *hd = code_header(code);
+	if (!hd->ok) {
 		return false;
 	}
-	uint64_t np = *(uint64_t *)(h + L.co_name), fp = *(uint64_t *)(h + L.co_filename);
+	uint64_t np = hd->np, fp = hd->fp;
 	struct code_info *c = &cache[(code >> 4 ^ (uint32_t)off * 2654435761u) % CACHE];
 	if (c->code == code && c->off == off && c->name_ptr == np && c->file_ptr == fp) {
 		*name = c->name;
@@ -477,8 +511,8 @@ static bool resolve(uint64_t code, int32_t off, uint32_t *name, uint32_t *file, 
 	if (!read_str(np, nb, sizeof(nb)) || !read_str(fp, fb, sizeof(fb))) {
 		return false;
 	}
-	int first = *(int32_t *)(h + L.co_firstlineno);
-	uint64_t lt = *(uint64_t *)(h + L.co_lines);
+	int first = hd->first;
+	uint64_t lt = hd->lt;
 	unsigned char tb[4096];
 	int64_t tn = 0;
 	if (rd(lt + 8, tb, 8) && rd_ptr(lt + 8) == bytes_type && rd(lt + 16, &tn, 8) && tn >= 0) {
@@ -532,6 +566,7 @@ static void resolve_block(struct isc_event *recs, uint32_t avail, unsigned base,
 
 void isc_py_resolve_records(struct isc_event *recs, uint32_t n)
 {
+	memset(seen, 0, sizeof(seen)); /* a new batch: read every code object again */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct isc_event *r = &recs[i];
 		uint32_t rest = n - i - 1;

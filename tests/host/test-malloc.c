@@ -118,6 +118,34 @@ Test(malloc, poisson_sampling_estimates_the_bytes)
 	isc_run_free(&r);
 }
 
+/* The counters count every call; records are only the sampled ones, as many as the counters
+ * say were sampled: 200,000 blocks of 64 bytes at a 64 KiB mean are ~195 samples. */
+Test(malloc, counters_exact_records_sampled)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-alloc"), "sample", "200000", "64", NULL };
+	const char *env[] = { "INFERSCOPE_MALLOC_SAMPLE=64K", NULL };
+	yajl_val t = host_trace(argv, env, &r);
+	yajl_val th = isc_trace_get(t, "trace_metadata/aggregates/threads");
+	int loop = 0;
+	for (size_t i = 0; i < YAJL_GET_ARRAY(th)->len; i++) {
+		yajl_val a = YAJL_GET_ARRAY(th)->values[i];
+		/* the loop's thread: its 200,000 pairs and stdio's few blocks */
+		long long calls = isc_trace_int(a, "malloc/calls", 0);
+		loop += calls >= 200000 && calls < 200010 &&
+			isc_trace_int(a, "malloc/frees", 0) >= 200000;
+	}
+	cr_assert_eq(loop, 1, "one thread counted every pair");
+	/* sampled_events counts every memory record (a NUMA migration too) */
+	size_t records = isc_trace_count(t, "memory_event", "malloc");
+	cr_assert_eq((long long)isc_trace_count(t, "memory_event", NULL),
+		     host_agg_sum(t, "malloc/sampled_events"),
+		     "a record for each sampled allocation, none for the rest");
+	cr_assert(records > 120 && records < 280, "%zu sampled of 200,000", records);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
 Test(malloc, large_allocations_are_always_events)
 {
 	struct isc_run r;

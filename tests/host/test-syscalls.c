@@ -101,6 +101,27 @@ Test(syscalls, every_call_is_aggregated)
 	isc_run_free(&r);
 }
 
+/* Each thread's histogram is allocated at its first call of a name: four threads, each its
+ * own, all of their calls in the merged one, and each thread's count exact. */
+Test(syscalls, every_threads_calls_are_in_the_histogram)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-syscalls"), "threads", "4", "3000", NULL };
+	yajl_val t = host_trace(argv, NULL, &r);
+	yajl_val th = isc_trace_get(t, "trace_metadata/aggregates/threads");
+	int workers = 0;
+	for (size_t i = 0; i < YAJL_GET_ARRAY(th)->len; i++) {
+		workers += isc_trace_int(YAJL_GET_ARRAY(th)->values[i], "syscalls/read/count", 0) ==
+			   3000;
+	}
+	cr_assert_eq(workers, 4, "four threads with 3000 reads each");
+	yajl_val lat = isc_trace_get(t, "trace_metadata/aggregates/syscall_latency");
+	cr_assert_eq(calls_in(lat, "read"), host_agg_sum(t, "syscalls/read/count"));
+	cr_assert_geq(calls_in(lat, "read"), 4 * 3000);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
 Test(syscalls, threshold_zero_records_every_call)
 {
 	struct isc_run r;

@@ -30,8 +30,9 @@ void isc_hooks_nvtx_flush(void);
 /* Sets the injection variable var to this library's absolute path unless it is set. */
 void isc_cuda_set_injection_var(const char *var);
 
-/* Interned names of the intercepted functions, indexed by enum isc_cuda_fn. */
-extern uint32_t isc_cuda_fn_ids[];
+/* The interned name of intercepted function fn (enum isc_cuda_fn), interned at its first
+ * use: a process that never calls CUDA does not put ~400 names in its string table. */
+uint32_t isc_cuda_fn_id(unsigned fn);
 
 /* trace_metadata.cupti: whether CUPTI ran, why not, and what it delivered. */
 struct isc_cupti_report {

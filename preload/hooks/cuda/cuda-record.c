@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "preload/core/arena.h"
 #include "preload/hooks/cuda/cuda-family.h"
 #include "preload/hooks/cuda/cuda-hook.h"
 #include "preload/samplers/cpu-sampler.h"
@@ -51,8 +52,17 @@ void isc_cuda_record(const struct isc_cuda_call *c, uint64_t end, int result,
 			     0)) {
 		isc_cuda_query_versions();
 	}
-	t->cuda.calls[c->fn].count++;
-	t->cuda.calls[c->fn].ns += end - c->t0;
+	if (__builtin_expect(t->cuda.calls == NULL, 0)) {
+		size_t bytes = ISC_CUDA_FN_MAX * sizeof(*t->cuda.calls);
+		t->cuda.calls = isc_arena_alloc(bytes, 64);
+		if (t->cuda.calls != NULL) {
+			memset(t->cuda.calls, 0, bytes);
+		}
+	}
+	if (__builtin_expect(t->cuda.calls != NULL, 1)) {
+		t->cuda.calls[c->fn].count++;
+		t->cuda.calls[c->fn].ns += end - c->t0;
+	}
 	uint32_t aux = aux_of(c, info);
 	/* where the rules point: calls that waited, copies from pageable memory, and a
 	 * sample of launches (their exact count is in the aggregates) */
@@ -72,7 +82,7 @@ void isc_cuda_record(const struct isc_cuda_call *c, uint64_t end, int result,
 		e->kind = ISC_EV_CUDA_API;
 		e->flags = (uint16_t)((blocked(c, info, aux) ? ISC_EVF_BLOCKED : 0) |
 				      ((f & ISC_CF_A) ? ISC_EVF_ASYNC : 0));
-		e->name = isc_cuda_fn_ids[c->fn];
+		e->name = isc_cuda_fn_id(c->fn);
 		e->aux = aux | (launch ? ISC_API_LAUNCH : 0) | (ns ? ISC_API_STACK : 0);
 		e->u.cuda_api.correlation_id = c->corr;
 		e->u.cuda_api.bytes = info->bytes;

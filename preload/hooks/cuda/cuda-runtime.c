@@ -36,7 +36,18 @@ const unsigned char isc_cuda_fn_flags[ISC_CUDA_FN_COUNT] = { ISC_CUDA_FUNCS(
 
 void *_Atomic isc_cuda_real_fns[ISC_CUDA_FN_COUNT];
 _Atomic bool isc_cuda_on;
-uint32_t isc_cuda_fn_ids[ISC_CUDA_FN_COUNT];
+static _Atomic uint32_t fn_ids[ISC_CUDA_FN_COUNT];
+
+uint32_t isc_cuda_fn_id(unsigned fn)
+{
+	uint32_t id = atomic_load_explicit(&fn_ids[fn], memory_order_relaxed);
+	if (__builtin_expect(id == 0, 0)) {
+		/* two threads may both intern it: the same string, the same id */
+		id = isc_intern_cstr(isc_cuda_fn_names[fn]);
+		atomic_store_explicit(&fn_ids[fn], id, memory_order_relaxed);
+	}
+	return id;
+}
 
 static struct dl_find_object self; /* our own mapping, to never resolve to ourselves */
 static _Atomic bool started;
@@ -219,7 +230,9 @@ void isc_hooks_cuda_fork_child(void)
 {
 	struct isc_thread *t = isc_tls_self;
 	if (t) {
-		memset(&t->cuda.calls, 0, sizeof(t->cuda.calls));
+		if (t->cuda.calls != NULL) { /* kept: the child's own calls go there */
+			memset(t->cuda.calls, 0, ISC_CUDA_FN_MAX * sizeof(*t->cuda.calls));
+		}
 		t->cuda.depth = 0;
 	}
 	isc_cuda_tables_reset();
@@ -256,9 +269,6 @@ void isc_hooks_cuda_flush_completed(void)
 void isc_hooks_cuda_init(void)
 {
 	_dl_find_object((void *)isc_hooks_cuda_init, &self);
-	for (unsigned i = 0; i < ISC_CUDA_FN_COUNT; i++) {
-		isc_cuda_fn_ids[i] = isc_intern_cstr(isc_cuda_fn_names[i]);
-	}
 	if (isc_config.cupti) {
 		isc_cuda_set_injection_var("CUDA_INJECTION64_PATH");
 	}

@@ -62,9 +62,10 @@ struct real_malloc {
 static struct real_malloc real;
 static _Atomic bool resolving;
 
-/* Read on every call. */
-static struct {
+/* Read on every call: one cache line. */
+static _Alignas(64) struct {
 	bool on;
+	bool glibc_chunks;	 /* usable sizes read from glibc's chunk headers (usable()) */
 	uint64_t threshold;	 /* allocations this large are always events */
 	uint64_t free_threshold; /* so are releases (0: every one, with sample=0) */
 	uint64_t mean;		 /* sampling mean, 0 = every allocation */
@@ -168,11 +169,10 @@ static inline bool ready(void)
  * the usable part is that size minus the header word, or minus two words for a
  * chunk of its own mapping (flag 0x2). malloc_usable_size() computes the same after
  * a call and a look at the next chunk's header (whether this one is in use, which
- * for a block we are handed or about to free it always is). glibc_chunks is set
+ * for a block we are handed or about to free it always is). hot.glibc_chunks is set
  * only when the real malloc is libc's and the computation matched its
  * malloc_usable_size on test blocks of every kind (init).
  */
-static bool glibc_chunks;
 /* libc's malloc is the real one: the computation is checked against its
  * malloc_usable_size on the program's own first blocks (VERIFY of them), and then used.
  * Test blocks of our own would change the program's heap (a large one freed moves
@@ -195,7 +195,7 @@ static __attribute__((noinline)) size_t usable_checked(void *p)
 		if (chunk_usable(p) != u) {
 			glibc_candidate = false;
 		} else if (atomic_fetch_sub(&verify_left, 1) == 1) {
-			glibc_chunks = true;
+			hot.glibc_chunks = true;
 		}
 	}
 	return u;
@@ -203,7 +203,7 @@ static __attribute__((noinline)) size_t usable_checked(void *p)
 
 static inline size_t usable(void *p)
 {
-	return __builtin_expect(glibc_chunks, 1) ? chunk_usable(p) : usable_checked(p);
+	return __builtin_expect(hot.glibc_chunks, 1) ? chunk_usable(p) : usable_checked(p);
 }
 
 /* The library at work (guard raised): from its arena; NULL only where no arena could

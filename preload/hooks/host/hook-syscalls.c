@@ -25,6 +25,7 @@
 
 #include "common/config.h"
 #include "preload/hooks/host/host.h"
+#include "preload/core/arena.h"
 #include "preload/core/intern.h"
 #include "preload/core/export.h"
 #include "preload/samplers/cpu-sampler.h"
@@ -102,6 +103,13 @@ unsigned isc_fd_target_of_path(const char *path)
 	return path_is_nvidia(path) ? ISC_FD_NVIDIA : ISC_FD_UNKNOWN;
 }
 
+/* Character devices already named by their path, by device number: a device number
+ * names one device while the system runs, and the path lookup (a readlink through
+ * /proc) costs more than the slow call that asks. Entries are written once (a race
+ * loses an entry, never mixes two: key and target in one word). */
+#define CHR_SEEN 16
+static _Atomic uint64_t chr_seen[CHR_SEEN]; /* rdev << 8 | target, 0: free */
+
 static unsigned char_device_target(int fd, dev_t rdev)
 {
 	unsigned maj = major(rdev);
@@ -111,17 +119,32 @@ static unsigned char_device_target(int fd, dev_t rdev)
 	if (maj == 4 || maj == 5 || (maj >= 136 && maj <= 143)) {
 		return ISC_FD_TTY;
 	}
+	for (unsigned i = 0; i < CHR_SEEN; i++) {
+		uint64_t e = atomic_load_explicit(&chr_seen[i], memory_order_relaxed);
+		if (e == 0) {
+			break;
+		}
+		if (e >> 8 == (uint64_t)rdev) {
+			return (unsigned)(e & 0xff);
+		}
+	}
 	/* nvidia-uvm and nvidia-caps have dynamic majors: ask for the path */
 	char link[32], path[64];
 	isc_fmt(link, sizeof(link), "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, path, sizeof(path) - 1);
-	if (n > 0) {
-		path[n] = '\0';
-		if (path_is_nvidia(path)) {
-			return ISC_FD_NVIDIA;
+	if (n <= 0) {
+		return ISC_FD_OTHER; /* closed meanwhile: nothing learnt */
+	}
+	path[n] = '\0';
+	unsigned r = path_is_nvidia(path) ? ISC_FD_NVIDIA : ISC_FD_OTHER;
+	for (unsigned i = 0; i < CHR_SEEN && (uint64_t)rdev < (1ull << 56); i++) {
+		uint64_t want = 0;
+		if (atomic_compare_exchange_strong(&chr_seen[i], &want, (uint64_t)rdev << 8 | r) ||
+		    want >> 8 == (uint64_t)rdev) {
+			break;
 		}
 	}
-	return ISC_FD_OTHER;
+	return r;
 }
 
 unsigned isc_fd_target(int fd)
@@ -248,11 +271,33 @@ void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t
 
 /* ---- trace contributions and init ---- */
 
+uint64_t *isc_sys_hist_new(struct isc_syscall_agg *a)
+{
+	int saved = errno;
+	isc_tls_guard++;
+	uint64_t *h = isc_arena_alloc(ISC_SYSCALL_HIST * sizeof(*h), 64);
+	if (h != NULL) {
+		memset(h, 0, ISC_SYSCALL_HIST * sizeof(*h));
+	}
+	a->hist = h;
+	isc_tls_guard--;
+	errno = saved;
+	return h;
+}
+
 void isc_hooks_syscalls_fork_child(void)
 {
 	struct isc_thread *t = isc_tls_self;
-	if (t) {
-		memset(t->syscalls, 0, sizeof(t->syscalls));
+	if (t == NULL) {
+		return;
+	}
+	for (unsigned i = 0; i < ISC_SYSCALL_SLOTS; i++) {
+		uint64_t *h = t->syscalls[i].hist; /* kept: the child's own calls go there */
+		if (h != NULL) {
+			memset(h, 0, ISC_SYSCALL_HIST * sizeof(*h));
+		}
+		memset(&t->syscalls[i], 0, sizeof(t->syscalls[i]));
+		t->syscalls[i].hist = h;
 	}
 }
 

@@ -210,14 +210,19 @@ static inline bool isc_sys_begin(struct isc_sys_call *c, unsigned sc)
  * wide. Bucket b >= 4 holds [(4 + b % 4) << (b / 4 - 1), (5 + b % 4) << (b / 4 - 1));
  * buckets 0..3 hold the durations 0..3. One clz, one shift.
  */
-static inline unsigned isc_sys_bucket(uint64_t units)
+static inline unsigned isc_hist_bucket(uint64_t units, unsigned buckets)
 {
 	if (units < 4) {
 		return (unsigned)units;
 	}
 	unsigned msb = 63u - (unsigned)__builtin_clzll(units);
 	unsigned b = 4 * (msb - 1) + (unsigned)((units >> (msb - 2)) & 3);
-	return b < ISC_SYSCALL_HIST ? b : ISC_SYSCALL_HIST - 1;
+	return b < buckets ? b : buckets - 1;
+}
+
+static inline unsigned isc_sys_bucket(uint64_t units)
+{
+	return isc_hist_bucket(units, ISC_SYSCALL_HIST);
 }
 
 /* The lower bound in clock units of bucket b (isc_sys_bucket); b = ISC_SYSCALL_HIST gives
@@ -226,6 +231,10 @@ static inline uint64_t isc_sys_bucket_low(unsigned b)
 {
 	return b < 4 ? b : (uint64_t)(4 + b % 4) << (b / 4 - 1);
 }
+
+/* The histogram of a call name on its thread, at its first call (errno kept); NULL when
+ * the library's arena has no memory left (the call is counted, not bucketed). */
+uint64_t *isc_sys_hist_new(struct isc_syscall_agg *a);
 
 /* Slow path: records the call as a cpu_syscall event (errno kept); dur in units. */
 void isc_sys_record(const struct isc_sys_call *c, uint64_t dur, int fd, uint64_t bytes, int64_t ret,
@@ -249,7 +258,13 @@ static inline void isc_sys_end(const struct isc_sys_call *c, int fd, uint64_t by
 	a->max = dur > a->max ? dur : a->max;
 	a->bytes += moved;
 	a->errors += err != 0;
-	a->hist[isc_sys_bucket(dur)]++;
+	uint64_t *h = a->hist;
+	if (__builtin_expect(h == NULL, 0)) {
+		h = isc_sys_hist_new(a);
+	}
+	if (__builtin_expect(h != NULL, 1)) {
+		h[isc_sys_bucket(dur)]++;
+	}
 	if (__builtin_expect(dur >= isc_sys.threshold, 0)) {
 		isc_sys_record(c, dur, fd, bytes, ret, err);
 	}

@@ -7,6 +7,7 @@
  *   waits     a contended mutex, a condition variable and a semaphore, each ~20 ms
  *   uncontended 1000 lock/unlock pairs on a free mutex
  *   count N   N one-byte reads from /dev/zero
+ *   threads T N  T threads, each N one-byte reads from /dev/zero
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -140,6 +141,20 @@ static int waits(void)
 	return 0;
 }
 
+static void *reader(void *arg)
+{
+	long n = *(const long *)arg;
+	char c;
+	int fd = open("/dev/zero", O_RDONLY);
+	for (long i = 0; i < n && fd >= 0; i++) {
+		if (read(fd, &c, 1) != 1) {
+			abort();
+		}
+	}
+	close(fd);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "io";
@@ -176,6 +191,20 @@ int main(int argc, char **argv)
 		printf("count %ld\n", n);
 		return 0;
 	}
-	fprintf(stderr, "usage: wl-syscalls io|slow|errors|waits|uncontended|count N\n");
+	if (strcmp(mode, "threads") == 0 && argc > 3) {
+		int k = atoi(argv[2]);
+		long n = atol(argv[3]);
+		pthread_t t[64];
+		for (int i = 0; i < k && i < 64; i++) {
+			pthread_create(&t[i], NULL, reader, &n);
+		}
+		for (int i = 0; i < k && i < 64; i++) {
+			pthread_join(t[i], NULL);
+		}
+		printf("threads %d x %ld\n", k, n);
+		return 0;
+	}
+	fprintf(stderr,
+		"usage: wl-syscalls io|slow|errors|waits|uncontended|count N|threads T N\n");
 	return 2;
 }
