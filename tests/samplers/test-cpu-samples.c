@@ -12,10 +12,10 @@
  * overrun in its weight), so a 2 s run (HOT_MS) gives 200-500 samples. The workloads
  * interleave the functions in slices of random length and order, so each sample lands
  * in hot_six with probability 0.6 whatever the tick: a share estimated from n samples
- * has a binomial error of sqrt(p(1-p)/n), 2.8 pp for 0.6 at n = 300. The bound is the issue's 5 pp, widened to four standard
- * errors where the sample count cannot support 5 pp (a false failure about once in
- * 15000 checks); a misattribution (a function's frames lost, a phase-locked sampler)
- * is off by more than that.
+ * has a binomial error of sqrt(p(1-p)/n), 2.8 pp for 0.6 at n = 300. The bound is the
+ * issue's 5 pp, widened to four standard errors where the sample count cannot support
+ * 5 pp (a false failure about once in 15000 checks); a misattribution (a function's
+ * frames lost, a phase-locked sampler) is off by more than that.
  */
 #include <criterion/criterion.h>
 #include <glob.h>
