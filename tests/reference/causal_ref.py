@@ -15,6 +15,7 @@ import json
 DEFAULTS = {"launch.runtime_cutoff_us": 50.0, "launch.queue_full_depth": 64.0}
 HANDOFF_NS = 150000
 KINETO_ROUNDING_NS = 1000
+INFER_GAP_NS, INFER_SLACK_NS = 50000, 30000  # stream waits told from order (Kineto)
 
 HOST_KINDS = ("scope", "op", "api", "syscall")
 GPU_KINDS = ("kernel", "h2d", "d2h", "d2d", "memset")
@@ -197,6 +198,7 @@ class Graph:
         self.sync_src = {}  # cudaEventSynchronize call -> the operation its record marked
         if kineto:
             self._kineto_events()
+            self._kineto_inferred_waits()
         else:
             self._events()
         self._waits()
@@ -395,6 +397,28 @@ class Graph:
                 key = (e.device, e.stream)
                 if key not in pend or src.t1 > pend[key].t1:
                     pend[key] = src
+
+    def _kineto_inferred_waits(self):
+        """A Kineto trace with no "Stream Wait Event" record: an operation that started at
+        least 50 us after its stream's previous operation and its launch ended, within
+        30 us of the end of another stream's operation (the last to end before it, after
+        that gap began), waited for it."""
+        if any(e.kind == "sync" and e.sync_kind == "Stream Wait Event" for e in self.ev):
+            return
+        for n in self.gpu_nodes:
+            if n.xdep is not None or (n.seq is None and n.dep is None):
+                continue
+            rel = max(p.t1 for p in (n.seq, n.dep) if p is not None)
+            if n.t0 - rel < INFER_GAP_NS:
+                continue
+            before = [m for m in self.gpu_nodes if m.t1 <= n.t0]
+            before.sort(key=lambda m: m.t1)  # stable: node order on equal ends
+            for m in reversed(before):
+                if m.t1 < n.t0 - INFER_SLACK_NS or m.t1 <= rel:
+                    break
+                if m.lane != n.lane and m.ev.device == n.ev.device:
+                    n.xdep = m
+                    break
 
     # ------------------------------------------------------------ waits
 

@@ -106,7 +106,8 @@ def simulate(seed):
         host("api", "cudaStreamWaitEvent", tid, t, 3, corr=r.corr, stream=dst,
              handle=r.handle)
         r.syncs.append(dict(ts=t + 1, dur=2, corr=r.corr, stream=dst, on=src, record=rec))
-        return t + 4 + rng.randint(0, 3), r.free[src]
+        # the device releases the wait a few microseconds after the marked operation
+        return t + 4 + rng.randint(0, 3), r.free[src] + rng.randint(1, 12)
 
     def op_launch(tid, t, name, stream, dur, after=0, **kw):
         """An operator that launches one kernel; returns (op end, kernel end)."""
