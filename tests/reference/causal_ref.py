@@ -856,4 +856,4 @@ def analyze(path, questions, thresholds=None):
     length, cats = g.critical_path()
     gains = {q: g.whatif(selector(q, g)) for q in questions}
     return {"length_ms": length / 1e6, "categories": {k: v / 1e6 for k, v in cats.items()},
-            "what_if": gains, "graph": g}
+            "what_if": gains}

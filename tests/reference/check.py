@@ -34,7 +34,7 @@ def engine(analyzer, path, thresholds_file):
     return json.loads(out.stdout)
 
 
-def compare(seed, path, got, ref):
+def compare(got, ref):
     bad = []
     cp = got.get("critical_path")
     if cp is None:
@@ -85,7 +85,7 @@ def main():
                     print("seed %d: %s" % (seed, err))
                     failures += 1
                     continue
-                bad = compare(seed, path, got, ref)
+                bad = compare(got, ref)
                 if bad or verbose:
                     print("seed %d (%s):%s" % (seed, os.path.basename(path),
                                                "" if bad else " agrees"))
