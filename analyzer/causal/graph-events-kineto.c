@@ -21,10 +21,13 @@
  * A record whose mark is not in the graph (before the window, or the stream's work before
  * the trace began) pairs with nothing. An edge the recorded times contradict is left out
  * and counted: the waiting operation started before its mark ended (beyond the microsecond
- * Kineto rounds to). Nothing is inferred from timing.
+ * Kineto rounds to). Nothing is inferred from timing where waits are recorded; an input
+ * that records none has its waits told from the order of two streams' operations
+ * (isc_graph_kineto_inferred_waits, at the end).
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyzer/base/sort.h"
 #include "analyzer/causal/graph.h"
@@ -241,5 +244,85 @@ int isc_graph_kineto_event_edges(const struct isc_trace *t, struct isc_causal *c
 	free(p.it);
 	isc_id_map_free(&p.last);
 	isc_id_map_free(&p.pend);
+	return r;
+}
+
+/*
+ * Stream waits that a Kineto input does not record (docs/rules.md): PyTorch before 2.0
+ * writes no cuda_sync records, so a stream that waits on another through an event (a
+ * compute stream waiting for an NCCL all-reduce, an NCCL stream waiting for the
+ * gradients) shows only as a gap. An operation that started at least INFER_GAP_NS after
+ * both its stream's previous operation and its launch had ended - nothing recorded held
+ * it back - and at most INFER_SLACK_NS after an operation of another stream of its device
+ * ended (the last one to end before it), after that gap began, waited for that operation.
+ * Only in inputs without any "Stream Wait Event" record: where waits are recorded, an
+ * unrecorded one is not assumed.
+ */
+#define INFER_GAP_NS 50000
+#define INFER_SLACK_NS 30000
+
+int isc_graph_kineto_inferred_waits(const struct isc_trace *t, struct isc_causal *c)
+{
+	bool *want = calloc(t->n_inputs + 1, sizeof(*want));
+	uint32_t *by_end = malloc((c->gpu_nodes + 1) * sizeof(*by_end));
+	bool any = false;
+	int r = want == NULL || by_end == NULL ? -ENOMEM : 0;
+	for (size_t i = 0; r == 0 && i < t->n_inputs; i++) {
+		want[i] = t->inputs[i].format != NULL && strcmp(t->inputs[i].format, "kineto") == 0;
+	}
+	for (size_t i = 0; r == 0 && i < t->n; i++) {
+		const struct isc_ev *e = &t->ev[i];
+		if (e->type == ISC_T_GPU_SYNC && e->sub == ISC_GS_WAIT_EVENT) {
+			want[e->input] = false;
+		}
+	}
+	for (size_t i = 0; r == 0 && i < t->n_inputs; i++) {
+		any |= want[i];
+	}
+	for (size_t k = 0; r == 0 && any && k < c->gpu_nodes; k++) {
+		by_end[k] = (uint32_t)(c->host_nodes + k);
+	}
+	if (r == 0 && any) {
+		r = isc_sort_by_key(&c->node[0].t1, sizeof(struct isc_gnode), by_end, c->gpu_nodes);
+	}
+	for (size_t i = c->host_nodes; r == 0 && any && i < c->n; i++) {
+		const struct isc_gnode *n = &c->node[i];
+		const struct isc_ev *e = &t->ev[n->ev];
+		if (!want[e->input] || isc_graph_xdep(c, (uint32_t)i) != ISC_GN_NONE ||
+		    (n->seq == ISC_GN_NONE && n->dep == ISC_GN_NONE)) {
+			continue;
+		}
+		int64_t rel = INT64_MIN;
+		rel = n->seq != ISC_GN_NONE && c->node[n->seq].t1 > rel ? c->node[n->seq].t1 : rel;
+		rel = n->dep != ISC_GN_NONE && c->node[n->dep].t1 > rel ? c->node[n->dep].t1 : rel;
+		if (n->t0 - rel < INFER_GAP_NS) {
+			continue;
+		}
+		/* the operations ending by its start, the last first */
+		size_t lo = 0, hi = c->gpu_nodes;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (c->node[by_end[mid]].t1 <= n->t0) {
+				lo = mid + 1;
+			} else {
+				hi = mid;
+			}
+		}
+		for (size_t k = lo; k-- > 0;) {
+			const struct isc_gnode *m = &c->node[by_end[k]];
+			const struct isc_ev *o = &t->ev[m->ev];
+			if (m->t1 < n->t0 - INFER_SLACK_NS || m->t1 <= rel) {
+				break;
+			}
+			if (m->lane != n->lane && o->input == e->input && o->device == e->device) {
+				r = isc_graph_add_xdep(c, (uint32_t)i, by_end[k]);
+				c->node[i].flags |= ISC_GN_ORDERED;
+				c->event_ordered++;
+				break;
+			}
+		}
+	}
+	free(want);
+	free(by_end);
 	return r;
 }

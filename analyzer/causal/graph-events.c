@@ -11,8 +11,8 @@
  * Streams here are the calls' stream arguments (the recorder's numbering, one per input),
  * not CUPTI's ids: a record names a stream handle, and launches name the same handles, so
  * the launch calls link the two through correlation. Inputs without handles (Kineto)
- * are paired from their cuda_sync records instead (graph-events-kineto.c); nothing is
- * inferred from timing.
+ * are paired from their cuda_sync records instead (graph-events-kineto.c), or where they
+ * have none, told from the order of two streams' operations.
  */
 #include <errno.h>
 #include <stdlib.h>

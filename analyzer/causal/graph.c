@@ -632,6 +632,7 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 	r = r == 0 ? gpu_nodes(&b) : r;
 	free(b.last_seg);
 	r = r == 0 ? isc_graph_event_edges(t, a, c, &b.sync, &b.n_sync) : r;
+	r = r == 0 && c->kineto ? isc_graph_kineto_inferred_waits(t, c) : r;
 	r = r == 0 ? waits(&b) : r;
 	free(b.sync);
 	free(b.kineto);

@@ -22,8 +22,9 @@
  * A third edge, for GPU operations only and kept apart (xdep, NULL when the run has none):
  *  - event: the first operation launched onto a stream after a cudaStreamWaitEvent waits
  *    for the operation the matching cudaEventRecord marked on the other stream
- *    (graph-events.c; for Kineto input from its cuda_sync records, graph-events-kineto.c);
- *    a cudaEventSynchronize's wait edge is that operation too.
+ *    (graph-events.c; for Kineto input from its cuda_sync records, graph-events-kineto.c,
+ *    and where an input records no stream waits, from the order of two streams'
+ *    operations); a cudaEventSynchronize's wait edge is that operation too.
  * Every edge goes from an earlier end to a later one, so the graph is acyclic; the builder
  * still orders it with Kahn's algorithm and leaves out the edges of a corrupt trace that
  * would close a cycle.
@@ -51,7 +52,8 @@ enum isc_gnode_flag {
 	ISC_GN_POLL = 1u << 8,	  /* host: on a thread that only polls or ticks (graph-threads.c) */
 	ISC_GN_HANDOFF = 1u << 9, /* host: waited for dep, a segment of another thread */
 	ISC_GN_WOKEN = 1u << 10,  /* host: started by dep, a segment of another thread */
-	ISC_GN_INFER = 1u << 11	  /* the wait is inferred from its GPU partner's end (Kineto) */
+	ISC_GN_INFER = 1u << 11,  /* the wait is inferred from its GPU partner's end (Kineto) */
+	ISC_GN_ORDERED = 1u << 12 /* GPU: the event edge is told from order (Kineto) */
 };
 
 struct isc_gnode {
@@ -151,6 +153,8 @@ struct isc_causal {
 	uint64_t event_assumed; /* of event_edges, Kineto's without the record's correlation:
 				 * tied to the last work before the wait call (may over-constrain) */
 	uint64_t event_refuted; /* Kineto waits left out: the recorded times contradict them */
+	uint64_t event_ordered; /* of event_edges, a Kineto input's that records no stream
+				 * waits: told from the order of two streams' operations */
 	int64_t max_queue_depth;
 	int64_t launch_latency;	 /* median gap from a launch's return to its operation's start
 				 * where the launch, not the stream, held the operation back */
@@ -220,6 +224,10 @@ int isc_graph_push_wait(struct isc_event_wait **v, size_t *n, size_t *cap, uint3
  * cuda_sync records (appended to *sync, in no particular order). 0 or -ENOMEM. */
 int isc_graph_kineto_event_edges(const struct isc_trace *t, struct isc_causal *c,
 				 struct isc_event_wait **sync, size_t *n_sync, size_t *cap);
+/* graph-events-kineto.c: in a Kineto input without "Stream Wait Event" records, an
+ * operation that started a gap after its stream and its launch let it, right when an
+ * operation of another stream ended, waited for that one (an event edge). 0 or -ENOMEM. */
+int isc_graph_kineto_inferred_waits(const struct isc_trace *t, struct isc_causal *c);
 /* The operation node i waits for through an event, ISC_GN_NONE. */
 static inline uint32_t isc_graph_xdep(const struct isc_causal *c, uint32_t i)
 {

@@ -227,19 +227,22 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		po = c->node[n->dep].t1 > po ? c->node[n->dep].t1 : po;
 		pn = ne[n->dep] > pn ? ne[n->dep] : pn;
 	}
-	uint32_t x = gpu ? isc_graph_xdep(c, i) : ISC_GN_NONE;
-	if (x != ISC_GN_NONE) {
-		po = c->node[x].t1 > po ? c->node[x].t1 : po;
-		pn = ne[x] > pn ? ne[x] : pn;
-	}
-	int preds = (n->seq != ISC_GN_NONE) + (gpu && n->dep != ISC_GN_NONE) + (x != ISC_GN_NONE);
-	int64_t gap = po == INT64_MIN ? 0 : n->t0 - po; /* INT64_MIN: no predecessor */
 	int k = -1;
 	double f = 1.0;
 	for (int j = 0; j < 2 && k < 0; j++) {
 		k = r->ch[j] != NULL && picks(r, j, n, &f) ? j : -1;
 	}
 	enum isc_change_op op = k >= 0 ? r->ch[k]->op : ISC_WI_SCALE;
+	uint32_t x = gpu ? isc_graph_xdep(c, i) : ISC_GN_NONE;
+	if (k >= 0 && op == ISC_WI_NO_GPU_GAPS && (n->flags & ISC_GN_ORDERED)) {
+		x = ISC_GN_NONE; /* a wait told from a gap is the gap the change removes */
+	}
+	if (x != ISC_GN_NONE) {
+		po = c->node[x].t1 > po ? c->node[x].t1 : po;
+		pn = ne[x] > pn ? ne[x] : pn;
+	}
+	int preds = (n->seq != ISC_GN_NONE) + (gpu && n->dep != ISC_GN_NONE) + (x != ISC_GN_NONE);
+	int64_t gap = po == INT64_MIN ? 0 : n->t0 - po; /* INT64_MIN: no predecessor */
 	if (gpu && op == ISC_WI_NO_GPU_GAPS && k >= 0 && n->seq != ISC_GN_NONE &&
 	    po == c->node[n->seq].t1) {
 		gap = gap > 0 ? 0 : gap; /* released by the stream: start at once */

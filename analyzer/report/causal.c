@@ -119,12 +119,13 @@ void isc_md_causal_quality(FILE *f, const struct isc_trace *t, const struct isc_
 		fprintf(f, "%s)\n",
 			c->n_pollers > sizeof(c->poller) / sizeof(c->poller[0]) ? ", ..." : "");
 	}
-	if (c->handoffs > 0 || c->inferred_waits > 0) {
+	if (c->handoffs > 0 || c->inferred_waits > 0 || c->event_ordered > 0) {
 		fprintf(f,
 			"- inferred from times: %llu hand-offs between threads (%llu thread "
-			"starts), %llu blocked calls of a Kineto trace\n",
+			"starts), %llu blocked calls and %llu stream waits of a Kineto trace\n",
 			(unsigned long long)c->handoffs, (unsigned long long)c->wakes,
-			(unsigned long long)c->inferred_waits);
+			(unsigned long long)c->inferred_waits,
+			(unsigned long long)c->event_ordered);
 	}
 }
 
@@ -165,6 +166,7 @@ void isc_json_causal(struct isc_json *j, const struct isc_trace *t, const struct
 	isc_json_kv_uint(j, "wait_edges", c->wait_edges);
 	isc_json_kv_uint(j, "event_edges_assumed", c->event_assumed);
 	isc_json_kv_uint(j, "event_waits_refuted", c->event_refuted);
+	isc_json_kv_uint(j, "stream_waits_inferred", c->event_ordered);
 	isc_json_kv_uint(j, "event_syncs", c->event_syncs);
 	isc_json_kv_uint(j, "sync_waits", c->sync_waits);
 	isc_json_kv_uint(j, "copy_waits", c->copy_waits);

@@ -41,6 +41,11 @@ none of them):
   which a launch blocks varies with what the queue holds).
 - comm-kineto.json (Kineto): each step a 3 ms kernel, then 4 ms in gloo:all_reduce on
   the host.
+- stream-wait-kineto.json (Kineto, PyTorch 1.13: no cuda_sync records): data-parallel
+  steps; the host launches everything at once: a 2 ms backward kernel on stream 7, an
+  NCCL all-reduce (3 ms) on stream 20 that waits for it through an event, an optimizer
+  kernel (0.5 ms) on stream 7 that waits for the all-reduce, then a stream synchronize.
+  Only the order of the two streams' operations shows the waits.
 Deterministic. Usage: make-causal.py OUTDIR
 """
 import gzip
@@ -374,6 +379,26 @@ def comm_kineto():
     return kineto(ev)
 
 
+def stream_wait_kineto():
+    ev, t, corr = [], 1000, 0
+    for step in range(10):
+        t0 = t
+        corr += 1
+        bwd = launch_kernel(ev, corr, t, "gemm_bwd", t + 10, 2000)
+        # the NCCL stream's wait is released 4 us after the gradients are ready
+        corr += 1
+        red = launch_kernel(ev, corr, t + 20, "ncclKernel_AllReduce_RING_LL_Sum_float",
+                            bwd + 4, 3000, stream=20)
+        corr += 1
+        opt = launch_kernel(ev, corr, t + 40, "sgd_update", red + 6, 500)
+        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 60, opt + 5 - t - 60, 1, 1,
+                    correlation=0))
+        t = opt + 5
+        ev.append(x("user_annotation", "ProfilerStep#%d" % step, t0, t - t0, 1, 1))
+        t += 20
+    return kineto(ev)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -384,6 +409,7 @@ def main():
                       ("handoff-kineto", handoff_kineto()), ("handoff-wait", handoff_wait()),
                       ("sync-copy-kineto", sync_copy_kineto()),
                       ("comm-kineto", comm_kineto()),
+                      ("stream-wait-kineto", stream_wait_kineto()),
                       ("queue-full", queue_full()), ("streams-threads", streams_threads()),
                       ("comm-stall", comm_stall()),
                       ("events-kineto", events_kineto()),
