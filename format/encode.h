@@ -29,6 +29,11 @@ struct isc_symbol {
 	const char *build_id; /* hex, NULL when the module has none */
 	uint64_t offset;      /* the address as an offset in the module */
 	uint64_t start; /* no function name: its start as an offset in the module, 0 unknown */
+	/* The module's executable mapping, as pprof's Mapping: the file's path (NULL when
+	 * unknown), where the segment lay in memory and in the file, and the load bias
+	 * (the frame's address in memory is base + offset). */
+	const char *path;
+	uint64_t map_start, map_limit, map_offset, base;
 };
 typedef bool (*isc_symbolize_fn)(void *ctx, uint64_t pc, struct isc_symbol *out);
 
