@@ -141,6 +141,12 @@ static inline uint64_t isc_stack_block_header(unsigned native, unsigned python)
 unsigned isc_encode_stack_block(struct isc_enc *e, const struct isc_event *recs, unsigned avail,
 				unsigned nrec);
 
+/* The addresses the converter symbolises for the stacks of the n records at r (each
+ * native frame: the innermost as it is, a return address minus 1): fn once per frame.
+ * What the flight recorder symbolises at a segment's close (symbols.h). */
+void isc_stack_queries(const struct isc_event *r, size_t n, void (*fn)(void *ctx, uint64_t pc),
+		       void *ctx);
+
 unsigned isc_encode_cpu_sample(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 
 #endif /* ISC_ENCODE_H */

@@ -71,11 +71,6 @@ bool isc_sym_builder_add(struct isc_sym_builder *b, uint64_t pc, const struct is
  * out of memory. */
 const void *isc_sym_builder_block(struct isc_sym_builder *b, size_t *n);
 
-/* The addresses a converter will symbolise for the stacks of the n records at r (each
- * native frame: the innermost as it is, a return address minus 1): fn once per frame. */
-void isc_stack_queries(const struct isc_event *r, size_t n, void (*fn)(void *ctx, uint64_t pc),
-		       void *ctx);
-
 /* ---- reading (the converter) ---- */
 
 struct isc_sym_table {

@@ -44,8 +44,9 @@ static struct {
 	unsigned nkept;
 	uint64_t kept_bytes;
 	uint64_t dropped_segments, dropped_bytes, dropped_records;
-	/* the symbols written at the segments' close: time spent, bytes, addresses */
-	uint64_t sym_ns, sym_bytes, sym_pcs;
+	/* the symbols written at the segments' close: time spent, bytes, addresses, and
+	 * the largest block (what the open segment may still add past its size) */
+	uint64_t sym_ns, sym_bytes, sym_pcs, sym_max;
 	char base[PATH_MAX]; /* <base>.<pid> */
 	char trace[PATH_MAX];
 } rec;
@@ -221,13 +222,14 @@ static void drop_oldest(void)
 }
 
 /* The oldest closed segments beyond INFERSCOPE_RETAIN go first. The bytes bound
- * counts the open segment at its largest, so segments on disk never exceed it. */
+ * counts the open segment at its largest (with symbols as large as the largest block
+ * yet), so segments on disk never exceed it. */
 static void retain(uint64_t now)
 {
 	uint64_t room = isc_config.retain_bytes;
 	while (rec.nkept > 0) {
 		bool too_many = rec.nkept > MAX_KEPT - 1;
-		bool too_big = room && rec.kept_bytes + rec.seg_max + SLACK > room;
+		bool too_big = room && rec.kept_bytes + rec.seg_max + SLACK + rec.sym_max > room;
 		bool too_old = isc_config.retain_ns && now > rec.kept[0].end_ns &&
 			       now - rec.kept[0].end_ns > isc_config.retain_ns;
 		if (!too_many && !too_big && !too_old) {
@@ -291,7 +293,9 @@ static void write_symbols(void)
 	if (block != NULL &&
 	    isc_spill_queue(&rec.spill, ISC_BLK_SYMBOLS, block, bytes, NULL, 0) == 0 &&
 	    isc_spill_sync(&rec.spill) == 0) {
-		rec.sym_bytes += sizeof(struct isc_spill_block) + ((bytes + 7) & ~(size_t)7);
+		uint64_t added = sizeof(struct isc_spill_block) + ((bytes + 7) & ~(size_t)7);
+		rec.sym_bytes += added;
+		rec.sym_max = added > rec.sym_max ? added : rec.sym_max;
 		rec.sym_pcs += p.b.syms.len;
 	}
 	uint64_t ns = isc_now() - t0;
