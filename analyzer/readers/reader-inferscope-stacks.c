@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The "stacks" section of the InferScope reader: {"frames": [...], "stacks": [...],
- * "mappings": [...]} after the events (a mapping is read as a frame of its own keys). Frames and stacks stream into the input's tables (stacks.h) as they come,
+ * "mappings": [...]} after the events (a mapping is read as a frame of its own keys).
+ * Frames, stacks and mappings stream into the input's tables (stacks.h) as they come,
  * checked strictly like events; references (a stack's frame ids, the events' stack_id)
  * are checked once the whole file is read.
  */
