@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "format/spill.h"
+#include "format/symbols.h"
 
 /* One row per record kind; continuation kinds are consumed by their head. Families
  * outside the core add their encoders here. */
@@ -45,6 +46,7 @@ struct scan {
 	unsigned nchain;
 	uint64_t records;
 	uint64_t max_end_ns;
+	unsigned nsymbols; /* SYMBOLS blocks */
 };
 
 size_t isc_format_utc(char *out, uint64_t ns)
@@ -140,6 +142,9 @@ static void scan(struct isc_spill_reader *rd, struct scan *sc)
 			break;
 		case ISC_BLK_EVENTS:
 			scan_events(sc, &b);
+			break;
+		case ISC_BLK_SYMBOLS:
+			sc->nsymbols++;
 			break;
 		case ISC_BLK_STRINGS:
 			if (b.size >= 8) {
@@ -429,15 +434,31 @@ static int write_trace(struct isc_spill_reader *rd, struct isc_json *j, const st
 {
 	struct isc_enc e;
 	struct isc_spill_ref b;
+	struct isc_sym_table syms;
 
 	memset(&e, 0, sizeof(e));
+	memset(&syms, 0, sizeof(syms));
 	e.j = j;
 	e.segments = st;
 	e.strings = st;
 	e.resolve = o->resolve;
 	e.resolve_ctx = o->resolve_ctx;
 	e.pid = rd->pid;
-	e.stacks = isc_stack_table_create(o->symbolize, o->symbolize_ctx);
+	isc_symbolize_fn symbolize = o->symbolize;
+	void *symbolize_ctx = o->symbolize_ctx;
+	if (symbolize == NULL && sc->nsymbols > 0) {
+		/* no live process: the symbols it wrote into the spill */
+		isc_spill_reader_rewind(rd);
+		while (isc_spill_reader_next(rd, &b) == 1) {
+			if (b.type == ISC_BLK_SYMBOLS) {
+				isc_sym_table_add(&syms, b.data, b.size);
+			}
+		}
+		isc_sym_table_seal(&syms);
+		symbolize = isc_sym_table_symbolize;
+		symbolize_ctx = &syms;
+	}
+	e.stacks = isc_stack_table_create(symbolize, symbolize_ctx);
 	isc_vec_init(&e.scopes, sizeof(struct isc_scope_rec));
 
 	isc_json_begin_object(j);
@@ -468,6 +489,7 @@ static int write_trace(struct isc_spill_reader *rd, struct isc_json *j, const st
 	res->skipped = e.skipped;
 	isc_vec_finish(&e.scopes);
 	isc_stack_table_destroy(e.stacks);
+	isc_sym_table_free(&syms);
 	return isc_json_flush(j);
 }
 

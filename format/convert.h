@@ -37,7 +37,9 @@ struct isc_convert_opts {
 	/* Symbolises code addresses (kernel host stubs, stack frames); NULL offline. */
 	isc_resolve_fn resolve;
 	void *resolve_ctx;
-	/* Symbolises sampled stacks' native frames; NULL offline (raw addresses). */
+	/* Symbolises sampled stacks' native frames. NULL offline: the symbols the process
+	 * wrote into the spill (ISC_BLK_SYMBOLS, a flight recorder's segments), else the
+	 * frames keep their raw addresses. */
 	isc_symbolize_fn symbolize;
 	void *symbolize_ctx;
 	/*

@@ -27,8 +27,15 @@ enum { KIND_NATIVE = 1, KIND_PYTHON = 2 };
 struct frame {
 	uint64_t a, b; /* native: pc, leaf flag; python: name | file << 32, line | flags */
 	uint8_t kind;
-	bool eval; /* native frame in the CPython evaluator */
+	bool eval;    /* native frame in the CPython evaluator */
+	uint32_t map; /* native: index + 1 into the table's maps, 0 unknown */
 	struct isc_symbol sym;
+};
+
+/* A module's executable mapping, as the frames' symbols name it (pprof's Mapping). */
+struct map {
+	const char *path, *build_id;
+	uint64_t start, limit, offset, base;
 };
 
 struct stack {
@@ -47,6 +54,7 @@ struct isc_stack_table {
 	struct isc_vec frames; /* struct frame, id = index + 1 */
 	struct isc_vec stacks; /* struct stack, id = index + 1 */
 	struct isc_vec ids;    /* uint32_t frame ids of all stacks */
+	struct isc_vec maps;   /* struct map, id = index + 1 */
 	struct table fmap, smap;
 };
 
@@ -113,6 +121,7 @@ struct isc_stack_table *isc_stack_table_create(isc_symbolize_fn fn, void *ctx)
 	isc_vec_init(&t->frames, sizeof(struct frame));
 	isc_vec_init(&t->stacks, sizeof(struct stack));
 	isc_vec_init(&t->ids, sizeof(uint32_t));
+	isc_vec_init(&t->maps, sizeof(struct map));
 	return t;
 }
 
@@ -124,6 +133,7 @@ void isc_stack_table_destroy(struct isc_stack_table *t)
 	isc_vec_finish(&t->frames);
 	isc_vec_finish(&t->stacks);
 	isc_vec_finish(&t->ids);
+	isc_vec_finish(&t->maps);
 	isc_unmap(t->fmap.slot, t->fmap.cap * sizeof(uint32_t));
 	isc_unmap(t->smap.slot, t->smap.cap * sizeof(uint32_t));
 	isc_unmap(t, sizeof(*t));
@@ -138,6 +148,28 @@ static bool is_evaluator(const char *fn)
 {
 	static const char eval[] = "_PyEval_EvalFrameDefault";
 	return fn && strncmp(fn, eval, sizeof(eval) - 1) == 0;
+}
+
+/* Id of the mapping the symbol s names (added when new), 0 when it names none. */
+static uint32_t map_id(struct isc_stack_table *t, const struct isc_symbol *s)
+{
+	if (s->path == NULL || s->path[0] == '\0') {
+		return 0;
+	}
+	const struct map *m = t->maps.data;
+	for (size_t i = t->maps.len; i-- > 0;) {
+		if (m[i].start == s->map_start && strcmp(m[i].path, s->path) == 0) {
+			return (uint32_t)i + 1;
+		}
+	}
+	struct map *n = isc_vec_push(&t->maps);
+	if (n == NULL) {
+		return 0;
+	}
+	*n =
+		(struct map){ s->path,	    s->build_id,   s->map_start,
+			      s->map_limit, s->map_offset, s->base };
+	return (uint32_t)t->maps.len;
 }
 
 /* Frame id of f (interned; native frames symbolised on first sight); 0 on failure. */
@@ -166,6 +198,7 @@ static uint32_t frame_id(struct isc_stack_table *t, const struct frame *f)
 		if (t->symbolize(t->ctx, pc, &n->sym)) {
 			n->sym.offset += f->a - pc;
 			n->eval = is_evaluator(n->sym.function);
+			n->map = map_id(t, &n->sym);
 		}
 	}
 	t->fmap.slot[k] = (uint32_t)t->frames.len;
@@ -389,6 +422,9 @@ static void write_frame(struct isc_json *j, const struct frame *f, uint32_t id,
 		if (f->sym.build_id) {
 			isc_json_kv_string(j, "build_id", f->sym.build_id);
 		}
+		if (f->map) {
+			isc_json_kv_uint(j, "mapping", f->map);
+		}
 	}
 	isc_json_end_object(j);
 }
@@ -421,5 +457,74 @@ void isc_stack_table_write(struct isc_stack_table *t, struct isc_json *j,
 		isc_json_end_object(j);
 	}
 	isc_json_end_array(j);
+	const struct map *m = t ? t->maps.data : NULL;
+	if (m != NULL && t->maps.len > 0) {
+		isc_json_key(j, "mappings");
+		isc_json_begin_array(j);
+	}
+	for (size_t i = 0; m != NULL && i < t->maps.len; i++) {
+		isc_json_begin_object(j);
+		isc_json_kv_uint(j, "id", i + 1);
+		isc_json_kv_string(j, "path", m[i].path);
+		if (m[i].build_id && m[i].build_id[0]) {
+			isc_json_kv_string(j, "build_id", m[i].build_id);
+		}
+		const char *const key[] = { "start", "limit", "offset", "base" };
+		const uint64_t v[] = { m[i].start, m[i].limit, m[i].offset, m[i].base };
+		for (unsigned k = 0; k < 4; k++) {
+			isc_json_key(j, key[k]);
+			isc_json_hex(j, v[k]);
+		}
+		isc_json_end_object(j);
+	}
+	if (m != NULL && t->maps.len > 0) {
+		isc_json_end_array(j);
+	}
 	isc_json_end_object(j);
+}
+
+void isc_stack_queries(const struct isc_event *r, size_t n, void (*fn)(void *ctx, uint64_t pc),
+		       void *ctx)
+{
+	uint64_t words[MAX_FRAMES * 2];
+	for (size_t i = 0; i < n; i++) {
+		unsigned kind = r[i].kind;
+		if (kind >= ISC_EV_EXT && kind <= ISC_EV_STACK) {
+			continue; /* a continuation whose head is in an earlier block */
+		}
+		/* the head's stack: the STACK records after its other continuations */
+		size_t s = i + 1;
+		while (s < n && r[s].kind >= ISC_EV_EXT && r[s].kind < ISC_EV_STACK) {
+			s++;
+		}
+		size_t e = s;
+		while (e < n && r[e].kind == ISC_EV_STACK && e - s < MAX_FRAMES) {
+			e++;
+		}
+		if (e == s) {
+			continue;
+		}
+		unsigned got = isc_stack_words(r + s, (unsigned)(e - s),
+					       (unsigned)(e - s) * ISC_STACK_PER_RECORD, words,
+					       MAX_FRAMES * 2);
+		unsigned native = 0, first = 0;
+		if (kind == ISC_EV_CPU_SAMPLE) {
+			native = r[i].u.sample.native;
+		} else if (kind == ISC_EV_SYSCALL) {
+			native = r[i].u.syscall.frames;
+		} else if (kind == ISC_EV_MEMORY) {
+			native = r[i].u.memory.frames;
+		} else if (got > 0 && words[0] >> 48 == ISC_STACK_BLOCK_MAGIC) {
+			native = (uint16_t)words[0]; /* a block with a header word */
+			first = 1;
+		}
+		/* as frame_id() asks: the innermost frame as it is, return addresses - 1 */
+		for (unsigned k = 0; k < native && first + k < got; k++) {
+			uint64_t w = words[first + k];
+			if (w != 0) {
+				fn(ctx, k == 0 ? w : w - 1);
+			}
+		}
+		i = e - 1;
+	}
 }

@@ -29,6 +29,11 @@ struct isc_symbol {
 	const char *build_id; /* hex, NULL when the module has none */
 	uint64_t offset;      /* the address as an offset in the module */
 	uint64_t start; /* no function name: its start as an offset in the module, 0 unknown */
+	/* The module's executable mapping, as pprof's Mapping: the file's path (NULL when
+	 * unknown), where the segment lay in memory and in the file, and the load bias
+	 * (the frame's address in memory is base + offset). */
+	const char *path;
+	uint64_t map_start, map_limit, map_offset, base;
 };
 typedef bool (*isc_symbolize_fn)(void *ctx, uint64_t pc, struct isc_symbol *out);
 
@@ -135,6 +140,12 @@ static inline uint64_t isc_stack_block_header(unsigned native, unsigned python)
  * writes "stack_id" when the table exists. Returns records consumed (fewer when torn). */
 unsigned isc_encode_stack_block(struct isc_enc *e, const struct isc_event *recs, unsigned avail,
 				unsigned nrec);
+
+/* The addresses the converter symbolises for the stacks of the n records at r (each
+ * native frame: the innermost as it is, a return address minus 1): fn once per frame.
+ * What the flight recorder symbolises at a segment's close (symbols.h). */
+void isc_stack_queries(const struct isc_event *r, size_t n, void (*fn)(void *ctx, uint64_t pc),
+		       void *ctx);
 
 unsigned isc_encode_cpu_sample(struct isc_enc *e, const struct isc_event *r, unsigned avail);
 

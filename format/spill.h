@@ -29,7 +29,10 @@ enum isc_spill_block_type {
 	/* JSON object: an image that exec'd, written just before its exec; the next
 	 * image's META block starts the next segment of the same process */
 	ISC_BLK_SEGMENT = 5,
-	ISC_BLK__MAX = ISC_BLK_SEGMENT,
+	/* the symbols and modules of the native addresses the segment's stacks name
+	 * (format/symbols.h): written by the flight recorder as it closes a segment */
+	ISC_BLK_SYMBOLS = 6,
+	ISC_BLK__MAX = ISC_BLK_SYMBOLS,
 };
 
 struct isc_spill_header {

@@ -12,8 +12,10 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "format/symbols.h"
 #include "format/vocab.h"
 #include "preload/hooks/cuda/cuda-family.h"
+#include "preload/samplers/cpu-sampler.h"
 #include "preload/session.h"
 #include "preload/trailer.h"
 
@@ -42,6 +44,9 @@ static struct {
 	unsigned nkept;
 	uint64_t kept_bytes;
 	uint64_t dropped_segments, dropped_bytes, dropped_records;
+	/* the symbols written at the segments' close: time spent, bytes, addresses, and
+	 * the largest block (what the open segment may still add past its size) */
+	uint64_t sym_ns, sym_bytes, sym_pcs, sym_max;
 	char base[PATH_MAX]; /* <base>.<pid> */
 	char trace[PATH_MAX];
 } rec;
@@ -217,13 +222,14 @@ static void drop_oldest(void)
 }
 
 /* The oldest closed segments beyond INFERSCOPE_RETAIN go first. The bytes bound
- * counts the open segment at its largest, so segments on disk never exceed it. */
+ * counts the open segment at its largest (with symbols as large as the largest block
+ * yet), so segments on disk never exceed it. */
 static void retain(uint64_t now)
 {
 	uint64_t room = isc_config.retain_bytes;
 	while (rec.nkept > 0) {
 		bool too_many = rec.nkept > MAX_KEPT - 1;
-		bool too_big = room && rec.kept_bytes + rec.seg_max + SLACK > room;
+		bool too_big = room && rec.kept_bytes + rec.seg_max + SLACK + rec.sym_max > room;
 		bool too_old = isc_config.retain_ns && now > rec.kept[0].end_ns &&
 			       now - rec.kept[0].end_ns > isc_config.retain_ns;
 		if (!too_many && !too_big && !too_old) {
@@ -233,13 +239,81 @@ static void retain(uint64_t now)
 	}
 }
 
+struct sym_pass {
+	struct isc_sym_builder b;
+	bool failed;
+};
+
+static void add_symbol(void *ctx, uint64_t pc)
+{
+	struct sym_pass *p = ctx;
+	struct isc_symbol s;
+	if (!p->failed && !isc_sym_builder_has(&p->b, pc) && isc_symbolize(NULL, pc, &s)) {
+		p->failed = !isc_sym_builder_add(&p->b, pc, &s);
+	}
+}
+
+/*
+ * The symbols of the open segment's stacks (format/symbols.h): its records read back
+ * from the file (synced), each address the converter will ask symbolised now, while
+ * the modules are there. Every segment carries all of its own, even those an earlier
+ * segment carried too: the watcher reads a segment alone and retention may delete any.
+ */
+static void write_symbols(void)
+{
+	char part[PATH_MAX];
+	struct isc_spill_reader rd;
+	struct isc_spill_ref b;
+	struct sym_pass p = { .failed = false };
+	uint64_t t0 = isc_now();
+	seg_path(part, sizeof(part), rec.index, true);
+	int fd = open(part, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		return;
+	}
+	int r = isc_spill_reader_open(&rd, fd);
+	close(fd);
+	if (r < 0) {
+		return;
+	}
+	isc_sym_builder_init(&p.b);
+	isc_symbolize_refresh(); /* libraries loaded (or unloaded) since the last segment */
+	while (isc_spill_reader_next(&rd, &b) == 1) {
+		const struct isc_spill_events *h = (const void *)b.data;
+		if (b.type != ISC_BLK_EVENTS || b.size < sizeof(*h)) {
+			continue;
+		}
+		size_t n = (b.size - sizeof(*h)) / sizeof(struct isc_event);
+		isc_stack_queries((const void *)(h + 1), h->count < n ? h->count : n, add_symbol,
+				  &p);
+	}
+	isc_spill_reader_close(&rd);
+	size_t bytes = 0;
+	const void *block = p.failed ? NULL : isc_sym_builder_block(&p.b, &bytes);
+	if (block != NULL &&
+	    isc_spill_queue(&rec.spill, ISC_BLK_SYMBOLS, block, bytes, NULL, 0) == 0 &&
+	    isc_spill_sync(&rec.spill) == 0) {
+		uint64_t added = sizeof(struct isc_spill_block) + ((bytes + 7) & ~(size_t)7);
+		rec.sym_bytes += added;
+		rec.sym_max = added > rec.sym_max ? added : rec.sym_max;
+		rec.sym_pcs += p.b.syms.len;
+	}
+	uint64_t ns = isc_now() - t0;
+	isc_debug("segment %u: %zu addresses symbolised, %zu bytes, %llu us", rec.index,
+		  p.b.syms.len, bytes, (unsigned long long)(ns / 1000));
+	isc_sym_builder_finish(&p.b);
+	rec.sym_ns += ns;
+}
+
 void isc_recorder_close(void)
 {
 	char part[PATH_MAX], done[PATH_MAX];
 	if (!rec.open) {
 		return;
 	}
-	isc_spill_sync(&rec.spill);
+	if (isc_spill_sync(&rec.spill) == 0) {
+		write_symbols();
+	}
 	isc_spill_close(&rec.spill);
 	rec.open = false;
 	seg_path(part, sizeof(part), rec.index, true);
@@ -309,10 +383,12 @@ size_t isc_recorder_trailer(char *out, size_t cap)
 	return isc_fmt(out, cap,
 		       ",\"" ISC_KEY_RETENTION "\":{\"retain\":\"%s\",\"first_segment\":%u,"
 		       "\"last_segment\":%u,\"dropped_segments\":%llu,\"dropped_bytes\":%llu,"
-		       "\"dropped_records\":%llu}",
+		       "\"dropped_records\":%llu,\"symbols\":{\"addresses\":%llu,"
+		       "\"bytes\":%llu,\"ns\":%llu}}",
 		       isc_config.retain, first, last, (unsigned long long)rec.dropped_segments,
 		       (unsigned long long)rec.dropped_bytes,
-		       (unsigned long long)rec.dropped_records);
+		       (unsigned long long)rec.dropped_records, (unsigned long long)rec.sym_pcs,
+		       (unsigned long long)rec.sym_bytes, (unsigned long long)rec.sym_ns);
 }
 
 void isc_recorder_reset_after_fork(void)

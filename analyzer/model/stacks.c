@@ -61,6 +61,7 @@ void isc_stacks_destroy(struct isc_stacks *s)
 	}
 	tab_free(&s->file);
 	tab_free(&s->legacy);
+	free(s->maps);
 	free(s);
 }
 
@@ -105,6 +106,32 @@ int isc_stacks_set_frame(struct isc_stacks *s, uint32_t id, const struct isc_fra
 	s->file.f[id - 1] = *f;
 	s->file.f[id - 1].defined = true;
 	return 0;
+}
+
+int isc_stacks_set_mapping(struct isc_stacks *s, uint32_t id, const struct isc_mapping *m)
+{
+	if (id == 0 || id > MAX_ID) {
+		return -EINVAL;
+	}
+	size_t old = s->capmaps;
+	if (grow((void **)&s->maps, &s->capmaps, id, sizeof(*s->maps)) < 0) {
+		return -ENOMEM;
+	}
+	memset(s->maps + old, 0, (s->capmaps - old) * sizeof(*s->maps));
+	s->nmaps = id > s->nmaps ? id : s->nmaps;
+	s->maps[id - 1] = *m;
+	return 0;
+}
+
+const struct isc_mapping *isc_frame_mapping(const struct isc_trace *t, uint16_t input,
+					    const struct isc_frame *f)
+{
+	const struct isc_stacks *s = input < t->n_inputs ? t->inputs[input].stacks : NULL;
+	if (f->kind != ISC_FK_NATIVE || f->mapping == 0 || s == NULL || f->mapping > s->nmaps ||
+	    s->maps[f->mapping - 1].path == 0) {
+		return NULL;
+	}
+	return &s->maps[f->mapping - 1];
 }
 
 int isc_stacks_push_ref(struct isc_stacks *s, uint32_t frame_id)
@@ -416,7 +443,9 @@ void isc_frame_name(const struct isc_trace *t, const struct isc_frame *f, char *
 		snprintf(buf, n, "%s+0x%llx", base(isc_trace_str(t, f->module)),
 			 (unsigned long long)(f->start ? f->start : f->address));
 	} else {
-		snprintf(buf, n, "0x%llx", (unsigned long long)f->address);
+		/* no module: a raw address says nothing to a reader (and 0x0 looks like a
+		 * name) */
+		snprintf(buf, n, "[unknown]");
 	}
 }
 

@@ -29,8 +29,17 @@ struct isc_frame {
 	uint64_t start;	  /* native, no function name: the function's offset, 0 unknown */
 	uint32_t function, module, file, build_id; /* string ids, 0 unknown */
 	uint32_t line;				   /* python: line, 0 unknown */
-	uint8_t kind;				   /* enum isc_frame_kind */
+	uint32_t mapping; /* native: its module's mapping, id in the input's table, 0 none */
+	uint8_t kind;	  /* enum isc_frame_kind */
 	bool defined;
+};
+
+/* A module as the trace's "mappings" give it (pprof's Mapping): the executable
+ * segment in memory and its offset in the file, the load bias (a frame's address in
+ * memory is base + its address), the file's path and build id (string ids). */
+struct isc_mapping {
+	uint64_t start, limit, offset, base;
+	uint32_t path, build_id;
 };
 
 struct isc_stack_tab {
@@ -47,6 +56,8 @@ struct isc_stack_tab {
 
 struct isc_stacks {
 	struct isc_stack_tab file, legacy;
+	struct isc_mapping *maps; /* mapping id k at maps[k - 1] (zeroed when not given) */
+	size_t nmaps, capmaps;
 	uint32_t max_ref; /* largest file stack id an event of the input referred to */
 	uint32_t open_id; /* reader: the stack being read */
 	size_t open_start;
@@ -70,6 +81,11 @@ void isc_stacks_destroy(struct isc_stacks *s);
 
 /* Reader side. Each returns 0 or -ENOMEM (-EINVAL: id 0 or too large). */
 int isc_stacks_set_frame(struct isc_stacks *s, uint32_t id, const struct isc_frame *f);
+/* A mapping of the input's "mappings" (id from 1). */
+int isc_stacks_set_mapping(struct isc_stacks *s, uint32_t id, const struct isc_mapping *m);
+/* The mapping of a native frame of input `input`, or NULL. */
+const struct isc_mapping *isc_frame_mapping(const struct isc_trace *t, uint16_t input,
+					    const struct isc_frame *f);
 int isc_stacks_push_ref(struct isc_stacks *s, uint32_t frame_id);
 int isc_stacks_close_stack(struct isc_stacks *s, uint32_t id);
 /* Interns a stack given as "symbol+0x1f (libfoo.so)" strings (string ids, innermost

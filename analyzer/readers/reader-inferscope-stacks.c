@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The "stacks" section of the InferScope reader: {"frames": [...], "stacks": [...]} after
- * the events. Frames and stacks stream into the input's tables (stacks.h) as they come,
+ * The "stacks" section of the InferScope reader: {"frames": [...], "stacks": [...],
+ * "mappings": [...]} after the events (a mapping is read as a frame of its own keys).
+ * Frames, stacks and mappings stream into the input's tables (stacks.h) as they come,
  * checked strictly like events; references (a stack's frame ids, the events' stack_id)
  * are checked once the whole file is read.
  */
@@ -25,6 +26,13 @@ enum stk_key {
 	XK_ADDRESS,
 	XK_BUILD_ID,
 	XK_START,
+	XK_MAPPINGS,
+	XK_MAPPING,
+	XK_PATH,
+	XK_MSTART,
+	XK_LIMIT,
+	XK_OFFSET,
+	XK_BASE,
 	XK__COUNT
 };
 
@@ -40,6 +48,13 @@ static const struct isc_keydef stk_defs[XK__COUNT] = {
 	{ "address", XK_ADDRESS },
 	{ "build_id", XK_BUILD_ID },
 	{ "function_start", XK_START },
+	{ "mappings", XK_MAPPINGS },
+	{ "mapping", XK_MAPPING },
+	{ "path", XK_PATH },
+	{ "start", XK_MSTART },
+	{ "limit", XK_LIMIT },
+	{ "offset", XK_OFFSET },
+	{ "base", XK_BASE },
 };
 
 void isc_isr_stk_init(struct isc_isr *r)
@@ -58,7 +73,10 @@ static const char *where(const struct isc_isr *r, char *buf, size_t n)
 		snprintf(buf, n, "stacks.stacks[%llu].frames", (unsigned long long)r->n_stk - 1);
 		return buf;
 	}
-	snprintf(buf, n, "stacks.%s[%llu]", frames ? "frames" : "stacks",
+	snprintf(buf, n, "stacks.%s[%llu]",
+		 !frames       ? "stacks"
+		 : r->stk_maps ? "mappings"
+			       : "frames",
 		 (unsigned long long)r->n_stk - (fr == FR_STK_FRAME || fr == FR_STK_STACK));
 	return buf;
 }
@@ -82,7 +100,7 @@ int isc_isr_stk_open(struct isc_isr *r, bool is_map)
 	const char *got = is_map ? "an object" : "an array";
 	switch (isc_isr_cur(r)) {
 	case FR_STK:
-		if (r->key == XK_FRAMES || r->key == XK_STACKS) {
+		if (r->key == XK_FRAMES || r->key == XK_STACKS || r->key == XK_MAPPINGS) {
 			if (is_map) {
 				return isc_isr_fail_at(r,
 						       "stacks.%s: expected an array, got an "
@@ -93,7 +111,8 @@ int isc_isr_stk_open(struct isc_isr *r, bool is_map)
 				return isc_isr_fail_at(r, "out of memory");
 			}
 			r->n_stk = 0;
-			return isc_isr_push(r, r->key == XK_FRAMES ? FR_STK_FRAMES : FR_STK_STACKS);
+			r->stk_maps = r->key == XK_MAPPINGS;
+			return isc_isr_push(r, r->key == XK_STACKS ? FR_STK_STACKS : FR_STK_FRAMES);
 		}
 		return isc_isr_push(r, FR_SKIP);
 	case FR_STK_FRAMES:
@@ -107,6 +126,7 @@ int isc_isr_stk_open(struct isc_isr *r, bool is_map)
 		r->stk_seen = 0;
 		r->stk_id = 0;
 		memset(&r->fr_cur, 0, sizeof(r->fr_cur));
+		memset(&r->map_cur, 0, sizeof(r->map_cur));
 		r->stk->open_start = r->stk->file.nids;
 		return isc_isr_push(r, frames ? FR_STK_FRAME : FR_STK_STACK);
 	}
@@ -120,7 +140,7 @@ int isc_isr_stk_open(struct isc_isr *r, bool is_map)
 		if (r->key == XK_ID || r->key == XK_KIND || r->key == XK_FUNCTION ||
 		    r->key == XK_MODULE || r->key == XK_FILE || r->key == XK_LINE ||
 		    r->key == XK_ADDRESS || r->key == XK_BUILD_ID || r->key == XK_START ||
-		    r->key == XK_FRAMES) {
+		    r->key == XK_FRAMES || r->key >= XK_MAPPING) {
 			char buf[120];
 			snprintf(buf, sizeof(buf), "a %s for \"%s\"",
 				 r->key == XK_FRAMES ? "frame id array" : "scalar",
@@ -151,15 +171,56 @@ static bool uint_of(int jt, const char *s, size_t n, uint64_t *out)
 	return true;
 }
 
+static uint64_t hex_of(const char *s, size_t n)
+{
+	char hex[24];
+	size_t m = n < sizeof(hex) - 1 ? n : sizeof(hex) - 1;
+	memcpy(hex, s, m);
+	hex[m] = '\0';
+	return strtoull(hex, NULL, 16);
+}
+
+/* A member of a "mappings" element: id, path, build_id, and addresses in hex. */
+static int mapping_value(struct isc_isr *r, int k, uint64_t u, uint32_t id, const char *s, size_t n)
+{
+	struct isc_mapping *m = &r->map_cur;
+	switch (k) {
+	case XK_ID:
+		r->stk_id = u < ISC_STACK_ID_LIMIT ? (uint32_t)u : UINT32_MAX;
+		break;
+	case XK_PATH:
+		m->path = id;
+		break;
+	case XK_BUILD_ID:
+		m->build_id = id;
+		break;
+	case XK_MSTART:
+		m->start = hex_of(s, n);
+		break;
+	case XK_LIMIT:
+		m->limit = hex_of(s, n);
+		break;
+	case XK_OFFSET:
+		m->offset = hex_of(s, n);
+		break;
+	case XK_BASE:
+		m->base = hex_of(s, n);
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
 static int frame_value(struct isc_isr *r, int jt, const char *s, size_t n)
 {
 	struct isc_frame *f = &r->fr_cur;
 	uint64_t u = 0;
 	int k = r->key;
-	if (k < 0 || k == XK_FRAMES || k == XK_STACKS) {
+	if (k < 0 || k == XK_FRAMES || k == XK_STACKS || k == XK_MAPPINGS) {
 		return 1;
 	}
-	bool want_uint = k == XK_ID || k == XK_LINE;
+	bool want_uint = k == XK_ID || k == XK_LINE || k == XK_MAPPING;
 	if (want_uint ? !uint_of(jt, s, n, &u) : jt != ISC_J_STRING) {
 		char buf[64];
 		snprintf(buf, sizeof(buf), "%s for \"%s\"",
@@ -168,11 +229,16 @@ static int frame_value(struct isc_isr *r, int jt, const char *s, size_t n)
 	}
 	r->stk_seen |= 1u << k;
 	uint32_t id = 0;
-	if (!want_uint && k != XK_KIND && k != XK_ADDRESS && k != XK_START) {
+	bool text = k == XK_FUNCTION || k == XK_MODULE || k == XK_FILE || k == XK_BUILD_ID ||
+		    k == XK_PATH;
+	if (text) {
 		id = isc_trace_intern(r->rc->t, s, n);
 		if (id == UINT32_MAX) {
 			return isc_isr_fail_at(r, "out of memory");
 		}
+	}
+	if (r->stk_maps) {
+		return mapping_value(r, k, u, id, s, n);
 	}
 	switch (k) {
 	case XK_ID:
@@ -191,14 +257,12 @@ static int frame_value(struct isc_isr *r, int jt, const char *s, size_t n)
 		}
 		break;
 	case XK_ADDRESS:
-	case XK_START: {
-		char hex[24];
-		size_t m = n < sizeof(hex) - 1 ? n : sizeof(hex) - 1;
-		memcpy(hex, s, m);
-		hex[m] = '\0';
-		*(k == XK_START ? &f->start : &f->address) = strtoull(hex, NULL, 16);
+	case XK_START:
+		*(k == XK_START ? &f->start : &f->address) = hex_of(s, n);
 		break;
-	}
+	case XK_MAPPING:
+		f->mapping = u < ISC_STACK_ID_LIMIT ? (uint32_t)u : 0;
+		break;
 	case XK_FUNCTION:
 		f->function = id;
 		break;
@@ -264,10 +328,15 @@ int isc_isr_stk_close(struct isc_isr *r, int fr)
 		return 1;
 	}
 	/* The object is closed: name it as the element of the array now on top. */
-	snprintf(buf, sizeof(buf), "stacks.%s[%llu]", fr == FR_STK_FRAME ? "frames" : "stacks",
+	bool map = fr == FR_STK_FRAME && r->stk_maps;
+	snprintf(buf, sizeof(buf), "stacks.%s[%llu]",
+		 map		      ? "mappings"
+		 : fr == FR_STK_FRAME ? "frames"
+				      : "stacks",
 		 (unsigned long long)r->n_stk - 1);
-	int need = fr == FR_STK_FRAME ? (1 << XK_ID) | (1 << XK_KIND)
-				      : (1 << XK_ID) | (1 << XK_FRAMES);
+	int need = map			? (1 << XK_ID) | (1 << XK_PATH)
+		   : fr == FR_STK_FRAME ? (1 << XK_ID) | (1 << XK_KIND)
+					: (1 << XK_ID) | (1 << XK_FRAMES);
 	for (int k = 0; k < XK__COUNT; k++) {
 		if ((need & (1 << k)) && !(r->stk_seen & (1u << k))) {
 			return isc_isr_fail_at(r, "%s.%s is missing", buf, stk_defs[k].key);
@@ -277,8 +346,9 @@ int isc_isr_stk_close(struct isc_isr *r, int fr)
 		return isc_isr_fail_at(r, "%s.id: expected an integer from 1 to %u", buf,
 				       ISC_STACK_ID_LIMIT - 1);
 	}
-	int e = fr == FR_STK_FRAME ? isc_stacks_set_frame(r->stk, r->stk_id, &r->fr_cur)
-				   : isc_stacks_close_stack(r->stk, r->stk_id);
+	int e = map		     ? isc_stacks_set_mapping(r->stk, r->stk_id, &r->map_cur)
+		: fr == FR_STK_FRAME ? isc_stacks_set_frame(r->stk, r->stk_id, &r->fr_cur)
+				     : isc_stacks_close_stack(r->stk, r->stk_id);
 	return e == 0 ? 1 : isc_isr_fail_at(r, "%s: out of memory", buf);
 }
 

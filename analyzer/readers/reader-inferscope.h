@@ -71,8 +71,10 @@ struct isc_isr {
 	uint32_t legacy[256]; /* the event's "stack" strings, interned */
 	size_t n_legacy;
 	struct isc_keymap stk_keys;
-	struct isc_stacks *stk;	 /* this input's, once the section opens */
-	struct isc_frame fr_cur; /* the frame being read */
+	struct isc_stacks *stk;	    /* this input's, once the section opens */
+	struct isc_frame fr_cur;    /* the frame being read */
+	struct isc_mapping map_cur; /* the mapping being read */
+	bool stk_maps;		    /* the FR_STK_FRAMES array is "mappings" */
 	uint32_t stk_seen, stk_id;
 	uint64_t n_stk; /* objects read in the current array */
 };

@@ -83,13 +83,18 @@ static int64_t str(struct pp *p, const char *s)
 	return (int64_t)k;
 }
 
-static uint64_t mapping(struct pp *p, const struct isc_frame *f)
+/* The mapping of a native frame: its module's, where the trace has the module's
+ * mappings (path, build id, memory range and file offset), else one per module name. */
+static uint64_t mapping(struct pp *p, uint16_t input, const struct isc_frame *f)
 {
-	if (f->kind != ISC_FK_NATIVE || f->module == 0) {
+	const struct isc_mapping *mm = isc_frame_mapping(p->t, input, f);
+	if (f->kind != ISC_FK_NATIVE || (f->module == 0 && mm == NULL)) {
 		return 0;
 	}
 	bool added;
-	size_t k = isc_wmap_get(&p->map_ix, f->module, f->build_id, &added);
+	/* path ids and module ids never meet: the top bit keeps them apart */
+	size_t k = mm != NULL ? isc_wmap_get(&p->map_ix, 1ull << 63 | mm->path, mm->start, &added)
+			      : isc_wmap_get(&p->map_ix, f->module, f->build_id, &added);
 	if (k == SIZE_MAX) {
 		p->err = -ENOMEM;
 		return 0;
@@ -99,9 +104,14 @@ static uint64_t mapping(struct pp *p, const struct isc_frame *f)
 		if (m != NULL) {
 			perftools__profiles__mapping__init(m);
 			m->id = k + 1;
-			m->filename = str(p, isc_trace_str(p->t, f->module));
-			m->build_id = str(p, isc_trace_str(p->t, f->build_id));
+			m->filename = str(p, isc_trace_str(p->t, mm ? mm->path : f->module));
+			m->build_id = str(p, isc_trace_str(p->t, mm ? mm->build_id : f->build_id));
 			m->has_functions = true;
+			if (mm != NULL) {
+				m->memory_start = mm->start;
+				m->memory_limit = mm->limit;
+				m->file_offset = mm->offset;
+			}
 		}
 		p->err = vpush(&p->maps, m) < 0 ? -ENOMEM : p->err;
 	}
@@ -163,8 +173,10 @@ static uint64_t location(struct pp *p, uint16_t input, const struct isc_stack_re
 		ln->line = f->line;
 		lines[0] = ln;
 		l->id = k + 1;
-		l->mapping_id = mapping(p, f);
-		l->address = f->address;
+		l->mapping_id = mapping(p, input, f);
+		/* in memory where the module's mapping is known, as pprof reads it */
+		const struct isc_mapping *mm = isc_frame_mapping(p->t, input, f);
+		l->address = mm != NULL ? mm->base + f->address : f->address;
 		l->n_line = 1;
 		l->line = lines;
 		p->err = vpush(&p->locs, l) < 0 ? -ENOMEM : p->err;

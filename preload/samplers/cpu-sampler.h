@@ -143,5 +143,9 @@ void isc_py_resolve_records(struct isc_event *recs, uint32_t n);
 /* The trace writer's symboliser (live process); see encode.h. */
 bool isc_symbolize(void *ctx, uint64_t pc, struct isc_symbol *out);
 void isc_symbolize_reset(void);
+/* Catches up with the loader (a long-running process: the flight recorder symbolises
+ * each segment it closes): adds the modules loaded since, or starts again when one was
+ * unloaded (its range may now be another's). */
+void isc_symbolize_refresh(void);
 
 #endif /* ISC_CPU_SAMPLER_H */

@@ -42,7 +42,8 @@ struct sym {
 };
 
 struct module {
-	uint64_t base, lo, hi; /* load bias, extent of its PT_LOAD segments */
+	uint64_t base, lo, hi;	 /* load bias, extent of its PT_LOAD segments */
+	uint64_t xlo, xhi, xoff; /* its executable segments: memory, file offset of xlo */
 	char path[256];
 	const char *base_name;
 	char build_id[41];
@@ -261,8 +262,7 @@ static void note_build_id(struct module *m, const unsigned char *p, size_t n)
 static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
-	(void)data;
-	if (n_mods >= MAX_MODULES) {
+	if (n_mods >= MAX_MODULES) { /* data: non-NULL in a refresh (known ones skipped) */
 		return 1;
 	}
 	struct module *m = &mods[n_mods];
@@ -275,6 +275,16 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 		if (ph->p_type == PT_LOAD) {
 			m->lo = lo < m->lo ? lo : m->lo;
 			m->hi = lo + ph->p_memsz > m->hi ? lo + ph->p_memsz : m->hi;
+		}
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			/* as the kernel maps it (a page from the file's page), as
+			 * /proc/PID/maps and pprof's Mapping say */
+			uint64_t page = lo & ~4095ull;
+			if (m->xhi == 0 || page < m->xlo) {
+				m->xlo = page;
+				m->xoff = ph->p_offset & ~4095ull;
+			}
+			m->xhi = lo + ph->p_memsz > m->xhi ? lo + ph->p_memsz : m->xhi;
 		} else if (ph->p_type == PT_NOTE) {
 			note_build_id(m, (const unsigned char *)(uintptr_t)lo, ph->p_memsz);
 		}
@@ -284,11 +294,36 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 	if (m->hi == 0 || n == 0 || n >= sizeof(m->path)) {
 		return 0;
 	}
+	for (unsigned i = 0; data != NULL && i < n_mods; i++) {
+		if (mods[i].base == m->base && strcmp(mods[i].path, path) == 0) {
+			return 0; /* a refresh: known already, its symbols loaded */
+		}
+	}
 	memcpy(m->path, path, n + 1);
 	const char *slash = strrchr(m->path, '/');
 	m->base_name = slash ? slash + 1 : m->path;
 	n_mods++;
 	return 0;
+}
+
+/* The loader's counts of objects loaded and unloaded (the same in every entry). */
+static unsigned long long seen_adds, seen_subs;
+
+enum { SAME, LOADED, UNLOADED };
+
+static int loader_counts(struct dl_phdr_info *info, size_t size, void *data)
+{
+	int *changed = data;
+	if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		*changed = UNLOADED; /* a loader without the counts: start again */
+		return 1;
+	}
+	*changed = info->dlpi_subs != seen_subs	  ? UNLOADED
+		   : info->dlpi_adds != seen_adds ? LOADED
+						  : SAME;
+	seen_adds = info->dlpi_adds;
+	seen_subs = info->dlpi_subs;
+	return 1;
 }
 
 static bool modules_ready(void)
@@ -303,6 +338,8 @@ static bool modules_ready(void)
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	dl_iterate_phdr(add_module, NULL);
+	int changed;
+	dl_iterate_phdr(loader_counts, &changed);
 	return true;
 }
 
@@ -397,6 +434,11 @@ bool isc_symbolize(void *ctx, uint64_t pc, struct isc_symbol *out)
 		out->module = m->base_name;
 		out->build_id = m->build_id[0] ? m->build_id : NULL;
 		out->offset = off;
+		out->path = m->path;
+		out->map_start = m->xhi ? m->xlo : m->lo;
+		out->map_limit = m->xhi ? m->xhi : m->hi;
+		out->map_offset = m->xhi ? m->xoff : 0;
+		out->base = m->base;
 		return true;
 	}
 	if (!jit_loaded) {
@@ -410,6 +452,23 @@ bool isc_symbolize(void *ctx, uint64_t pc, struct isc_symbol *out)
 		return true;
 	}
 	return false;
+}
+
+void isc_symbolize_refresh(void)
+{
+	int changed = SAME;
+	if (mods != NULL) {
+		dl_iterate_phdr(loader_counts, &changed);
+	}
+	if (changed == LOADED) {
+		/* the new ones only: those read already keep their symbols (our own dlopen
+		 * of liblzma or libz to read them is one such) */
+		bool refresh = true;
+		dl_iterate_phdr(add_module, &refresh);
+	} else if (changed == UNLOADED) {
+		/* an address range may now be another module's */
+		isc_symbolize_reset();
+	}
 }
 
 void isc_symbolize_reset(void)

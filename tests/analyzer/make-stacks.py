@@ -61,6 +61,7 @@ class StackTrace(scen.Trace):
         self.stacks, self.stack_ids = [], {}
         self.samples = 0
         self.threads = threads or {MAIN: "python3"}
+        self.mappings = []
 
     def frame(self, f):
         key = tuple(sorted(f.items()))
@@ -101,6 +102,8 @@ class StackTrace(scen.Trace):
         md["sampling"] = {"cpu_hz": 100, "signal": 34, "python": "ok",
                           "samples": self.samples, "lost": 0}
         doc["stacks"] = {"frames": self.frames, "stacks": self.stacks}
+        if self.mappings:
+            doc["stacks"]["mappings"] = self.mappings
         with open(path, "w") as f:
             json.dump(doc, f, indent=None, separators=(",", ":"))
             f.write("\n")
@@ -261,6 +264,25 @@ def lines(tr):
         tr.cpu_time(t, 10 * PERIOD)
 
 
+def mapped(tr):
+    """The frames of lines() with their modules' mappings, as the recorder writes them: the
+    program at 0x55550000 (text from file offset 0x1000, load bias 0x5554f000), libc."""
+    tr.mappings = [
+        {"id": 1, "path": "/srv/bin/hot", "build_id": "4c1d0a", "start": "0x55550000",
+         "limit": "0x55551400", "offset": "0x1000", "base": "0x5554f000"},
+        {"id": 2, "path": "/lib/x86_64-linux-gnu/libc.so.6", "build_id": "93ac61",
+         "start": "0x7f0000026000", "limit": "0x7f000017b0fc", "offset": "0x26000",
+         "base": "0x7f0000000000"}]
+    main_ = dict(lined("main", "hot", 0x1150, "hot.c", 40), mapping=1)
+    libc = dict(native("__libc_start_main", "libc.so.6", 0x27305), mapping=2)
+    t = T0
+    tr.cpu_time(t, 0)
+    for _ in range(10):
+        t += PERIOD
+        tr.sample(t, [dict(lined("crunch", "hot", 0x1210, "hot.c", 20), mapping=1), main_, libc])
+    tr.cpu_time(t, 10 * PERIOD)
+
+
 def main():
     outdir = sys.argv[1]
     tr = StackTrace("stacks-cpu")
@@ -288,6 +310,9 @@ def main():
     tr.write(outdir)
     tr = StackTrace("stacks-lines", threads={MAIN: "hot"})
     lines(tr)
+    tr.write(outdir)
+    tr = StackTrace("stacks-mapped", threads={MAIN: "hot"})
+    mapped(tr)
     tr.write(outdir)
 
 

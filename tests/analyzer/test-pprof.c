@@ -113,3 +113,46 @@ Test(pprof, native_lines_as_source_file_and_line)
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }
+
+/* A trace whose stacks give their modules' mappings (what the recorder writes, also into
+ * a flight recorder's segments): pprof's Mapping has the file's path, build id, memory
+ * range and file offset, and each location its address in memory (base + offset). */
+Test(pprof, mappings_filled_from_the_trace)
+{
+	struct isc_trace *t = load("stacks/stacks-mapped.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	size_t n;
+	uint8_t *buf = pprof_bytes(t, a, &n);
+	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, n, buf);
+	cr_assert_not_null(p);
+	cr_assert_eq(p->n_mapping, 2);
+	unsigned seen = 0;
+	for (size_t i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Location *l = p->location[i];
+		const Perftools__Profiles__Function *fn = p->function[l->line[0]->function_id - 1];
+		cr_assert(l->mapping_id >= 1 && l->mapping_id <= p->n_mapping);
+		const Perftools__Profiles__Mapping *m = p->mapping[l->mapping_id - 1];
+		cr_assert(l->address >= m->memory_start && l->address < m->memory_limit,
+			  "%#llx in its mapping", (unsigned long long)l->address);
+		const char *name = p->string_table[fn->name];
+		if (strcmp(name, "crunch") == 0) {
+			cr_assert_eq(l->address, 0x5554f000u + 0x1210);
+			cr_assert_str_eq(p->string_table[m->filename], "/srv/bin/hot");
+			cr_assert_str_eq(p->string_table[m->build_id], "4c1d0a");
+			cr_assert_eq(m->memory_start, 0x55550000u);
+			cr_assert_eq(m->memory_limit, 0x55551400u);
+			cr_assert_eq(m->file_offset, 0x1000u);
+			seen++;
+		} else if (strcmp(name, "__libc_start_main") == 0) {
+			cr_assert_str_eq(p->string_table[m->filename],
+					 "/lib/x86_64-linux-gnu/libc.so.6");
+			cr_assert_eq(m->file_offset, 0x26000u);
+			seen++;
+		}
+	}
+	cr_assert_eq(seen, 2);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}

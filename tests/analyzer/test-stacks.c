@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers.h"
 #include "analyzer/model/profile.h"
@@ -369,6 +370,45 @@ Test(stacks, unnamed_functions_are_one_row_each_by_their_start)
 	free(folded);
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
+}
+
+/* Frames with neither a name nor a module (a spill converted without symbols) print as
+ * [unknown]: never an address, and never 0x0, where a reader expects a function. */
+Test(stacks, frames_in_no_module_print_as_unknown)
+{
+	size_t len;
+	char *src = slurp(data_path("stacks/stacks-stripped.json"), &len);
+	cr_assert_not_null(src);
+	/* the same trace, its unnamed frames in no module */
+	char *dst = malloc(len + 1), *o = dst;
+	static const char mod[] = "\"libhot.so\"";
+	for (const char *p = src; *p;) {
+		if (strncmp(p, mod, sizeof(mod) - 1) == 0) {
+			o = stpcpy(o, "\"\"");
+			p += sizeof(mod) - 1;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	char path[] = "/tmp/isc-unknown-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0 && write(fd, dst, strlen(dst)) == (ssize_t)strlen(dst));
+	close(fd);
+	struct isc_trace *t = isc_trace_create();
+	struct isc_diag d = { "" };
+	cr_assert_eq(isc_read_file(t, path, NULL, &d), 0, "%s", d.msg);
+	unlink(path);
+	cr_assert_eq(isc_trace_finalize(t), 0);
+	struct isc_analysis *a = analyse(t, NULL);
+	char *md = write_to_string(t, a, "md", &len);
+	cr_assert_not_null(strstr(md, "| [unknown] |"), "%s", md);
+	cr_assert_null(strstr(md, "| 0x"), "%s", md);
+	free(md);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+	free(src);
+	free(dst);
 }
 
 /* Native frames with a line table: a function's row names its hottest line and that

@@ -198,6 +198,150 @@ Test(recorder, segments_rotate_retain_and_freeze_at_exit)
 	analyze_ok(isc_test_in_dir(name));
 }
 
+/* The closed segments of pid, oldest first, into names (at most max); returns the count. */
+static int segments_of(pid_t pid, char names[][96], int max)
+{
+	char prefix[64];
+	int n = 0;
+	snprintf(prefix, sizeof(prefix), "trace.%d.seg-", (int)pid);
+	DIR *d = opendir(isc_test_dir());
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL && n < max) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && len > 6 &&
+		    strcmp(e->d_name + len - 6, ".spill") == 0) {
+			snprintf(names[n++], 96, "%s", e->d_name);
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	qsort(names, (size_t)n, 96, (int (*)(const void *, const void *))strcmp);
+	return n;
+}
+
+/* `go tool pprof -raw` of a profile: its samples, locations (with function names) and
+ * mappings as text; NULL where go is not installed. */
+static char *pprof_raw(const char *pb)
+{
+	if (ISC_GO_PATH[0] == '\0') {
+		return NULL;
+	}
+	char home[4200], cache[4200];
+	snprintf(home, sizeof(home), "HOME=%s", isc_test_dir());
+	snprintf(cache, sizeof(cache), "GOCACHE=%s/gocache", isc_test_dir());
+	const char *argv[] = { ISC_GO_PATH, "tool", "pprof", "-raw", pb, NULL };
+	const char *env[] = { home, cache, NULL };
+	struct isc_run r;
+	cr_assert_eq(isc_test_run(argv, env, false, NULL, &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "go tool pprof %s: %s", pb,
+		  r.err);
+	char *out = r.out;
+	r.out = NULL;
+	isc_run_free(&r);
+	return out;
+}
+
+/* The mappings section of `pprof -raw` names the program's file (and no mapping is
+ * empty: "Main binary filename not available" is the symptom of one). */
+static void expect_mapping_of_the_program(const char *raw, const char *what)
+{
+	const char *maps = strstr(raw, "\nMappings\n");
+	cr_assert_not_null(maps, "%s: no mappings in the profile:\n%s", what, raw);
+	cr_assert_not_null(strstr(maps, isc_test_workload("wl-server")),
+			   "%s: no mapping names the program:\n%s", what, maps);
+	cr_assert_null(strstr(raw, "Main binary filename not available"), "%s", what);
+}
+
+/*
+ * Continuous mode with CPU samples: each segment the recorder closes carries the
+ * symbols and modules of its stacks, so that where the process is gone (the analyzer
+ * reading the segments, the watcher reading each alone) the frames are named - the
+ * workload's function, demangled - and pprof's mappings name the program. Retention
+ * deletes the oldest segments meanwhile: the later ones lose nothing by it.
+ */
+Test(recorder, segments_carry_their_symbols)
+{
+	const char *args[] = { "2000", "1", "1.5", "spin", NULL };
+	const char *env[] = { "INFERSCOPE_MODE=continuous", "INFERSCOPE_SEGMENT=200ms",
+			      "INFERSCOPE_RETAIN=700ms", "INFERSCOPE_CPU_SAMPLE=1000", NULL };
+	struct server s;
+	server_start(&s, args, env);
+	int st = server_wait(&s);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	yajl_val t = isc_test_load_json(trace_of(s.pid));
+	cr_assert_not_null(t);
+	long long dropped = isc_trace_int(t, "trace_metadata/retention/dropped_segments", -1);
+	long long last = isc_trace_int(t, "trace_metadata/retention/last_segment", -1);
+	long long bytes = isc_trace_int(t, "trace_metadata/retention/symbols/bytes", -1);
+	long long ns = isc_trace_int(t, "trace_metadata/retention/symbols/ns", -1);
+	long long pcs = isc_trace_int(t, "trace_metadata/retention/symbols/addresses", -1);
+	yajl_tree_free(t);
+	cr_assert_gt(dropped, 0, "retention deleted the oldest segments");
+	cr_assert_gt(pcs, 0, "the segments' addresses were symbolised");
+	cr_log_info("symbols at segment close: %lld segments, %lld addresses, %lld bytes, "
+		    "%lld us in all (%lld bytes and %lld us a segment)",
+		    last, pcs, bytes, ns / 1000, bytes / last, ns / 1000 / last);
+
+	char seg[64][96];
+	int n = segments_of(s.pid, seg, 64);
+	cr_assert_geq(n, 2, "%d segments kept", n);
+	/* the kept segments analysed together: the markdown names the function */
+	const char *argv[68] = { ISC_ANALYZE_PATH, "--format", "markdown" };
+	for (int i = 0; i < n; i++) {
+		argv[3 + i] = strdup(isc_test_in_dir(seg[i]));
+	}
+	struct isc_run r;
+	cr_assert_eq(isc_test_run(argv, NULL, false, NULL, &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "segsymbols::burn"), "markdown:\n%s", r.out);
+	cr_assert_null(strstr(r.out, "| 0x0"), "markdown:\n%s", r.out);
+	isc_run_free(&r);
+	for (int i = 0; i < n; i++) {
+		free((void *)argv[3 + i]);
+	}
+
+	/* each kept segment alone through the watcher: SEGMENT.pb.gz names it too */
+	const char *wargv[] = { ISC_WATCH_PATH, "--once", isc_test_dir(), NULL };
+	cr_assert_eq(isc_test_run(wargv, NULL, false, NULL, &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	isc_run_free(&r);
+	char pb[200];
+	snprintf(pb, sizeof(pb), "%.95s.pb.gz", seg[n - 1]);
+	if (access(isc_test_in_dir(pb), F_OK) != 0) {
+		cr_skip_test("pprof is not built in (meson -Dpprof=enabled)");
+	}
+	for (int i = 0; i < n; i++) {
+		snprintf(pb, sizeof(pb), "%.95s.pb.gz", seg[i]);
+		char *raw = pprof_raw(isc_test_in_dir(pb));
+		if (raw == NULL) {
+			cr_log_warn("go is not installed: the profiles are not decoded");
+			break;
+		}
+		cr_assert_not_null(strstr(raw, "segsymbols::burn"), "%s:\n%s", pb, raw);
+		expect_mapping_of_the_program(raw, pb);
+		free(raw);
+	}
+	/* and inferscope-analyze -f pprof of the kept segments together */
+	const char *pargv[] = { ISC_ANALYZE_PATH,
+				"-f",
+				"pprof",
+				"-o",
+				isc_test_in_dir("all.pb.gz"),
+				isc_test_in_dir(seg[0]),
+				isc_test_in_dir(seg[n - 1]),
+				NULL };
+	cr_assert_eq(isc_test_run(pargv, NULL, false, NULL, &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	isc_run_free(&r);
+	char *raw = pprof_raw(isc_test_in_dir("all.pb.gz"));
+	if (raw != NULL) {
+		cr_assert_not_null(strstr(raw, "segsymbols::burn"), "%s", raw);
+		expect_mapping_of_the_program(raw, "all.pb.gz");
+		free(raw);
+	}
+}
+
 /* 1 M events/s and more (no pause, 2000 marks a step) for 2 s: the bytes on disk never
  * exceed INFERSCOPE_RETAIN. Sampled from here while the server writes. */
 Test(recorder, disk_use_within_the_bound_under_load)

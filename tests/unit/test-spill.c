@@ -13,6 +13,7 @@
 #include "tests/common/isc-test.h"
 #include "format/spill.h"
 #include "format/convert.h"
+#include "format/symbols.h"
 
 static char *dir;
 static char spill_path[4200], json_path[4200];
@@ -186,6 +187,105 @@ Test(spill, hostile_blocks_do_not_crash)
 	cr_assert(r == 0 || r == -ENOMEM);
 	yajl_val t = isc_test_load_json(json_path);
 	cr_assert_not_null(t, "still valid JSON");
+	yajl_tree_free(t);
+}
+
+static void query(void *ctx, uint64_t pc)
+{
+	struct isc_sym_builder *b = ctx;
+	static const struct isc_symbol known[] = {
+		{ .function = "_ZN3app4workEv",
+		  .module = "app",
+		  .file = "app.c",
+		  .line = 12,
+		  .build_id = "abcd",
+		  .offset = 0x1233,
+		  .path = "/opt/app",
+		  .map_start = 0x55000000,
+		  .map_limit = 0x55002000,
+		  .map_offset = 0x1000,
+		  .base = 0x54fff000 },
+		{ .function = "main",
+		  .module = "app",
+		  .offset = 0x1100,
+		  .path = "/opt/app",
+		  .map_start = 0x55000000,
+		  .map_limit = 0x55002000,
+		  .map_offset = 0x1000,
+		  .base = 0x54fff000 },
+	};
+	/* the leaf as it is, the return address minus 1 (frame_id's questions) */
+	cr_assert(pc == 0x55000233 || pc == 0x55000100 - 1, "asked %#llx", (unsigned long long)pc);
+	cr_assert(isc_sym_builder_add(b, pc, &known[pc == 0x55000233 ? 0 : 1]));
+}
+
+/*
+ * A spill with a SYMBOLS block, converted with no live symboliser (as the analyzer and
+ * the watcher convert a flight recorder's segments): the frames are named from the
+ * block and the stacks' "mappings" give the module. A malformed block is ignored.
+ */
+Test(spill, symbols_block_names_the_frames_offline)
+{
+	static struct isc_event ev[2];
+	static const char meta[] = "{\"pid\":42,\"start_us\":1000.000}";
+	struct isc_spill_events h = { 9, 2 };
+	const uint64_t words[2] = { 0x55000233, 0x55000100 };
+	memset(ev, 0, sizeof(ev));
+	ev[0] = (struct isc_event){
+		.ts = 1100000, .dur = 1000000, .tid = 9, .kind = ISC_EV_CPU_SAMPLE
+	};
+	ev[0].u.sample.native = 2;
+	ev[1].tid = 9;
+	ev[1].kind = ISC_EV_STACK;
+	for (unsigned k = 0; k < 2; k++) {
+		memcpy((char *)&ev[1] + isc_stack_offset(k), &words[k], 8);
+	}
+	struct isc_sym_builder b;
+	isc_sym_builder_init(&b);
+	isc_stack_queries(ev, 2, query, &b);
+	size_t n = 0;
+	const void *block = isc_sym_builder_block(&b, &n);
+	cr_assert_not_null(block);
+	/* a block whose names point outside its text: skipped whole */
+	static unsigned char bad[sizeof(struct isc_sym_head) + sizeof(struct isc_sym_entry) + 8];
+	struct isc_sym_head bh = { 0, 1, 8, 0 };
+	struct isc_sym_entry be = { .pc = 0x55000233, .function = 4000 };
+	memcpy(bad, &bh, sizeof(bh));
+	memcpy(bad + sizeof(bh), &be, sizeof(be));
+
+	struct isc_spill s;
+	cr_assert_eq(isc_spill_create(&s, spill_path, 42, 1000000), 0);
+	isc_spill_queue(&s, ISC_BLK_META, meta, strlen(meta), NULL, 0);
+	isc_spill_queue(&s, ISC_BLK_EVENTS, &h, sizeof(h), ev, sizeof(ev));
+	isc_spill_queue(&s, ISC_BLK_SYMBOLS, bad, sizeof(bad), NULL, 0);
+	isc_spill_queue(&s, ISC_BLK_SYMBOLS, block, n, NULL, 0);
+	cr_assert_eq(isc_spill_sync(&s), 0);
+	isc_spill_close(&s);
+	isc_sym_builder_finish(&b);
+
+	struct isc_convert_result res;
+	yajl_val t = convert(NULL, &res);
+	cr_assert_eq(isc_trace_count(t, "cpu_sample", NULL), 1);
+	yajl_val frames = isc_trace_get(t, "stacks/frames");
+	cr_assert(YAJL_IS_ARRAY(frames) && frames->u.array.len == 2);
+	const char *want[] = { "_ZN3app4workEv", "main" };
+	for (size_t i = 0; i < 2; i++) {
+		yajl_val f = frames->u.array.values[i];
+		cr_assert_str_eq(isc_trace_str(f, "function"), want[i]);
+		cr_assert_str_eq(isc_trace_str(f, "module"), "app");
+		cr_assert_eq(isc_trace_int(f, "mapping", 0), 1);
+	}
+	cr_assert_str_eq(isc_trace_str(frames->u.array.values[0], "file"), "app.c");
+	cr_assert_str_eq(isc_trace_str(frames->u.array.values[0], "address"), "0x1233");
+	yajl_val maps = isc_trace_get(t, "stacks/mappings");
+	cr_assert(YAJL_IS_ARRAY(maps) && maps->u.array.len == 1, "one module");
+	yajl_val m = maps->u.array.values[0];
+	cr_assert_str_eq(isc_trace_str(m, "path"), "/opt/app");
+	cr_assert_str_eq(isc_trace_str(m, "build_id"), "abcd");
+	cr_assert_str_eq(isc_trace_str(m, "start"), "0x55000000");
+	cr_assert_str_eq(isc_trace_str(m, "limit"), "0x55002000");
+	cr_assert_str_eq(isc_trace_str(m, "offset"), "0x1000");
+	cr_assert_str_eq(isc_trace_str(m, "base"), "0x54fff000");
 	yajl_tree_free(t);
 }
 
