@@ -308,7 +308,7 @@ Test(extras, ranks_apart_and_the_slowest)
 	snprintf(args, sizeof(args), "'%s' '%s'", r0, data_path("extras/rank1.json"));
 	char *md = cli(args, &st);
 	cr_assert_not_null(strstr(md, "## Ranks"));
-	cr_assert_not_null(strstr(md, "- rank 1 is the slowest (1.700 ms per step"));
+	cr_assert_not_null(strstr(md, "rank 1 is the slowest (1.700 ms per step"));
 	free(md);
 	snprintf(args, sizeof(args), "-f json '%s' '%s'", r0, data_path("extras/rank1.json"));
 	char *js = cli(args, &st);
