@@ -6,13 +6,16 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyzer/analysis/analysis.h"
+#include "analyzer/analysis/job.h"
 #include "analyzer/gate/gate.h"
 #include "analyzer/causal/graph.h"
 #include "isc-config.h"
@@ -41,6 +44,9 @@ struct cli {
 	const char *gate_summary;
 	const char *what_if[16];
 	size_t n_what_if;
+	bool merge;
+	int jobs; /* traces a job analyses at once; 0: by cores and --max-memory */
+	size_t max_memory;
 };
 
 /* What a gate run holds until the outputs are written. */
@@ -66,7 +72,9 @@ enum {
 	OPT_DIFF_THRESHOLD,
 	OPT_JUNIT,
 	OPT_GATE_SUMMARY,
-	OPT_MAX_MEMORY
+	OPT_MAX_MEMORY,
+	OPT_MERGE,
+	OPT_JOBS
 };
 
 static const struct option options[] = {
@@ -89,6 +97,8 @@ static const struct option options[] = {
 	{ "junit", required_argument, NULL, OPT_JUNIT },
 	{ "gate-summary", required_argument, NULL, OPT_GATE_SUMMARY },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "merge", no_argument, NULL, OPT_MERGE },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -102,14 +112,21 @@ static void usage(FILE *f)
 		"traces of one host (parent and children) are merged on their shared clock;\n"
 		"the segments of one process (BASE.PID.seg-N.spill[.part], continuous mode)\n"
 		"given together are read as one trace, in segment order.\n"
-		"Traces of several ranks (Kineto distributedInfo.rank, or inputs with GPU work\n"
-		"of their own) are also analysed one by one: the verdict is the slowest rank's.\n"
+		"Several inputs that are each one rank (Kineto distributedInfo.rank, or GPU\n"
+		"work of its own) are a job: read and analysed one at a time (one trace in\n"
+		"memory), reported per rank and job-wide (slowest rank, straggler, spread of\n"
+		"each share; -f md or json); with another format or a gate, or when an input is\n"
+		"not a rank, all inputs are read together and the verdict is the slowest rank's.\n"
 		"Steps (ProfilerStep#N, or a repeating scope) get per-step distributions and the\n"
 		"start-up before them is reported apart.\n\n"
 		"  -f, --format NAME        md (default), json, html, chrome, folded, pprof,\n"
 		"                           gate-md or junit\n"
 		"  -o, --output FILE        write there instead of standard output\n"
 		"      --validate           check each TRACE against the InferScope format\n"
+		"      --merge              the inputs are -f json results (of one trace each, or\n"
+		"                           of jobs): report the job they make up\n"
+		"      --jobs N             a job's traces analysed at once (default: 2 on two\n"
+		"                           cores or more, 1 when two would pass --max-memory)\n"
 		"      --window-scope NAME  trim the window to scopes named NAME ('prefix*' too)\n"
 		"      --window START:END   trim the window to these trace-clock microseconds\n"
 		"      --thresholds FILE    override thresholds ('key = value' lines)\n"
@@ -254,6 +271,17 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 	case OPT_VALIDATE:
 		c->validate = true;
 		return -1;
+	case OPT_MERGE:
+		c->merge = true;
+		return -1;
+	case OPT_JOBS:
+		c->jobs = (int)strtol(arg, &end, 10);
+		if (*arg == '\0' || *end != '\0' || c->jobs < 1 || c->jobs > 64) {
+			fprintf(stderr, "inferscope-analyze: --jobs: expected 1 to 64, got '%s'\n",
+				arg);
+			return EXIT_USAGE;
+		}
+		return -1;
 	case OPT_WINDOW_SCOPE:
 		c->ao.window_scope = arg;
 		return -1;
@@ -289,6 +317,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 			return EXIT_USAGE;
 		}
 		isc_mem_bound(bound, over_memory);
+		c->max_memory = bound;
 		return -1;
 	}
 	case OPT_WHAT_IF: {
@@ -521,6 +550,240 @@ static void mention_descendants(const struct cli *c, const struct isc_trace *t)
 	isc_path_list_finish(&l);
 }
 
+/*
+ * A job (analysis/job.h): several inputs, each one rank, read and analysed one at a time
+ * by c->jobs workers; only their summaries stay. The first input is analysed before the
+ * workers start: when it is no rank (a parent process beside its children), the inputs
+ * are one run and are read together instead (JOB_NOT_ONE). An input that cannot be read
+ * or analysed is counted in the report and the others go on.
+ */
+enum { JOB_NOT_ONE = -2 };
+
+struct job_slot {
+	struct isc_rank_sum sum;
+	char why[ISC_LINE];
+	int state; /* 0 not done, 1 a rank, 2 failed, 3 not a rank */
+};
+
+struct job_run {
+	const struct cli *c;
+	struct job_slot *slots;
+	pthread_mutex_t lock;
+	int next;
+	int held, held_max;
+	bool stop;
+};
+
+static bool is_rank(const struct isc_trace *t)
+{
+	if (t->inputs[0].rank >= 0) {
+		return true;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		if (isc_type_is_gpu(t->ev[i].type)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void job_held(struct job_run *jr, int delta)
+{
+	pthread_mutex_lock(&jr->lock);
+	jr->held += delta;
+	jr->held_max = jr->held > jr->held_max ? jr->held : jr->held_max;
+	pthread_mutex_unlock(&jr->lock);
+}
+
+static void job_one(struct job_run *jr, int i)
+{
+	const struct cli *c = jr->c;
+	struct job_slot *sl = &jr->slots[i];
+	struct isc_diag d = { "" };
+	struct isc_read_opts ro = { .format = c->input_format };
+	job_held(jr, 1);
+	struct isc_trace *t = isc_trace_create();
+	struct isc_analysis *a = NULL;
+	int r = t == NULL ? -ENOMEM : isc_read_file(t, c->inputs[i], &ro, &d);
+	r = r == 0 ? isc_trace_finalize(t) : r;
+	if (r == 0 && !is_rank(t)) {
+		sl->state = 3;
+	} else {
+		r = r == 0 ? isc_analyze(t, &c->ao, &a, &d) : r;
+		r = r == 0 ? isc_rank_sum_from(t, a, c->inputs[i], &sl->sum) : r;
+		sl->state = r == 0 ? 1 : 2;
+		if (r != 0) {
+			snprintf(sl->why, sizeof(sl->why), "%s",
+				 r == -ENOMEM ? "out of memory" : d.msg);
+		}
+	}
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+	job_held(jr, -1);
+}
+
+static void *job_worker(void *arg)
+{
+	struct job_run *jr = arg;
+	for (;;) {
+		pthread_mutex_lock(&jr->lock);
+		int i = jr->stop || jr->next >= jr->c->n_inputs ? -1 : jr->next++;
+		pthread_mutex_unlock(&jr->lock);
+		if (i < 0) {
+			return NULL;
+		}
+		job_one(jr, i);
+		if (jr->slots[i].state == 3) {
+			pthread_mutex_lock(&jr->lock);
+			jr->stop = true;
+			pthread_mutex_unlock(&jr->lock);
+		}
+	}
+}
+
+/* Two at once when there are two cores and two of the largest inputs, at about their
+ * size in memory each (docs/benchmarks.md: the model takes less than the file), fit. */
+static int job_workers(const struct cli *c)
+{
+	if (c->jobs > 0) {
+		return c->jobs;
+	}
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	off_t largest = 0;
+	for (int i = 0; i < c->n_inputs; i++) {
+		struct stat st;
+		largest =
+			stat(c->inputs[i], &st) == 0 && st.st_size > largest ? st.st_size : largest;
+	}
+	bool fits = c->max_memory == 0 || (size_t)largest * 2 <= c->max_memory;
+	return cores >= 2 && fits ? 2 : 1;
+}
+
+static int write_job(const struct cli *c, const struct isc_job *job)
+{
+	FILE *f = c->output != NULL ? fopen(c->output, "w") : stdout;
+	if (f == NULL) {
+		fprintf(stderr, "inferscope-analyze: %s: %s\n", c->output, strerror(errno));
+		return EXIT_OUTPUT;
+	}
+	int r = strcmp(c->format, "json") == 0 ? isc_job_write_json(f, job, ISC_VERSION)
+					       : isc_job_write_md(f, job, ISC_VERSION);
+	r = fflush(f) != 0 || ferror(f) ? -EIO : r;
+	r = c->output != NULL && fclose(f) != 0 ? -EIO : r;
+	if (r < 0) {
+		fprintf(stderr, "inferscope-analyze: %s: write failed\n",
+			c->output ? c->output : "standard output");
+		return EXIT_OUTPUT;
+	}
+	return job->n_failed > 0 ? EXIT_INPUT : 0;
+}
+
+/* The job from the summaries: its report; exit 3 as well when an input was left out. */
+static int finish_job(const struct cli *c, struct isc_job *job)
+{
+	int status = isc_job_finish(job) < 0 ? EXIT_INPUT : 0;
+	if (status != 0) {
+		fprintf(stderr, "inferscope-analyze: out of memory\n");
+	} else if (job->n == 0) {
+		fprintf(stderr, "inferscope-analyze: no input could be analysed\n");
+		status = EXIT_INPUT;
+	} else {
+		status = write_job(c, job);
+		if (job->n_failed > 0) {
+			fprintf(stderr,
+				"inferscope-analyze: %zu of %zu inputs not analysed (listed in the "
+				"report)\n",
+				job->n_failed, job->n + job->n_failed);
+		}
+	}
+	isc_job_destroy(job);
+	return status;
+}
+
+static int run_job(const struct cli *c)
+{
+	struct job_run jr = { .c = c, .next = 1 };
+	jr.slots = calloc((size_t)c->n_inputs, sizeof(*jr.slots));
+	if (jr.slots == NULL) {
+		fprintf(stderr, "inferscope-analyze: out of memory\n");
+		return EXIT_INPUT;
+	}
+	pthread_mutex_init(&jr.lock, NULL);
+	job_one(&jr, 0);
+	int workers = job_workers(c);
+	pthread_t th[64];
+	int started = 0;
+	for (int w = 1; w < workers && jr.slots[0].state != 3; w++) {
+		started += pthread_create(&th[started], NULL, job_worker, &jr) == 0;
+	}
+	if (jr.slots[0].state != 3) {
+		job_worker(&jr);
+	}
+	for (int w = 0; w < started; w++) {
+		pthread_join(th[w], NULL);
+	}
+	pthread_mutex_destroy(&jr.lock);
+	struct isc_job job;
+	isc_job_init(&job);
+	job.held_at_once = (size_t)jr.held_max;
+	int status = jr.stop || jr.slots[0].state == 3 ? JOB_NOT_ONE : 0;
+	for (int i = 0; i < c->n_inputs; i++) {
+		struct job_slot *sl = &jr.slots[i];
+		if (status == 0 && sl->state == 2) {
+			fprintf(stderr, "inferscope-analyze: %s (left out of the job)\n", sl->why);
+			status = isc_job_add_failed(&job, c->inputs[i], sl->why) < 0 ? EXIT_INPUT
+										     : 0;
+		} else if (status == 0 && sl->state == 1) {
+			status = isc_job_add(&job, &sl->sum) < 0 ? EXIT_INPUT : 0;
+		}
+		isc_rank_sum_free(&sl->sum);
+	}
+	free(jr.slots);
+	if (status != 0) {
+		isc_job_destroy(&job);
+		return status;
+	}
+	return finish_job(c, &job);
+}
+
+/* --merge: the job that per-host -f json results make up, from the results alone. */
+static int run_merge(const struct cli *c)
+{
+	if (strcmp(c->format, "md") != 0 && strcmp(c->format, "json") != 0) {
+		fprintf(stderr, "inferscope-analyze: --merge writes -f md or -f json\n");
+		return EXIT_USAGE;
+	}
+	struct isc_job job;
+	isc_job_init(&job);
+	for (int i = 0; i < c->n_inputs; i++) {
+		struct isc_diag d = { "" };
+		int r = isc_job_merge_file(&job, c->inputs[i], &d);
+		if (r < 0) {
+			fprintf(stderr, "inferscope-analyze: --merge: %s\n",
+				r == -ENOMEM ? "out of memory" : d.msg);
+			isc_job_destroy(&job);
+			return EXIT_INPUT;
+		}
+	}
+	return finish_job(c, &job);
+}
+
+/* A job is tried for several inputs other than one process's segments, written as md or
+ * json, without a gate or --what-if (they need the whole model). */
+static bool job_eligible(const struct cli *c)
+{
+	if (c->n_inputs < 2 || c->validate || c->n_what_if > 0 || isc_gate_active(&c->gate) ||
+	    (strcmp(c->format, "md") != 0 && strcmp(c->format, "json") != 0)) {
+		return false;
+	}
+	for (int i = 0; i < c->n_inputs; i++) {
+		if (strstr(c->inputs[i], ".seg-") != NULL) {
+			return false;
+		}
+	}
+	return true;
+}
+
 static int analyze(struct cli *c)
 {
 	struct isc_thresholds th;
@@ -531,6 +794,15 @@ static int analyze(struct cli *c)
 		return EXIT_USAGE;
 	}
 	c->ao.th = &th;
+	if (c->merge) {
+		return run_merge(c);
+	}
+	if (job_eligible(c)) {
+		int r = run_job(c);
+		if (r != JOB_NOT_ONE) {
+			return r;
+		}
+	}
 	struct isc_trace *t = isc_trace_create();
 	int status = t == NULL ? EXIT_INPUT : read_inputs(c, t);
 	struct isc_analysis *a = NULL;
@@ -568,7 +840,8 @@ int main(int argc, char **argv)
 {
 	struct cli c = { .format = "md", .top = 10 };
 	isc_gate_spec_init(&c.gate);
-	isc_mem_bound(default_max_memory(), over_memory);
+	c.max_memory = default_max_memory();
+	isc_mem_bound(c.max_memory, over_memory);
 	int r = parse_args(&c, argc, argv);
 	if (r < 0) {
 		r = c.validate ? validate(&c) : analyze(&c);

@@ -95,6 +95,12 @@ int isc_steps_measure(const struct isc_trace *t, struct isc_analysis *a);
 /* ranks.c */
 int isc_ranks_analyse(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		      struct isc_analysis *a);
+/* The slowest of n >= 2 ranks (by step, else by window) and why, in a line of ISC_LINE. */
+size_t isc_ranks_slowest(const struct isc_rank *v, size_t n, char *why);
+/* A rank's NCCL kernels, other kernels and both at once in its window (r's comm_ns,
+ * compute_ns, overlap_ns). 0 or -ENOMEM. */
+int isc_rank_overlap(const struct isc_trace *sub, const struct isc_analysis *ra,
+		     struct isc_rank *r);
 
 /* report-extras.c: sections of the md, json and html reports. */
 void isc_extras_md(FILE *f, const struct isc_trace *t, const struct isc_analysis *a);

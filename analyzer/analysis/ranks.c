@@ -64,7 +64,7 @@ static void sub_free(struct isc_trace *sub)
 
 /* NCCL kernels against the others on this rank's GPUs: what communication costs and how
  * much of it hides behind computation. */
-static int overlap(const struct isc_trace *sub, const struct isc_analysis *ra, struct isc_rank *r)
+int isc_rank_overlap(const struct isc_trace *sub, const struct isc_analysis *ra, struct isc_rank *r)
 {
 	struct isc_ivec comm = { 0 }, comp = { 0 };
 	int rc = 0;
@@ -110,7 +110,7 @@ static int one_rank(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		r->confidence = ra->verdict.confidence;
 		r->steps = ra->extras->steps.n;
 		r->step_mean_ns = ra->extras->steps.step.mean;
-		rc = overlap(&sub, ra, r);
+		rc = isc_rank_overlap(&sub, ra, r);
 	}
 	isc_analysis_destroy(ra);
 	sub_free(&sub);
@@ -118,53 +118,52 @@ static int one_rank(const struct isc_trace *t, const struct isc_analyze_opts *o,
 }
 
 /* A rank's pace: its mean steady step when every rank has steps, else its window. */
-static double pace(const struct isc_extras *x, size_t i)
+static double pace(const struct isc_rank *v, size_t n, size_t i)
 {
 	bool steps = true;
-	for (size_t k = 0; k < x->n_ranks; k++) {
-		steps &= x->ranks[k].steps > 0;
+	for (size_t k = 0; k < n; k++) {
+		steps &= v[k].steps > 0;
 	}
-	return steps ? x->ranks[i].step_mean_ns : (double)(x->ranks[i].end - x->ranks[i].start);
+	return steps ? v[i].step_mean_ns : (double)(v[i].end - v[i].start);
 }
 
-static void slowest(const struct isc_trace *t, struct isc_analysis *a)
+size_t isc_ranks_slowest(const struct isc_rank *v, size_t n, char *why)
 {
-	struct isc_extras *x = a->extras;
 	size_t s = 0;
-	for (size_t i = 1; i < x->n_ranks; i++) {
-		s = pace(x, i) > pace(x, s) ? i : s;
+	for (size_t i = 1; i < n; i++) {
+		s = pace(v, n, i) > pace(v, n, s) ? i : s;
 	}
-	x->slowest = (int)s;
-	const struct isc_rank *r = &x->ranks[s];
+	const struct isc_rank *r = &v[s];
 	/* Why: the category where it spends the most beyond the other ranks' mean. */
 	int worst = -1;
 	double excess = 0;
 	for (int c = 0; c < ISC_CAT__COUNT; c++) {
 		double others = 0;
-		for (size_t i = 0; i < x->n_ranks; i++) {
-			others += i != s ? (double)x->ranks[i].cat_ns[c] : 0;
+		for (size_t i = 0; i < n; i++) {
+			others += i != s ? (double)v[i].cat_ns[c] : 0;
 		}
-		others /= (double)(x->n_ranks - 1);
+		others /= (double)(n - 1);
 		if ((double)r->cat_ns[c] - others > excess) {
 			excess = (double)r->cat_ns[c] - others;
 			worst = c;
 		}
 	}
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
+	double p = pace(v, n, s);
 	if (worst < 0) {
-		snprintf(x->slowest_why, ISC_LINE,
+		snprintf(why, ISC_LINE,
 			 "rank %d (%s, %s): no category exceeds the other ranks' mean", r->rank,
-			 isc_bound_name(r->bound), isc_fmt_dur(b1, pace(x, s)));
+			 isc_bound_name(r->bound), isc_fmt_dur(b1, p));
 	} else {
-		snprintf(x->slowest_why, ISC_LINE,
+		snprintf(why, ISC_LINE,
 			 "rank %d is the slowest (%s%s, %s/%s): %s more %s than the other ranks' "
 			 "mean",
-			 r->rank, isc_fmt_dur(b1, pace(x, s)),
-			 r->steps > 0 && pace(x, s) == r->step_mean_ns ? " per step" : "",
+			 r->rank, isc_fmt_dur(b1, p),
+			 r->steps > 0 && p == r->step_mean_ns ? " per step" : "",
 			 isc_bound_name(r->bound), r->cause, isc_fmt_dur(b2, excess),
 			 isc_category_name((enum isc_category)worst));
 	}
-	(void)t;
+	return s;
 }
 
 /* Several hosts: how each was put on the first one's clock (model/hosts.h). */
@@ -286,7 +285,7 @@ int isc_ranks_analyse(const struct isc_trace *t, const struct isc_analyze_opts *
 	for (size_t i = 0; i < x->n_ranks; i++) {
 		x->ranks[i].offset = x->ranks[i].start - first;
 	}
-	slowest(t, a);
+	x->slowest = (int)isc_ranks_slowest(x->ranks, x->n_ranks, x->slowest_why);
 	clocks(t, x);
 	const struct isc_rank *s = &x->ranks[x->slowest];
 	struct isc_verdict *v = &a->verdict;

@@ -16,19 +16,14 @@
  * traces, and collectives end within about that of each other on an NVLink/IB fabric. */
 #define MIN_UNCERTAINTY_NS 1000
 
-struct coll {
-	int64_t end;
-	uint32_t name;
-};
-
 struct colls {
-	struct coll *v;
+	struct isc_coll *v;
 	size_t n;
 };
 
 static int by_end(const void *a, const void *b)
 {
-	const struct coll *x = a, *y = b;
+	const struct isc_coll *x = a, *y = b;
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
@@ -61,7 +56,7 @@ static int collect(const struct isc_trace *t, uint16_t input, struct colls *c)
 		const struct isc_ev *e = &t->ev[i];
 		if (e->input == input && e->type == ISC_T_KERNEL &&
 		    strstr(isc_trace_str(t, e->name), "nccl") != NULL) {
-			c->v[c->n++] = (struct coll){ e->ts + e->dur, e->name };
+			c->v[c->n++] = (struct isc_coll){ e->ts + e->dur, e->name };
 		}
 	}
 	isc_qsort(c->v, c->n, sizeof(*c->v), by_end);
@@ -140,6 +135,19 @@ static bool estimate(const struct colls *ref, const struct colls *other, struct 
 		best->spread = MIN_UNCERTAINTY_NS;
 	}
 	return found;
+}
+
+bool isc_hosts_estimate(const struct isc_coll *ref, size_t n_ref, const struct isc_coll *other,
+			size_t n_other, struct isc_clock_estimate *out)
+{
+	struct colls r = { (struct isc_coll *)ref, n_ref },
+		     o = { (struct isc_coll *)other, n_other };
+	struct estimate e;
+	if (!estimate(&r, &o, &e)) {
+		return false;
+	}
+	*out = (struct isc_clock_estimate){ e.offset, e.spread, e.matched, e.lag };
+	return true;
 }
 
 /* The input of host h with the most NCCL kernels (the rank to match), or the first. */

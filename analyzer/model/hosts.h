@@ -45,6 +45,25 @@ struct isc_hosts {
 	size_t n;
 };
 
+/* One collective of a rank: the end of an NCCL kernel and its name (string id, or any
+ * key equal for equal names: a hash where the ranks' strings are not one table). */
+struct isc_coll {
+	int64_t end;
+	uint32_t name;
+};
+
+struct isc_clock_estimate {
+	int64_t offset_ns, uncertainty_ns; /* add offset_ns to the other rank's times */
+	uint32_t matched;
+	int64_t lag;
+};
+
+/* The estimate above from two ranks' collectives sorted by end, the other's already
+ * shifted by the anchors (the merge of per-rank results, analysis/job.h, has no trace).
+ * False when the collectives do not line up. */
+bool isc_hosts_estimate(const struct isc_coll *ref, size_t n_ref, const struct isc_coll *other,
+			size_t n_other, struct isc_clock_estimate *out);
+
 /* Puts the inputs of several hosts on the first input's clock (see above); a trace of one
  * host is left alone. Idempotent: a trace already aligned is not shifted twice.
  * Returns 0 or -ENOMEM. */

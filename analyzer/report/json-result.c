@@ -310,6 +310,9 @@ int isc_report_json(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	isc_extras_json(&j, t, a);
 	isc_json_profile(&j, t, a, o->top);
 	quality(&j, t, a);
+	if (isc_json_rank_summary(&j, t, a) < 0) {
+		return -ENOMEM;
+	}
 	if (o->gate != NULL) {
 		isc_json_gate(&j, o->gate);
 	}

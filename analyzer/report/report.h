@@ -54,6 +54,18 @@ int isc_report_gate_md(FILE *f, const struct isc_trace *t, const struct isc_anal
 		       const struct isc_report_opts *o);
 int isc_report_junit(FILE *f, const struct isc_trace *t, const struct isc_analysis *a,
 		     const struct isc_report_opts *o);
+/* job.c (analysis/job.h): one trace's rank summary as a member of its JSON result (none
+ * for several inputs; 0 or -ENOMEM), the job report in markdown and JSON (0 or -EIO), and
+ * a job result or one trace's JSON result read back into job (--merge; 0, -EINVAL with d
+ * set, or -ENOMEM). */
+struct isc_job;
+struct isc_diag;
+int isc_json_rank_summary(struct isc_json *j, const struct isc_trace *t,
+			  const struct isc_analysis *a);
+int isc_job_write_md(FILE *f, const struct isc_job *job, const char *version);
+int isc_job_write_json(FILE *f, const struct isc_job *job, const char *version);
+int isc_job_merge_file(struct isc_job *job, const char *path, struct isc_diag *d);
+
 /* True for writers that only have something to say when a gate ran. */
 bool isc_writer_needs_gate(const struct isc_writer *w);
 
