@@ -79,8 +79,10 @@ static int64_t paced_reads(const struct isc_trace *t, const struct isc_ev *e)
 
 static int64_t lock_waits(const struct isc_trace *t, const struct isc_ev *e)
 {
-	(void)t;
-	return e->type == ISC_T_SYSCALL && e->sub == ISC_SYS_WAIT ? e->dur : 0;
+	return e->type == ISC_T_SYSCALL && e->sub == ISC_SYS_WAIT &&
+			       isc_wait_kind_of(isc_trace_str(t, e->name)) == ISC_WK_LOCK
+		       ? e->dur
+		       : 0;
 }
 
 /* Kernels count for the stack of the call that launched them, or, replayed from a CUDA
