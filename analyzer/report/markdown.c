@@ -152,12 +152,16 @@ static void stat_table(FILE *f, const struct isc_trace *t, const struct isc_stat
 
 static void quality(FILE *f, const struct isc_trace *t, const struct isc_analysis *a)
 {
+	bool gpu = isc_has_gpu_work(a);
 	fprintf(f,
 		"## Data quality\n\n- events: %llu read, %llu of unknown types skipped\n"
-		"- dropped events: %llu (CUPTI records dropped: %llu)\n",
+		"- dropped events: %llu",
 		(unsigned long long)a->events_total, (unsigned long long)a->skipped,
-		(unsigned long long)a->dropped, (unsigned long long)a->cupti_dropped);
-	bool gpu = isc_has_gpu_work(a);
+		(unsigned long long)a->dropped);
+	if (gpu) {
+		fprintf(f, " (CUPTI records dropped: %llu)", (unsigned long long)a->cupti_dropped);
+	}
+	fputc('\n', f);
 	for (size_t i = 0; gpu && i < t->n_inputs; i++) {
 		const struct isc_input *in = &t->inputs[i];
 		const char *st = isc_trace_str(t, in->cupti_status);
@@ -167,7 +171,7 @@ static void quality(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	if (gpu) {
 		fprintf(f, "- GPU timeline: %s\n", a->gpu_timeline ? "present" : "absent");
 	} else {
-		fprintf(f, "- no GPU work nor CUDA call in the window: a host-only report\n");
+		fprintf(f, "- a host-only report: nothing in the window ran on an accelerator\n");
 	}
 	fprintf(f, "- CPU-time samples: %s",
 		a->cpu_samples ? "used for " : "none (scopes stand for host computing)");

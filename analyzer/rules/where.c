@@ -201,8 +201,9 @@ int isc_rules_where(const struct isc_trace *t, struct isc_analysis *a)
 		for (size_t i = 0; i < a->n_sugg; i++) {
 			if (strcmp(a->sugg[i].rule_id, "host.cpu-preprocessing") == 0) {
 				snprintf(a->sugg[i].where, sizeof(a->sugg[i].where),
-					 "%s, %.0f %% of host time with the GPU idle",
-					 a->prof->idle_site, 100.0 * a->prof->idle_site_share);
+					 "%s, %.0f %% of host time%s", a->prof->idle_site,
+					 100.0 * a->prof->idle_site_share,
+					 isc_has_gpu_work(a) ? " with the GPU idle" : "");
 			}
 		}
 	}
