@@ -61,7 +61,10 @@ PICK(pick_comm)
 {
 	const struct vctx *v = p;
 	(void)t;
-	return HALF(e->type == ISC_T_KERNEL && v->comm[e->name]);
+	/* the collectives, and the host's time inside their operators (gloo runs there) */
+	return HALF(
+		(e->type == ISC_T_KERNEL || e->type == ISC_T_CPU_OP || e->type == ISC_T_SCOPE) &&
+		v->comm[e->name]);
 }
 
 PICK(pick_copies)
@@ -83,7 +86,7 @@ PICK(pick_host_code)
 	const struct vctx *v = p;
 	(void)t;
 	return HALF(host_type(e) && e->type != ISC_T_CUDA_API && e->type != ISC_T_SYSCALL &&
-		    v->root[e->input]);
+		    !v->comm[e->name] && v->root[e->input]);
 }
 
 static bool own_syscall(const struct vctx *v, const struct isc_ev *e)
@@ -362,31 +365,34 @@ static void path_evidence(const struct vctx *v)
 {
 	const struct isc_causal *c = v->a->causal;
 	struct isc_verdict *vd = &v->a->verdict;
-	char b[8][ISC_FMT_LEN];
+	char b[9][ISC_FMT_LEN];
 	double p = (double)c->path_ns;
 	if (v->gpu) {
 		isc_verdict_evidence(
 			vd,
 			"critical path %s: GPU work %s, copies %s, host side %s (host computing "
-			"%s, CUDA calls and launch latency %s, sync returns and blocked calls %s)",
+			"%s, CUDA calls %s, sync returns and blocked calls %s), launch latency "
+			"%s, untraced %s",
 			isc_fmt_dur(b[0], p), isc_fmt_pct(b[1], (double)isc_cp_gpu(c) / p),
 			isc_fmt_pct(b[2], (double)isc_cp_copies(c) / p),
 			isc_fmt_pct(b[3], (double)isc_cp_host(c) / p),
 			isc_fmt_pct(b[4], (double)c->cat[ISC_CP_HOST] / p),
-			isc_fmt_pct(b[5],
-				    (double)(c->cat[ISC_CP_RUNTIME] + c->cat[ISC_CP_LAUNCH]) / p),
+			isc_fmt_pct(b[5], (double)c->cat[ISC_CP_RUNTIME] / p),
 			isc_fmt_pct(b[6],
-				    (double)(c->cat[ISC_CP_SYNC] + c->cat[ISC_CP_BLOCKED]) / p));
+				    (double)(c->cat[ISC_CP_SYNC] + c->cat[ISC_CP_BLOCKED]) / p),
+			isc_fmt_pct(b[7], (double)c->cat[ISC_CP_LAUNCH] / p),
+			isc_fmt_pct(b[8], (double)c->cat[ISC_CP_UNTRACED] / p));
 	} else {
 		isc_verdict_evidence(
 			vd,
 			"critical path %s: host computing %s, I/O calls %s, waits "
-			"(locks, polls, sleeps) %s, other calls %s",
+			"(locks, polls, sleeps) %s, other calls %s, untraced %s",
 			isc_fmt_dur(b[0], p), isc_fmt_pct(b[1], (double)c->cat[ISC_CP_HOST] / p),
 			isc_fmt_pct(b[2], (double)c->cat[ISC_CP_IO] / p),
 			isc_fmt_pct(b[3], (double)c->cat[ISC_CP_HOST_WAIT] / p),
 			isc_fmt_pct(b[4],
-				    (double)(c->cat[ISC_CP_RUNTIME] + c->cat[ISC_CP_BLOCKED]) / p));
+				    (double)(c->cat[ISC_CP_RUNTIME] + c->cat[ISC_CP_BLOCKED]) / p),
+			isc_fmt_pct(b[5], (double)c->cat[ISC_CP_UNTRACED] / p));
 	}
 	if (c->top[0].ns > 0) {
 		isc_verdict_evidence(vd, "longest on the critical path: %s '%s' %s",
