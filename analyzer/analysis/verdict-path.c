@@ -30,19 +30,32 @@ struct vctx {
 	struct isc_analysis *a;
 	bool gpu;	    /* the window has GPU work or CUDA calls */
 	bool *comm;	    /* per string: a communication kernel (NCCL, gloo) */
-	uint8_t *call;	    /* per string: CALL_INPUT or CALL_LOCK for waits of that name */
-	bool *root;	    /* per input: the window's own process, not a child of another */
-	bool children;	    /* some input is a child of another */
-	uint16_t child;	    /* the input the child lever makes faster */
+	uint8_t *call;	    /* per string: CALL_INPUT, CALL_LOCK or CALL_CHILD for its waits */
+	bool *root;	    /* per input: not a child of another input */
+	bool waits_child;   /* the window waits for a child in a wait call (wait4 ...) */
+	uint16_t child;	    /* the child input the child lever makes faster, UINT16_MAX none */
 	uint32_t rq_thread; /* the starved thread (run_queue lever), UINT32_MAX none */
 	int64_t rq_ns, cpu_ns;
 };
 
-enum { CALL_OTHER = ISC_WK_OTHER, CALL_INPUT = ISC_WK_INPUT, CALL_LOCK = ISC_WK_LOCK };
+enum {
+	CALL_OTHER = ISC_WK_OTHER,
+	CALL_INPUT = ISC_WK_INPUT,
+	CALL_LOCK = ISC_WK_LOCK,
+	CALL_CHILD = ISC_WK_CHILD
+};
 
 #define PICK(name) \
 	static double name(const struct isc_trace *t, const struct isc_ev *e, const void *p)
 #define HALF(cond) ((cond) ? 0.5 : -1.0)
+
+/* The window's own work: every process in the analysis (a child's trace read with its
+ * parent's is the run's own work, judged by the same levers), except the children that a
+ * parent waits for in a wait call: their work is the child lever's. */
+static bool own(const struct vctx *v, const struct isc_ev *e)
+{
+	return !v->waits_child || v->root[e->input];
+}
 
 static bool host_type(const struct isc_ev *e)
 {
@@ -86,12 +99,12 @@ PICK(pick_host_code)
 	const struct vctx *v = p;
 	(void)t;
 	return HALF(host_type(e) && e->type != ISC_T_CUDA_API && e->type != ISC_T_SYSCALL &&
-		    !v->comm[e->name] && v->root[e->input]);
+		    !v->comm[e->name] && own(v, e));
 }
 
 static bool own_syscall(const struct vctx *v, const struct isc_ev *e)
 {
-	return e->type == ISC_T_SYSCALL && v->root[e->input];
+	return e->type == ISC_T_SYSCALL && own(v, e);
 }
 
 PICK(pick_io)
@@ -125,11 +138,18 @@ PICK(pick_sleep)
 	return HALF(own_syscall(v, e) && e->sub == ISC_SYS_SLEEP);
 }
 
+/* The waits for a child process (the parent waits as long as the child works) and the
+ * child's host work with them, where its trace is in the analysis. */
+static bool child_wait(const struct vctx *v, const struct isc_ev *e)
+{
+	return e->type == ISC_T_SYSCALL && v->call[e->name] == CALL_CHILD;
+}
+
 PICK(pick_child)
 {
 	const struct vctx *v = p;
 	(void)t;
-	return HALF(e->input == v->child);
+	return HALF(child_wait(v, e) || (e->input == v->child && host_type(e)));
 }
 
 enum side { SIDE_GPU, SIDE_HOST };
@@ -214,7 +234,6 @@ static void processes(struct vctx *v)
 			if (t->inputs[i].ppid != 0 && t->inputs[i].ppid == t->inputs[j].pid &&
 			    t->inputs[i].pid != t->inputs[j].pid) {
 				v->root[i] = false;
-				v->children = true;
 			}
 		}
 	}
@@ -467,12 +486,19 @@ static void deciding_evidence(const struct vctx *v, const struct lever *l, doubl
 			thread_label(t, v->rq_thread, lb, sizeof(lb)),
 			isc_fmt_dur(b1, (double)v->rq_ns), isc_fmt_dur(b2, (double)v->cpu_ns),
 			isc_fmt_dur(b3, (double)(v->a->window.end - v->a->window.start)), nc);
-	} else if (l->pick == pick_child) {
+	} else if (l->pick == pick_child && v->child != UINT16_MAX) {
 		const struct isc_input *in = &t->inputs[v->child];
 		isc_verdict_evidence(vd, "the window waits for child process %lld (%s), trace %s",
 				     (long long)in->pid,
 				     in->command != 0 ? isc_trace_str(t, in->command) : "?",
 				     in->path != NULL ? in->path : "?");
+	} else if (l->pick == pick_child) {
+		path_calls(v, l->pick, list, sizeof(list));
+		isc_verdict_evidence(
+			vd,
+			"the critical path waits for a child process in %s; no child's "
+			"trace is in this analysis",
+			list[0] != '\0' ? list : "wait calls");
 	} else if (l->pick == pick_io || l->pick == pick_locks || l->pick == pick_input ||
 		   l->pick == pick_sleep) {
 		path_calls(v, l->pick, list, sizeof(list));
@@ -480,6 +506,17 @@ static void deciding_evidence(const struct vctx *v, const struct lever *l, doubl
 			isc_verdict_evidence(vd, "the critical path waits in %s", list);
 		}
 	}
+}
+
+/* A stream runs its operations one after another: no host-side change ends the run before
+ * the busiest stream's work, so a host lever gains at most that stream's idle share. */
+static double busiest_stream_idle(const struct isc_analysis *a)
+{
+	int64_t busy = a->n_streams > 0 ? 0 : a->gpu_busy_ns;
+	for (size_t i = 0; i < a->n_streams; i++) {
+		busy = a->streams[i].busy > busy ? a->streams[i].busy : busy;
+	}
+	return 100.0 * (1.0 - isc_share(a, busy));
 }
 
 static void set_verdict(struct vctx *v, enum isc_bound b, const char *cause)
@@ -511,10 +548,14 @@ bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, do
 		v.call[i] = (uint8_t)isc_wait_kind_of(n);
 	}
 	processes(&v);
+	for (size_t i = 0; i < a->causal->n && !v.waits_child; i++) {
+		const struct isc_ev *e = &t->ev[a->causal->node[i].ev];
+		v.waits_child = e->type == ISC_T_SYSCALL && v.call[e->name] == CALL_CHILD;
+	}
 	struct isc_verdict *vd = &a->verdict;
 	double gain[N_LEVERS] = { 0 };
 	int64_t picked[N_LEVERS] = { 0 };
-	uint16_t child_best = 0;
+	uint16_t child_best = UINT16_MAX;
 	for (size_t i = 0; i < N_LEVERS; i++) {
 		const struct lever *l = &levers[i];
 		if (l->needs_gpu && !v.gpu) {
@@ -523,12 +564,16 @@ bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, do
 		if (l->pick == NULL) {
 			gain[i] = run_queue_gain(&v);
 		} else if (l->pick == pick_child) {
-			/* One child at a time: the one whose work gains the most. */
-			for (size_t k = 0; v.children && k < t->n_inputs; k++) {
+			/* Only where the window waits for a child (a wait call: a child that
+			 * merely exists is judged by the other levers), with one child's work
+			 * at a time: the one that gains the most. */
+			v.child = UINT16_MAX;
+			if ((picked[i] = picked_ns(&v, l)) > 0) {
+				gain[i] = gain_of(&v, l, NULL);
+			}
+			for (size_t k = 0; picked[i] > 0 && k < t->n_inputs; k++) {
 				v.child = (uint16_t)k;
-				int64_t pns = !v.root[k] ? picked_ns(&v, l) : 0;
-				double g = pns > 0 ? gain_of(&v, l, NULL) : 0;
-				picked[i] = g > gain[i] ? pns : picked[i];
+				double g = !v.root[k] ? gain_of(&v, l, NULL) : 0;
 				child_best = g > gain[i] ? (uint16_t)k : child_best;
 				gain[i] = g > gain[i] ? g : gain[i];
 			}
@@ -569,6 +614,7 @@ bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, do
 	}
 	double joint = other < N_LEVERS && picked[best] > 0 ? gain_of(&v, lb, &levers[other]) : 0;
 	vd->pipeline_pct = joint;
+	vd->gpu_idle_pct = v.gpu ? busiest_stream_idle(a) : 100.0;
 	vd->gain_pct = g1;
 	char b1[ISC_FMT_LEN];
 	if (g1 >= min_gain && second < N_LEVERS && g2 >= ratio * g1) {

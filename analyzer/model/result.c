@@ -40,6 +40,12 @@ enum isc_wait_kind isc_wait_kind_of(const char *n)
 	};
 	static const char *const lock[] = { "pthread_mutex", "pthread_cond", "pthread_rwlock",
 					    "sem_",	     "futex",	     "pthread_join" };
+	static const char *const child[] = { "wait4", "waitpid", "waitid", "wait" };
+	for (size_t i = 0; i < sizeof(child) / sizeof(child[0]); i++) {
+		if (strcmp(n, child[i]) == 0) {
+			return ISC_WK_CHILD;
+		}
+	}
 	for (size_t i = 0; i < sizeof(input) / sizeof(input[0]); i++) {
 		if (strncmp(n, input[i], strlen(input[i])) == 0) {
 			return ISC_WK_INPUT;

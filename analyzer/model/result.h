@@ -157,6 +157,9 @@ struct isc_verdict {
 	int n_levers;
 	double gain_pct;
 	double pipeline_pct; /* the best GPU-side and host-side levers together, 0 without GPU */
+	/* The busiest GPU stream's idle share of the window the levers were weighed on (100
+	 * without GPU work): no host-side lever can gain more. */
+	double gpu_idle_pct;
 	char evidence[ISC_MAX_EVIDENCE][ISC_LINE];
 	int n_evidence;
 };
@@ -197,8 +200,9 @@ struct isc_waits {
 
 /* What a wait call (ISC_SYS_WAIT and the network's accept) waits for, by its name: input
  * from outside the process (poll, select, epoll, accept: a request, a client, a readable
- * descriptor) or another thread (a mutex, condition, semaphore, futex, join). */
-enum isc_wait_kind { ISC_WK_OTHER, ISC_WK_INPUT, ISC_WK_LOCK };
+ * descriptor), another thread (a mutex, condition, semaphore, futex, join) or a child
+ * process (wait4, waitpid, waitid, wait). */
+enum isc_wait_kind { ISC_WK_OTHER, ISC_WK_INPUT, ISC_WK_LOCK, ISC_WK_CHILD };
 enum isc_wait_kind isc_wait_kind_of(const char *name);
 
 /* I/O waits with the GPU idle: reads, network, file system (a union: paced input apart). */

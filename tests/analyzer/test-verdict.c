@@ -182,24 +182,38 @@ Test(verdict, run_queue_wait_is_cpu_starved)
 	isc_trace_destroy(b.t);
 }
 
-/* A shell (pid 100) whose child (pid 200, its trace in the same analysis) computes:
- * child_bound, naming the child's trace. */
+/* A shell (pid 100) waits in wait4 while its child (pid 200, its trace in the same
+ * analysis) computes: child_bound, naming the child's trace. Without the wait (a wrapper
+ * whose waiting no hook saw, or a child that merely exists) the child's work is the
+ * window's own, judged by the other levers: cpu_bound, its host code. */
 Test(verdict, waiting_for_a_child_is_child_bound)
 {
-	struct build b = start(100, 1);
-	ev(&b, ISC_T_SCOPE, 100, "sh", 0, 1 * MS);
-	int child = isc_trace_add_input(b.t, "trace.200.json");
-	b.t->inputs[child].pid = 200;
-	b.t->inputs[child].ppid = 100;
-	b.input = child;
-	for (int i = 0; i < 10; i++) {
-		ev(&b, ISC_T_SCOPE, 200, "work", 1 * MS + i * 10 * MS, 10 * MS);
+	for (int waits = 1; waits >= 0; waits--) {
+		struct build b = start(100, 1);
+		ev(&b, ISC_T_SCOPE, 100, "sh", 0, 1 * MS);
+		if (waits) {
+			sys(&b, 100, "wait4", ISC_SYS_WAIT, 1 * MS, 100 * MS);
+		}
+		int child = isc_trace_add_input(b.t, "trace.200.json");
+		b.t->inputs[child].pid = 200;
+		b.t->inputs[child].ppid = 100;
+		b.input = child;
+		for (int i = 0; i < 10; i++) {
+			ev(&b, ISC_T_SCOPE, 200, "work", 1 * MS + i * 10 * MS, 10 * MS);
+		}
+		struct isc_analysis *a = finish(&b);
+		if (waits) {
+			cr_assert_eq(a->verdict.type, ISC_BOUND_CHILD, "%s: %s",
+				     isc_bound_name(a->verdict.type), a->verdict.evidence[0]);
+			cr_assert(evidence_has(a, "trace.200.json"));
+		} else {
+			cr_assert_eq(a->verdict.type, ISC_BOUND_CPU, "%s",
+				     isc_bound_name(a->verdict.type));
+			cr_assert_str_eq(a->verdict.cause, "host_compute");
+		}
+		isc_analysis_destroy(a);
+		isc_trace_destroy(b.t);
 	}
-	struct isc_analysis *a = finish(&b);
-	cr_assert_eq(a->verdict.type, ISC_BOUND_CHILD, "%s", isc_bound_name(a->verdict.type));
-	cr_assert(evidence_has(a, "trace.200.json"));
-	isc_analysis_destroy(a);
-	isc_trace_destroy(b.t);
 }
 
 /* Allocation churn from the exact counters: 500,000 allocations in a 100 ms recording
