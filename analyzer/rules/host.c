@@ -55,13 +55,37 @@ static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	double parallel = in_scope * (1.0 - 1.0 / k);
 	double overlap = fmin(in_scope, (double)a->gpu_busy_ns);
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	if (!isc_has_gpu_work(a)) {
+	/* Most of the code's samples run below a data loader's fetch in a program without
+	 * loading workers: the input pipeline is the lever, with or without a GPU. */
+	double rest = p != NULL ? (double)(p->cat[ISC_PC_GPU_IDLE] - p->idle_model) : 0;
+	bool loading = p != NULL && p->worker_threads == 0 && rest > 0 &&
+		       2.0 * (double)p->idle_loading >= rest;
+	if (!isc_has_gpu_work(a) && loading) {
+		isc_sugg_text(s->action, sizeof(s->action),
+			      "Take '%s' off the critical path: it prepares the input in the "
+			      "main process's data loader; load in parallel workers (DataLoader "
+			      "num_workers, up to %.0f) so that the next batches are ready while "
+			      "the model runs",
+			      scope, k);
+		isc_sugg_text(s->rationale, sizeof(s->rationale),
+			      "While the main process loads a batch the model waits; workers "
+			      "load the next batches beside it");
+		isc_sugg_evidence(s,
+				  "%s of the host's samples outside the model run below the data "
+				  "loader's fetch",
+				  isc_fmt_pct(b2, (double)p->idle_loading / rest));
+	} else if (!isc_has_gpu_work(a)) {
 		/* No GPU: the code is the run's own work, not what keeps a device waiting. */
 		isc_sugg_text(s->action, sizeof(s->action),
 			      "Make '%s' cheaper: it is the host code on the critical path (a "
 			      "faster algorithm or library, batching, caching its results, or "
-			      "spreading it over threads or processes)",
-			      scope);
+			      "spreading it over threads or processes)%s%s%s",
+			      scope,
+			      p != NULL && p->worker_threads > 0 ? "; the program already has "
+								   "data-loading workers ("
+								 : "",
+			      p != NULL && p->worker_threads > 0 ? p->workers_how : "",
+			      p != NULL && p->worker_threads > 0 ? ")" : "");
 		isc_sugg_text(s->rationale, sizeof(s->rationale),
 			      "The window's time goes to computing on the host; halving the "
 			      "computing on the critical path shortens the run");
