@@ -401,6 +401,15 @@ static void path_evidence(const struct vctx *v)
 				    (double)(c->cat[ISC_CP_SYNC] + c->cat[ISC_CP_BLOCKED]) / p),
 			isc_fmt_pct(b[7], (double)c->cat[ISC_CP_LAUNCH] / p),
 			isc_fmt_pct(b[8], (double)c->cat[ISC_CP_UNTRACED] / p));
+		int64_t waits = c->cat[ISC_CP_STREAM_WAIT] + c->cat[ISC_CP_COMM_WAIT];
+		if (c->cat[ISC_CP_GPU_GAP] + waits > 0) {
+			isc_verdict_evidence(
+				vd,
+				"critical path on the GPU side: stream gaps %s, waits on "
+				"other streams and communication %s",
+				isc_fmt_pct(b[0], (double)c->cat[ISC_CP_GPU_GAP] / p),
+				isc_fmt_pct(b[1], (double)waits / p));
+		}
 	} else {
 		isc_verdict_evidence(
 			vd,
@@ -638,13 +647,28 @@ bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, do
 		/* Nothing here gains: the run waits, for its input if that lever leads. */
 		bool waits = picked[best] > 0 &&
 			     (v.gpu ? lb->gpu_bound : lb->host_bound) == ISC_BOUND_IDLE;
-		set_verdict(&v, ISC_BOUND_IDLE, waits ? lb->host_cause : "untraced");
+		/* A path through stream gaps that no recorded event explains is not the
+		 * host's untraced time: said apart. */
+		bool gaps = !waits && c->cat[ISC_CP_GPU_GAP] > c->cat[ISC_CP_UNTRACED];
+		set_verdict(&v, ISC_BOUND_IDLE,
+			    waits  ? lb->host_cause
+			    : gaps ? "gpu_stream_gaps"
+				   : "untraced");
 		vd->gain_pct = 0;
 		*margin = 0.25 * (min_gain - g1) / (min_gain > 0 ? min_gain : 1);
 		if (waits) {
 			isc_verdict_evidence(vd, "no lever gains %s of the window: the run waits",
 					     isc_fmt_pct(b1, min_gain / 100.0));
 			deciding_evidence(&v, lb, g1);
+		} else if (gaps) {
+			char b2[ISC_FMT_LEN];
+			isc_verdict_evidence(vd,
+					     "no lever gains %s of the window: the critical path "
+					     "runs through GPU stream gaps (%s of it) that no "
+					     "recorded event explains",
+					     isc_fmt_pct(b1, min_gain / 100.0),
+					     isc_fmt_pct(b2, (double)c->cat[ISC_CP_GPU_GAP] /
+								     (double)c->path_ns));
 		} else {
 			isc_verdict_evidence(vd,
 					     "no lever gains %s of the window: the run waits on "
