@@ -283,7 +283,20 @@ static double run_queue_gain(struct vctx *v)
 		x->any = true;
 	}
 	double ratio = isc_thr(&a->th, ISC_THR_STARVED_RATIO);
+	/* Starved by its own threads: more of them runnable than there are cores. A run-queue
+	 * wait that other processes on the machine cause is theirs, not this program's. */
+	int cores = 0, busy = 0;
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		cores = t->inputs[i].cpu_count > cores ? t->inputs[i].cpu_count : cores;
+	}
+	double w0 = (double)(a->window.end - a->window.start);
 	for (size_t k = 0; k < nt; k++) {
+		/* runnable: running or waiting for a CPU */
+		double run =
+			(g[2 * k].last - g[2 * k].first) + (g[2 * k + 1].last - g[2 * k + 1].first);
+		busy += run * 1000.0 >= 0.1 * w0;
+	}
+	for (size_t k = 0; (cores == 0 || busy > cores) && k < nt; k++) {
 		const struct growth *cpu = &g[2 * k], *rq = &g[2 * k + 1];
 		int64_t rq_ns = (int64_t)((rq->last - rq->first) * 1000.0);
 		int64_t cpu_ns = (int64_t)((cpu->last - cpu->first) * 1000.0);
