@@ -36,10 +36,19 @@ int isc_timeline_attribute(const struct isc_trace *t, struct isc_analysis *a);
 int isc_timeline_gpu(const struct isc_trace *t, struct isc_analysis *a);
 int isc_stats_compute(const struct isc_trace *t, struct isc_analysis *a);
 void isc_classify(const struct isc_trace *t, struct isc_analysis *a);
-/* The verdict from the critical path (verdict-path.c); false when there is no path to
- * judge (no GPU timeline), and the shares decide. */
+/* The verdict from the what-ifs of the dependency graph (verdict-path.c); false when
+ * there is no graph to re-time, and the shares decide. */
 bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, double *margin);
 /* Confidence factor for what the graph could not see, with evidence lines. */
 double isc_path_penalties(struct isc_analysis *a);
+
+/*
+ * The result's invariants (invariants.c), which every analysis the tests run is checked
+ * against: the verdict agrees with its what-ifs; no gain exceeds 100 %, nor a host-side
+ * one the idle share of the busiest GPU stream; every share of the window, and every percentage in an
+ * evidence line, rationale or action, is at most 100 %; without GPU work no verdict line
+ * or suggestion speaks of a GPU or CUDA. Returns true, or false with what broke in msg.
+ */
+bool isc_analysis_check(const struct isc_analysis *a, char *msg, size_t n);
 
 #endif /* ISC_ANALYSIS_H */

@@ -31,6 +31,22 @@ static void data_quality(const struct isc_trace *t, struct isc_analysis *a)
 	}
 }
 
+/* A --what-if whose selector picks nothing in the window answers nothing: an error that
+ * says what it looked for, as --window-scope's (exit 2). */
+static int whatif_matched(const struct isc_analysis *a, struct isc_diag *d)
+{
+	const struct isc_causal *c = a->causal;
+	for (size_t i = 0; c != NULL && i < c->n_whatif; i++) {
+		const struct isc_whatif_result *w = &c->whatif[i];
+		if (w->ok && w->picked == 0) {
+			isc_diag_set(d, "--what-if '%s': nothing in the window matches (%s)",
+				     w->spec, w->what);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
 struct side {
 	const struct isc_trace *t;
 	struct isc_analysis *a;
@@ -93,6 +109,7 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 	}
 	if (r == 0 && o != NULL) {
 		r = isc_whatif_answer(t, a, o->what_if, o->n_what_if);
+		r = r == 0 ? whatif_matched(a, d) : r;
 	}
 	r = r == 0 ? isc_extras_run(t, o, a) : r;
 	r = r == 0 ? isc_rules_where(t, a) : r;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The verdict. With g the gpu_compute share of the window, m the copy share and
+ * The verdict: read off the what-ifs of the dependency graph (verdict-path.c). Only when
+ * there is no graph to re-time (no host interval in the window) do the shares decide.
+ * With g the gpu_compute share of the window, m the copy share and
  * h = 1 - g - m the share where the GPU does neither (the host computes, sits in the
  * runtime, or waits):
  *   memory_bound  when m >= memory_bound_share and m >= g;
@@ -44,7 +46,29 @@ static const char *host_cause(const struct isc_analysis *a)
 	return sleep * 2 >= idle && sleep > 0 ? "host_sleep" : "idle";
 }
 
-static void shares_evidence(const struct isc_trace *t, const struct isc_analysis *a)
+/* Shares of the window, each a union over threads: host computing, waits. */
+static void host_shares_evidence(const struct isc_analysis *a)
+{
+	struct isc_verdict *v = (struct isc_verdict *)&a->verdict;
+	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN], b4[ISC_FMT_LEN];
+	isc_verdict_evidence(v, "host computing (any thread, union): %s of the %s window",
+			     isc_fmt_pct(b1, isc_share(a, a->host_busy_ns)),
+			     isc_fmt_dur(b2, (double)(a->window.end - a->window.start)));
+	const struct isc_waits *w = &a->waits;
+	int64_t io = w->io_total;
+	if (io > 0 || w->total[ISC_SYS_WAIT] > 0 || w->total[ISC_WAIT_INPUT] > 0) {
+		isc_verdict_evidence(
+			v,
+			"waits, each a union over threads: I/O %s, locks and polls %s, paced "
+			"reads %s, sleeps %s of the window",
+			isc_fmt_pct(b1, isc_share(a, io)),
+			isc_fmt_pct(b2, isc_share(a, w->total[ISC_SYS_WAIT])),
+			isc_fmt_pct(b3, isc_share(a, w->total[ISC_WAIT_INPUT])),
+			isc_fmt_pct(b4, isc_share(a, w->total[ISC_SYS_SLEEP])));
+	}
+}
+
+static void gpu_shares_evidence(const struct isc_trace *t, const struct isc_analysis *a)
 {
 	struct isc_verdict *v = (struct isc_verdict *)&a->verdict;
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN], b4[ISC_FMT_LEN];
@@ -99,9 +123,10 @@ static void shares_evidence(const struct isc_trace *t, const struct isc_analysis
 	}
 	int64_t io = isc_waits_io_on_idle(&a->waits);
 	if (io > 0) {
-		isc_verdict_evidence(v, "host I/O waits with the GPU idle: %s (%s of the window)",
-				     isc_fmt_dur(b1, (double)io),
-				     isc_fmt_pct(b2, isc_share(a, io)));
+		isc_verdict_evidence(
+			v,
+			"host I/O waits with the GPU idle (a union over threads): %s of the window",
+			isc_fmt_pct(b2, isc_share(a, io)));
 	}
 }
 
@@ -214,9 +239,13 @@ void isc_classify(const struct isc_trace *t, struct isc_analysis *a)
 	if (!isc_verdict_from_path(t, a, &margin)) {
 		decide(a, g, m, 1.0 - g - m, &margin);
 	}
-	shares_evidence(t, a);
+	if (isc_has_gpu_work(a)) {
+		gpu_shares_evidence(t, a);
+	} else {
+		host_shares_evidence(a);
+	}
 	double c = 0.5 + 0.5 * fmin(1.0, fmax(0.0, margin) / 0.25);
-	if (strcmp(v->cause, "idle") == 0) {
+	if (strcmp(v->cause, "idle") == 0 || strcmp(v->cause, "untraced") == 0) {
 		c *= 0.8;
 		isc_verdict_evidence(
 			v, "most of the host-side time is untraced idle: the host waits on "

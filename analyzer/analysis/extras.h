@@ -57,6 +57,9 @@ struct isc_rank {
 	int64_t comm_ns, compute_ns, overlap_ns; /* NCCL kernels, other kernels, both at once */
 	uint64_t steps;
 	double step_mean_ns;
+	/* The rank's own verdict, its levers weighed on its own window: the slowest rank's
+	 * becomes the run's whole, so that the verdict and its what-ifs stay one judgement. */
+	struct isc_verdict verdict;
 };
 
 struct isc_extras {

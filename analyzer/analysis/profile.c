@@ -85,6 +85,26 @@ static bool model_frame(const struct isc_trace *t, const struct isc_frame *f)
 	return false;
 }
 
+/* A data loader fetching a batch (docs/rules.md, "Data loading"): what runs below it
+ * prepares the model's input. */
+static bool loading_frame(const struct isc_trace *t, const struct isc_frame *f)
+{
+	static const char *const files[] = {
+		"torch/utils/data/",
+		"tensorflow/python/data/",
+	};
+	if (f->kind != ISC_FK_PYTHON) {
+		return false;
+	}
+	const char *file = isc_trace_str(t, f->file);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (strstr(file, files[i]) != NULL) {
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool worker_name(const char *name)
 {
 	return starts(name, "pt_data_worker") || starts(name, "DataLoader");
@@ -159,7 +179,7 @@ static int sample(struct acc *c, const struct isc_ev *e, const struct isc_stack_
 {
 	struct isc_profile *p = c->p;
 	int64_t w = (int64_t)e->v.bytes;
-	bool steady = cat < ISC_PC_STEADY, model = false;
+	bool steady = cat < ISC_PC_STEADY, model = false, loading = false;
 	c->n++;
 	p->samples++;
 	p->total += w;
@@ -175,6 +195,7 @@ static int sample(struct acc *c, const struct isc_ev *e, const struct isc_stack_
 		}
 		th->worker |= worker_frame(c->t, f);
 		model = model || model_frame(c->t, f);
+		loading = loading || loading_frame(c->t, f);
 		if (c->stamp[k] != c->n) {
 			c->stamp[k] = c->n;
 			p->fn[k].total[cat] += w;
@@ -196,6 +217,7 @@ static int sample(struct acc *c, const struct isc_ev *e, const struct isc_stack_
 		p->idle_model += w; /* the model's own compute: not a preprocessing site */
 		return 0;
 	}
+	p->idle_loading += cat == ISC_PC_GPU_IDLE && loading ? w : 0;
 	int s = cat == ISC_PC_GPU_IDLE ? isc_stack_site(c->t, r, NULL) : -1;
 	if (s >= 0) {
 		const struct isc_frame *f = isc_stack_frame(r, (size_t)s);

@@ -108,6 +108,7 @@ static int one_rank(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		r->bound = ra->verdict.type;
 		snprintf(r->cause, sizeof(r->cause), "%s", ra->verdict.cause);
 		r->confidence = ra->verdict.confidence;
+		r->verdict = ra->verdict;
 		r->steps = ra->extras->steps.n;
 		r->step_mean_ns = ra->extras->steps.step.mean;
 		rc = isc_rank_overlap(&sub, ra, r);
@@ -289,9 +290,7 @@ int isc_ranks_analyse(const struct isc_trace *t, const struct isc_analyze_opts *
 	clocks(t, x);
 	const struct isc_rank *s = &x->ranks[x->slowest];
 	struct isc_verdict *v = &a->verdict;
-	v->type = s->bound;
-	snprintf(v->cause, sizeof(v->cause), "%s", s->cause);
-	v->confidence = s->confidence;
+	*v = s->verdict;
 	if (v->n_evidence < ISC_MAX_EVIDENCE) {
 		snprintf(v->evidence[v->n_evidence++], ISC_LINE,
 			 "%zu ranks analysed apart; the verdict is the slowest rank's: %s",

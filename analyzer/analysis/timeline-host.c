@@ -305,6 +305,22 @@ static bool *feeding_threads(const struct isc_trace *t)
 	return feeds;
 }
 
+/* The part of a disjoint list the idle list covers. */
+static int64_t idle_overlap(const struct isc_ivec *idle, const struct isc_ivec *u)
+{
+	int64_t o = 0;
+	for (size_t i = 0; i < u->n; i++) {
+		o += isc_ivec_overlap(idle, u->v[i].s, u->v[i].e);
+	}
+	return o;
+}
+
+/*
+ * Waits per category: count, the time they cover and the part of it with the GPU idle.
+ * Both times are unions over threads (two threads waiting at once count once), so that
+ * they are shares of the window; the names that fill the most of each category are
+ * found by the summed time, then measured the same way.
+ */
 int isc_wait_times(const struct isc_trace *t, struct isc_analysis *a, const struct isc_ivec *idle)
 {
 	size_t ns = isc_trace_n_strings(t);
@@ -315,27 +331,73 @@ int isc_wait_times(const struct isc_trace *t, struct isc_analysis *a, const stru
 	const int64_t ws = a->window.start, we = a->window.host_end;
 	int64_t *any = calloc(ns, sizeof(*any));
 	bool *feeds = feeding_threads(t);
-	for (size_t i = 0; any != NULL && feeds != NULL && i < t->n; i++) {
-		const struct isc_ev *e = &t->ev[i];
-		int64_t s = e->ts > ws ? e->ts : ws, en = e->ts + e->dur < we ? e->ts + e->dur : we;
-		if (!is_wait(e) || en <= s || e->thread >= t->n_threads || !feeds[e->thread]) {
-			continue;
-		}
-		int64_t o = isc_ivec_overlap(idle, s, en);
-		unsigned slot = isc_wait_slot(e);
-		a->waits.total[slot] += en - s;
-		a->waits.on_idle[slot] += o;
-		a->waits.count[slot]++;
-		on_idle[(size_t)slot * ns + e->name] += o;
-		any[e->name] += o;
-	}
-	for (int c = 0; any != NULL && c < 8; c++) {
-		isc_top_names(on_idle + (size_t)c * ns, ns, &a->waits.top[c], 1);
-	}
-	if (any != NULL) {
-		isc_top_names(any, ns, a->examples[ISC_CAT_IDLE], ISC_EXAMPLES);
-	}
+	struct isc_ivec slot_iv[8] = { 0 }, top_iv[8] = { 0 }, ex_iv[ISC_EXAMPLES] = { 0 };
+	struct isc_ivec io = { 0 };
 	int r = any == NULL || feeds == NULL ? -ENOMEM : 0;
+	for (int pass = 0; pass < 2 && r == 0; pass++) {
+		for (size_t i = 0; i < t->n && r == 0; i++) {
+			const struct isc_ev *e = &t->ev[i];
+			int64_t s = e->ts > ws ? e->ts : ws;
+			int64_t en = e->ts + e->dur < we ? e->ts + e->dur : we;
+			if (!is_wait(e) || en <= s || e->thread >= t->n_threads ||
+			    !feeds[e->thread]) {
+				continue;
+			}
+			unsigned slot = isc_wait_slot(e);
+			if (pass == 0) {
+				int64_t o = isc_ivec_overlap(idle, s, en);
+				a->waits.count[slot]++;
+				on_idle[(size_t)slot * ns + e->name] += o;
+				any[e->name] += o;
+				r = isc_ivec_add(&slot_iv[slot], s, en, INT64_MIN, INT64_MAX);
+				bool io_slot = slot == ISC_SYS_IO || slot == ISC_SYS_NET ||
+					       slot == ISC_SYS_FS;
+				r = r == 0 && io_slot
+					    ? isc_ivec_add(&io, s, en, INT64_MIN, INT64_MAX)
+					    : r;
+				continue;
+			}
+			if (a->waits.top[slot].name == e->name && a->waits.top[slot].ns > 0) {
+				r = isc_ivec_add(&top_iv[slot], s, en, INT64_MIN, INT64_MAX);
+			}
+			for (int k = 0; k < ISC_EXAMPLES && r == 0; k++) {
+				const struct isc_named_ns *x = &a->examples[ISC_CAT_IDLE][k];
+				r = x->ns > 0 && x->name == e->name
+					    ? isc_ivec_add(&ex_iv[k], s, en, INT64_MIN, INT64_MAX)
+					    : 0;
+			}
+		}
+		if (r != 0) {
+			break;
+		}
+		for (int c = 0; c < 8 && r == 0; c++) {
+			if (pass == 0) {
+				isc_top_names(on_idle + (size_t)c * ns, ns, &a->waits.top[c], 1);
+				r = isc_ivec_union(&slot_iv[c]);
+				a->waits.total[c] = isc_ivec_total(&slot_iv[c]);
+				a->waits.on_idle[c] = idle_overlap(idle, &slot_iv[c]);
+			} else if ((r = isc_ivec_union(&top_iv[c])) == 0) {
+				a->waits.top[c].ns = idle_overlap(idle, &top_iv[c]);
+			}
+		}
+		if (pass == 0 && r == 0 && (r = isc_ivec_union(&io)) == 0) {
+			isc_top_names(any, ns, a->examples[ISC_CAT_IDLE], ISC_EXAMPLES);
+			a->waits.io_total = isc_ivec_total(&io);
+			a->waits.io_on_idle = idle_overlap(idle, &io);
+		}
+		for (int k = 0; pass == 1 && k < ISC_EXAMPLES && r == 0; k++) {
+			r = isc_ivec_union(&ex_iv[k]);
+			a->examples[ISC_CAT_IDLE][k].ns = idle_overlap(idle, &ex_iv[k]);
+		}
+	}
+	for (int c = 0; c < 8; c++) {
+		isc_ivec_free(&slot_iv[c]);
+		isc_ivec_free(&top_iv[c]);
+	}
+	for (int k = 0; k < ISC_EXAMPLES; k++) {
+		isc_ivec_free(&ex_iv[k]);
+	}
+	isc_ivec_free(&io);
 	free(feeds);
 	free(any);
 	free(on_idle);

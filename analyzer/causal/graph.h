@@ -133,6 +133,7 @@ struct isc_whatif_result {
 	char what[ISC_LINE];
 	int64_t before, after; /* window end, re-timed */
 	double gain_pct;       /* of the window */
+	uint64_t picked;       /* graph nodes the change picked: none is an error */
 	bool ok;
 	char error[128];
 };
@@ -308,6 +309,10 @@ struct isc_change {
  */
 int isc_whatif_run(const struct isc_trace *t, const struct isc_analysis *a,
 		   const struct isc_change *ch, int64_t *before, int64_t *after, double *gain_pct);
+/* The same, and how many graph nodes the change picked in *picked. */
+int isc_whatif_run_picked(const struct isc_trace *t, const struct isc_analysis *a,
+			  const struct isc_change *ch, int64_t *before, int64_t *after,
+			  double *gain_pct, uint64_t *picked);
 /* Parses a --what-if question ("scope:tokenize*0.5", docs/rules.md) into ch; its pattern
  * is copied into pat (np bytes). Returns 0 or -EINVAL with a message in err. */
 int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t np, char *err,

@@ -31,6 +31,7 @@ struct run {
 	struct iv_thread *iv[2]; /* ISC_SEL_SCOPE: matching scopes, by thread then start */
 	size_t n_iv[2];
 	int64_t *worker; /* ISC_WI_OFFLOAD: per lane */
+	uint64_t picked; /* nodes a change picked */
 };
 
 static bool name_matches(const char *name, const char *pattern)
@@ -233,6 +234,7 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		k = r->ch[j] != NULL && picks(r, j, n, &f) ? j : -1;
 	}
 	enum isc_change_op op = k >= 0 ? r->ch[k]->op : ISC_WI_SCALE;
+	r->picked += k >= 0;
 	uint32_t x = gpu ? isc_graph_xdep(c, i) : ISC_GN_NONE;
 	if (k >= 0 && op == ISC_WI_NO_GPU_GAPS && (n->flags & ISC_GN_ORDERED)) {
 		x = ISC_GN_NONE; /* a wait told from a gap is the gap the change removes */
@@ -319,9 +321,19 @@ static void finish(struct run *r)
 int isc_whatif_run(const struct isc_trace *t, const struct isc_analysis *a,
 		   const struct isc_change *ch, int64_t *before, int64_t *after, double *gain_pct)
 {
+	return isc_whatif_run_picked(t, a, ch, before, after, gain_pct, NULL);
+}
+
+int isc_whatif_run_picked(const struct isc_trace *t, const struct isc_analysis *a,
+			  const struct isc_change *ch, int64_t *before, int64_t *after,
+			  double *gain_pct, uint64_t *picked)
+{
 	const struct isc_causal *c = a->causal;
 	*before = *after = c != NULL ? c->end : 0;
 	*gain_pct = 0;
+	if (picked != NULL) {
+		*picked = 0;
+	}
 	if (c == NULL || c->n == 0 || ch == NULL) {
 		return 0;
 	}
@@ -348,6 +360,9 @@ int isc_whatif_run(const struct isc_trace *t, const struct isc_analysis *a,
 	}
 	finish(&r);
 	*after = end;
+	if (picked != NULL) {
+		*picked = r.picked;
+	}
 	double w = (double)(a->window.end - a->window.start);
 	double gain = w > 0 ? 100.0 * (double)(c->end - end) / w : 0;
 	*gain_pct = gain > 100.0 ? 100.0 : gain;
@@ -506,7 +521,8 @@ int isc_whatif_answer(const struct isc_trace *t, struct isc_analysis *a, const c
 			continue;
 		}
 		describe(&ch, specs[i], w->what, sizeof(w->what));
-		if (isc_whatif_run(t, a, &ch, &w->before, &w->after, &w->gain_pct) < 0) {
+		if (isc_whatif_run_picked(t, a, &ch, &w->before, &w->after, &w->gain_pct,
+					  &w->picked) < 0) {
 			return -ENOMEM;
 		}
 		w->ok = true;

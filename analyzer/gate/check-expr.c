@@ -210,7 +210,7 @@ static int parse_name(const char *name, struct isc_check *c, char *err, size_t l
 static int parse_value(const char *v, struct isc_check *c, char *err, size_t len)
 {
 	if (c->kind == ISC_CK_BOTTLENECK) {
-		for (int b = ISC_BOUND_UNKNOWN; b <= ISC_BOUND_BALANCED; b++) {
+		for (int b = ISC_BOUND_UNKNOWN; b < ISC_BOUND__COUNT; b++) {
 			if (strcmp(v, isc_bound_name(b)) == 0) {
 				c->bound = b;
 				if (c->op == ISC_CMP_EQ || c->op == ISC_CMP_NE) {
@@ -223,7 +223,8 @@ static int parse_value(const char *v, struct isc_check *c, char *err, size_t len
 		}
 		snprintf(err, len,
 			 "bottleneck: '%s' is not cpu_bound, gpu_bound, memory_bound, "
-			 "balanced or unknown",
+			 "balanced, idle, cpu_starved, io_bound, lock_bound, child_bound or "
+			 "unknown",
 			 v);
 		return -EINVAL;
 	}

@@ -179,6 +179,7 @@ struct isc_input {
 	const char *format; /* reader name */
 	char format_version[16];
 	int64_t pid;
+	int64_t ppid; /* 0 unknown: with pid, which input is a child of which */
 	uint32_t hostname, command, cupti_status, cupti_reason, end_reason, gpu_model, version;
 	int complete; /* -1 unknown, 0, 1 */
 	uint64_t dropped_total;

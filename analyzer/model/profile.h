@@ -61,6 +61,9 @@ struct isc_profile {
 	/* Steady GPU-idle sample time under a framework's model call (an nn.Module's
 	 * forward...): the model computing on the CPU, not preparing its inputs. */
 	int64_t idle_model;
+	/* Steady GPU-idle sample time outside the model under a data loader's fetch of a
+	 * batch (docs/rules.md, "Data loading"): input preparation in the loader's path. */
+	int64_t idle_loading;
 	/* The code that computes with the GPU idle outside the model: its site
 	 * (isc_stack_site) by weight. */
 	char idle_site[ISC_LINE];

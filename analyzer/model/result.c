@@ -26,9 +26,46 @@ const char *isc_category_name(enum isc_category c)
 
 const char *isc_bound_name(enum isc_bound b)
 {
-	static const char *const names[] = { "unknown", "cpu_bound", "gpu_bound", "memory_bound",
-					     "balanced" };
-	return b <= ISC_BOUND_BALANCED ? names[b] : "unknown";
+	static const char *const names[ISC_BOUND__COUNT] = {
+		"unknown", "cpu_bound",	  "gpu_bound", "memory_bound", "balanced",
+		"idle",	   "cpu_starved", "io_bound",  "lock_bound",   "child_bound",
+	};
+	return b < ISC_BOUND__COUNT ? names[b] : "unknown";
+}
+
+enum isc_wait_kind isc_wait_kind_of(const char *n)
+{
+	static const char *const input[] = {
+		"poll", "ppoll", "select", "pselect", "epoll", "accept"
+	};
+	static const char *const lock[] = { "pthread_mutex", "pthread_cond", "pthread_rwlock",
+					    "sem_",	     "futex",	     "pthread_join" };
+	static const char *const child[] = { "wait4", "waitpid", "waitid", "wait" };
+	for (size_t i = 0; i < sizeof(child) / sizeof(child[0]); i++) {
+		if (strcmp(n, child[i]) == 0) {
+			return ISC_WK_CHILD;
+		}
+	}
+	for (size_t i = 0; i < sizeof(input) / sizeof(input[0]); i++) {
+		if (strncmp(n, input[i], strlen(input[i])) == 0) {
+			return ISC_WK_INPUT;
+		}
+	}
+	for (size_t i = 0; i < sizeof(lock) / sizeof(lock[0]); i++) {
+		if (strncmp(n, lock[i], strlen(lock[i])) == 0) {
+			return ISC_WK_LOCK;
+		}
+	}
+	return ISC_WK_OTHER;
+}
+
+bool isc_has_gpu_work(const struct isc_analysis *a)
+{
+	uint64_t n = a->count[ISC_T_CUDA_API];
+	for (unsigned k = ISC_T_KERNEL; k < ISC_T__COUNT; k++) {
+		n += a->count[k];
+	}
+	return n > 0;
 }
 
 const char *isc_stat_group_name(enum isc_stat_group g)

@@ -120,18 +120,46 @@ struct isc_scope_time {
 	int64_t cpu;   /* self time attributed to cpu_preprocessing */
 };
 
+/* The verdict's names, in the order of isc_bound_name; the host-only ones after the
+ * first five, so that the values a baseline stored keep their meaning. */
 enum isc_bound {
 	ISC_BOUND_UNKNOWN,
 	ISC_BOUND_CPU,
 	ISC_BOUND_GPU,
 	ISC_BOUND_MEMORY,
-	ISC_BOUND_BALANCED
+	ISC_BOUND_BALANCED,
+	ISC_BOUND_IDLE,	       /* waiting: for input, a timer, or nothing any lever moves */
+	ISC_BOUND_CPU_STARVED, /* runnable threads wait for a CPU longer than they run */
+	ISC_BOUND_IO,	       /* host-only window: file and network I/O */
+	ISC_BOUND_LOCK,	       /* host-only window: lock and condition waits on the path */
+	ISC_BOUND_CHILD,       /* the window waits for a child process */
+	ISC_BOUND__COUNT
+};
+
+/* One lever of the verdict (analysis/verdict-path.c): what making it twice as fast gains,
+ * by the what-if engine, in percent of the window. */
+#define ISC_MAX_LEVERS 12
+
+struct isc_lever_gain {
+	const char *id;	  /* "gpu", "host_code", ... (docs/rules.md, "Verdict") */
+	const char *what; /* "GPU work", "host code", ... */
+	enum isc_bound bound;
+	bool host; /* a host-side lever: it cannot gain more than the GPU's idle share */
+	double gain_pct;
 };
 
 struct isc_verdict {
 	enum isc_bound type;
 	char cause[64];
 	double confidence;
+	/* The levers weighed, in table order, and the deciding one's gain (0 when none). */
+	struct isc_lever_gain levers[ISC_MAX_LEVERS];
+	int n_levers;
+	double gain_pct;
+	double pipeline_pct; /* the best GPU-side and host-side levers together, 0 without GPU */
+	/* The busiest GPU stream's idle share of the window the levers were weighed on (100
+	 * without GPU work): no host-side lever can gain more. */
+	double gpu_idle_pct;
 	char evidence[ISC_MAX_EVIDENCE][ISC_LINE];
 	int n_evidence;
 };
@@ -151,7 +179,9 @@ struct isc_suggestion {
 };
 
 /* Host waits by syscall category (enum isc_syscall_cat), and the part of them that left
- * the GPU idle; paced reads (ISC_F_PACED) have a slot of their own. */
+ * the GPU idle; paced reads (ISC_F_PACED) have a slot of their own. Times are unions over
+ * the waiting threads (window time: a share of the window is at most 100 %), counts are
+ * calls. */
 #define ISC_WAIT_INPUT 7
 
 static inline unsigned isc_wait_slot(const struct isc_ev *e)
@@ -163,14 +193,22 @@ struct isc_waits {
 	int64_t total[8];
 	int64_t on_idle[8];
 	uint64_t count[8];
-	struct isc_named_ns top[8]; /* the name with the most time on idle, per category */
+	struct isc_named_ns top[8];   /* the name with the most time on idle, per category (its
+				     * waits' union) */
+	int64_t io_total, io_on_idle; /* I/O, network and file-system waits together */
 };
 
-/* I/O waits with the GPU idle: reads, network, file system, paced input. */
+/* What a wait call (ISC_SYS_WAIT and the network's accept) waits for, by its name: input
+ * from outside the process (poll, select, epoll, accept: a request, a client, a readable
+ * descriptor), another thread (a mutex, condition, semaphore, futex, join) or a child
+ * process (wait4, waitpid, waitid, wait). */
+enum isc_wait_kind { ISC_WK_OTHER, ISC_WK_INPUT, ISC_WK_LOCK, ISC_WK_CHILD };
+enum isc_wait_kind isc_wait_kind_of(const char *name);
+
+/* I/O waits with the GPU idle: reads, network, file system (a union: paced input apart). */
 static inline int64_t isc_waits_io_on_idle(const struct isc_waits *w)
 {
-	return w->on_idle[ISC_SYS_IO] + w->on_idle[ISC_SYS_NET] + w->on_idle[ISC_SYS_FS] +
-	       w->on_idle[ISC_WAIT_INPUT];
+	return w->io_on_idle;
 }
 
 struct isc_profile;
@@ -215,6 +253,8 @@ struct isc_analysis {
 
 const char *isc_category_name(enum isc_category c);
 const char *isc_bound_name(enum isc_bound b);
+/* Whether the window has GPU work or CUDA calls: GPU words and advice only then. */
+bool isc_has_gpu_work(const struct isc_analysis *a);
 const char *isc_stat_group_name(enum isc_stat_group g);
 double isc_share(const struct isc_analysis *a, int64_t ns); /* fraction of the window */
 /* The order categories are shown in, by every writer and the gate. */

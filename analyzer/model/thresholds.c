@@ -112,6 +112,16 @@ static const struct isc_thr_def defs[ISC_THR__COUNT] = {
 					"graph): the device still spaces the graph's nodes this "
 					"far "
 					"apart" },
+	[ISC_THR_MIN_GAIN_PCT] = { "verdict.min_gain_pct", 5, 0, 100,
+				   "a lever (GPU work, host code, copies, ... twice as fast) that "
+				   "gains less than this percentage of the window moves nothing: "
+				   "when none gains more, the window is idle" },
+	[ISC_THR_BALANCE_RATIO] = { "verdict.balance_ratio", 0.6, 0, 1,
+				    "a second lever gaining at least this fraction of the first's "
+				    "gain makes the verdict balanced" },
+	[ISC_THR_STARVED_RATIO] = { "verdict.cpu_starved_ratio", 0.5, 0, 1e6,
+				    "a thread whose run-queue wait is at least this multiple of "
+				    "its CPU time is starved of CPU (cpu_starved lever)" },
 };
 
 const struct isc_thr_def *isc_thr_defs(void)

@@ -42,6 +42,9 @@ enum isc_thr {
 	ISC_THR_DROPPED_FRACTION,      /* data.dropped-events: fraction that halves confidence */
 	ISC_THR_QUEUE_FULL_DEPTH,      /* graph: launches in flight that make a full queue */
 	ISC_THR_GRAPH_NODE_GAP_US,     /* what-if graph: device time between replayed nodes */
+	ISC_THR_MIN_GAIN_PCT,	       /* verdict: a lever gaining less than this moves nothing */
+	ISC_THR_BALANCE_RATIO, /* verdict: a second lever this close to the first: balanced */
+	ISC_THR_STARVED_RATIO, /* verdict: run-queue wait / CPU time that starves a thread */
 	ISC_THR__COUNT
 };
 

@@ -465,6 +465,7 @@ int isc_meta_apply(struct isc_read_ctx *rc, const struct isc_jdom *d, char *err,
 	}
 	struct isc_input *in = &rc->t->inputs[rc->input];
 	in->pid = get_int(d, 0, "pid", 0);
+	in->ppid = get_int(d, 0, "ppid", 0);
 	in->hostname = intern_str(rc, d, isc_jdom_get(d, 0, "hostname"));
 	in->version = intern_str(rc, d, isc_jdom_get(d, 0, "inferscope_version"));
 	in->end_reason = intern_str(rc, d, isc_jdom_get(d, 0, "end_reason"));

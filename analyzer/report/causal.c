@@ -30,15 +30,26 @@ void isc_md_causal(FILE *f, const struct isc_trace *t, const struct isc_analysis
 	if (!has_path(a)) {
 		return;
 	}
-	fprintf(f,
-		"## Critical path\n\n%s through %llu operations and segments of the dependency "
-		"graph (%llu nodes: %llu host segments, %llu GPU operations; %llu launch, %llu "
-		"stream, %llu event and %llu wait edges, %llu of them a full launch queue).\n\n",
-		isc_fmt_dur(b1, (double)c->path_ns), (unsigned long long)c->path_nodes,
-		(unsigned long long)c->n, (unsigned long long)c->host_nodes,
-		(unsigned long long)c->gpu_nodes, (unsigned long long)c->launch_edges,
-		(unsigned long long)c->stream_edges, (unsigned long long)c->event_edges,
-		(unsigned long long)c->wait_edges, (unsigned long long)c->queue_full);
+	if (!isc_has_gpu_work(a)) {
+		fprintf(f,
+			"## Critical path\n\n%s through %llu segments of the dependency graph "
+			"(%llu host segments).\n\n",
+			isc_fmt_dur(b1, (double)c->path_ns), (unsigned long long)c->path_nodes,
+			(unsigned long long)c->host_nodes);
+	} else {
+		fprintf(f,
+			"## Critical path\n\n%s through %llu operations and segments of the "
+			"dependency "
+			"graph (%llu nodes: %llu host segments, %llu GPU operations; %llu launch, "
+			"%llu "
+			"stream, %llu event and %llu wait edges, %llu of them a full launch "
+			"queue).\n\n",
+			isc_fmt_dur(b1, (double)c->path_ns), (unsigned long long)c->path_nodes,
+			(unsigned long long)c->n, (unsigned long long)c->host_nodes,
+			(unsigned long long)c->gpu_nodes, (unsigned long long)c->launch_edges,
+			(unsigned long long)c->stream_edges, (unsigned long long)c->event_edges,
+			(unsigned long long)c->wait_edges, (unsigned long long)c->queue_full);
+	}
 	if (c->event_assumed > 0 || c->event_refuted > 0) {
 		fprintf(f,
 			"Event edges assumed: %llu, tied to the last work launched onto the "

@@ -107,6 +107,20 @@ static void bottleneck(struct isc_json *j, const struct isc_analysis *a)
 	isc_json_kv_string(j, "primary_cause", v->cause);
 	isc_json_kv_double(j, "confidence", v->confidence, 2);
 	strings(j, "evidence", v->evidence, v->n_evidence);
+	if (v->n_levers > 0) {
+		/* The levers the verdict was read off: each twice as fast, its gain. */
+		isc_json_kv_double(j, "gain_percent", v->gain_pct, 1);
+		isc_json_key(j, "what_ifs");
+		isc_json_begin_array(j);
+		for (int i = 0; i < v->n_levers; i++) {
+			isc_json_begin_object(j);
+			isc_json_kv_string(j, "lever", v->levers[i].id);
+			isc_json_kv_string(j, "verdict", isc_bound_name(v->levers[i].bound));
+			isc_json_kv_double(j, "gain_percent", v->levers[i].gain_pct, 1);
+			isc_json_end_object(j);
+		}
+		isc_json_end_array(j);
+	}
 	isc_json_end_object(j);
 	isc_json_key(j, "suggestions");
 	isc_json_begin_array(j);

@@ -42,9 +42,13 @@ static void breakdown(FILE *f, const struct isc_trace *t, const struct isc_analy
 	fprintf(f, "## Timeline breakdown\n\n| category | time | share | examples |\n"
 		   "|---|---:|---:|---|\n");
 	int64_t total = 0;
+	bool gpu = isc_has_gpu_work(a);
 	for (int k = 0; k < ISC_CAT__COUNT; k++) {
 		enum isc_category c = isc_category_order[k];
 		total += a->cat_ns[c];
+		if (!gpu && a->cat_ns[c] == 0) {
+			continue; /* no GPU category where no GPU works */
+		}
 		fprintf(f, "| %s | %s | %s | ", isc_category_name(c),
 			isc_fmt_dur(b1, (double)a->cat_ns[c]),
 			isc_fmt_pct(b2, isc_share(a, a->cat_ns[c])));
@@ -186,19 +190,28 @@ static void allocations(FILE *f, const struct isc_analysis *a)
 
 static void quality(FILE *f, const struct isc_trace *t, const struct isc_analysis *a)
 {
+	bool gpu = isc_has_gpu_work(a);
 	fprintf(f,
 		"## Data quality\n\n- events: %llu read, %llu of unknown types skipped\n"
-		"- dropped events: %llu (CUPTI records dropped: %llu)\n",
+		"- dropped events: %llu",
 		(unsigned long long)a->events_total, (unsigned long long)a->skipped,
-		(unsigned long long)a->dropped, (unsigned long long)a->cupti_dropped);
-	for (size_t i = 0; i < t->n_inputs; i++) {
+		(unsigned long long)a->dropped);
+	if (gpu) {
+		fprintf(f, " (CUPTI records dropped: %llu)", (unsigned long long)a->cupti_dropped);
+	}
+	fputc('\n', f);
+	for (size_t i = 0; gpu && i < t->n_inputs; i++) {
 		const struct isc_input *in = &t->inputs[i];
 		const char *st = isc_trace_str(t, in->cupti_status);
 		fprintf(f, "- CUPTI (input %zu): %s%s%s\n", i + 1, *st ? st : "not reported",
 			in->cupti_reason ? ": " : "", isc_trace_str(t, in->cupti_reason));
 	}
-	fprintf(f, "- GPU timeline: %s\n- CPU-time samples: %s",
-		a->gpu_timeline ? "present" : "absent",
+	if (gpu) {
+		fprintf(f, "- GPU timeline: %s\n", a->gpu_timeline ? "present" : "absent");
+	} else {
+		fprintf(f, "- a host-only report: nothing in the window ran on an accelerator\n");
+	}
+	fprintf(f, "- CPU-time samples: %s",
 		a->cpu_samples ? "used for " : "none (scopes stand for host computing)");
 	if (a->cpu_samples) {
 		fprintf(f, "%llu threads", (unsigned long long)a->sampled_threads);

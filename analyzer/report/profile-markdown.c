@@ -28,13 +28,16 @@ static int64_t steady(const struct isc_profile *p)
 	return s;
 }
 
-static void functions(FILE *f, const struct isc_trace *t, const struct isc_profile *p, int top)
+/* With gpu, the last three columns split self time by what the GPU did. */
+static void functions(FILE *f, const struct isc_trace *t, const struct isc_profile *p, int top,
+		      bool gpu)
 {
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
 	int64_t all = steady(p);
 	fprintf(f,
-		"| function | self | self %% | total | total %% | cpu_preprocessing | "
-		"framework_overhead | gpu_compute |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+		"| function | self | self %% | total | total %% |%s\n|---|---:|---:|---:|---:|%s\n",
+		gpu ? " cpu_preprocessing | framework_overhead | gpu_compute |" : "",
+		gpu ? "---:|---:|---:|" : "");
 	int shown = 0;
 	for (size_t i = 0; i < p->n_fn && shown < top; i++) {
 		const struct isc_prof_fn *r = &p->fn[i];
@@ -44,11 +47,15 @@ static void functions(FILE *f, const struct isc_trace *t, const struct isc_profi
 		shown++;
 		fprintf(f, "| ");
 		fn_cell(f, t, r);
-		fprintf(f, " | %s | %.1f %% | %s | %.1f %% | %.1f %% | %.1f %% | %.1f %% |\n",
+		fprintf(f, " | %s | %.1f %% | %s | %.1f %% |",
 			isc_fmt_dur(b1, (double)r->self_steady), pct(r->self_steady, all),
-			isc_fmt_dur(b2, (double)r->total_steady), pct(r->total_steady, all),
-			pct(r->self[ISC_PC_GPU_IDLE], all), pct(r->self[ISC_PC_CUDA], all),
-			pct(r->self[ISC_PC_BESIDE], all));
+			isc_fmt_dur(b2, (double)r->total_steady), pct(r->total_steady, all));
+		if (gpu) {
+			fprintf(f, " %.1f %% | %.1f %% | %.1f %% |",
+				pct(r->self[ISC_PC_GPU_IDLE], all), pct(r->self[ISC_PC_CUDA], all),
+				pct(r->self[ISC_PC_BESIDE], all));
+		}
+		fputc('\n', f);
 	}
 	fputc('\n', f);
 }
@@ -102,22 +109,33 @@ void isc_md_profile(FILE *f, const struct isc_trace *t, const struct isc_analysi
 	}
 	char b[4][ISC_FMT_LEN];
 	int64_t all = steady(p);
+	bool gpu = isc_has_gpu_work(a);
 	fprintf(f, "## Where the time goes (CPU samples)\n\n");
-	fprintf(f,
-		"%llu samples, %s of CPU time: start-up %s (%.1f %%), steady state %s: host "
-		"computing with the GPU idle (cpu_preprocessing) %.1f %%, inside CUDA calls "
-		"(framework_overhead) %.1f %%, beside GPU work (gpu_compute) %.1f %%.\n\n",
-		(unsigned long long)p->samples, isc_fmt_dur(b[0], (double)p->total),
-		isc_fmt_dur(b[1], (double)p->cat[ISC_PC_STARTUP]),
-		pct(p->cat[ISC_PC_STARTUP], p->total), isc_fmt_dur(b[2], (double)all),
-		pct(p->cat[ISC_PC_GPU_IDLE], all), pct(p->cat[ISC_PC_CUDA], all),
-		pct(p->cat[ISC_PC_BESIDE], all));
+	if (!gpu) {
+		fprintf(f,
+			"%llu samples, %s of CPU time: start-up %s (%.1f %%), steady state %s.\n\n",
+			(unsigned long long)p->samples, isc_fmt_dur(b[0], (double)p->total),
+			isc_fmt_dur(b[1], (double)p->cat[ISC_PC_STARTUP]),
+			pct(p->cat[ISC_PC_STARTUP], p->total), isc_fmt_dur(b[2], (double)all));
+	} else {
+		fprintf(f,
+			"%llu samples, %s of CPU time: start-up %s (%.1f %%), steady state %s: "
+			"host "
+			"computing with the GPU idle (cpu_preprocessing) %.1f %%, inside CUDA "
+			"calls "
+			"(framework_overhead) %.1f %%, beside GPU work (gpu_compute) %.1f %%.\n\n",
+			(unsigned long long)p->samples, isc_fmt_dur(b[0], (double)p->total),
+			isc_fmt_dur(b[1], (double)p->cat[ISC_PC_STARTUP]),
+			pct(p->cat[ISC_PC_STARTUP], p->total), isc_fmt_dur(b[2], (double)all),
+			pct(p->cat[ISC_PC_GPU_IDLE], all), pct(p->cat[ISC_PC_CUDA], all),
+			pct(p->cat[ISC_PC_BESIDE], all));
+	}
 	if (p->worker_threads > 0) {
 		fprintf(f, "Data-loading workers: %s.\n\n", p->workers_how);
 	}
-	fprintf(f, "### Functions, steady state (self and total CPU time; the last three "
-		   "columns split self time by what the GPU did)\n\n");
-	functions(f, t, p, top);
+	fprintf(f, "### Functions, steady state (self and total CPU time%s)\n\n",
+		gpu ? "; the last three columns split self time by what the GPU did" : "");
+	functions(f, t, p, top, gpu);
 	fprintf(f, "### Libraries and files (self time, steady state)\n\n");
 	libraries(f, t, p, top);
 	fprintf(f, "### Processes and threads\n\n");

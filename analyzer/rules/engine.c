@@ -61,8 +61,6 @@ static int list_of(const struct isc_ev *e)
 		return ISC_RL_COPY;
 	case ISC_T_KERNEL:
 		return ISC_RL_KERNEL;
-	case ISC_T_MEMORY:
-		return e->sub == ISC_MK_ALLOC ? ISC_RL_HOST_ALLOC : -1;
 	case ISC_T_CUDA_API:
 		switch (e->sub) {
 		case ISC_AC_MEMCPY:
@@ -118,7 +116,7 @@ static int gather(struct isc_rule_ctx *c)
 		}
 		c->launches += in && submits_work(c->t, e);
 		int l = list_of(e);
-		if (r == 0 && l >= 0 && (in || l == ISC_RL_HOST_ALLOC)) {
+		if (r == 0 && l >= 0 && in) {
 			r = push_index(c, l, i, cap);
 		}
 	}

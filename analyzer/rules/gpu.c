@@ -27,13 +27,18 @@ static bool gaps(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		      "These gaps are neither the host "
 		      "launching late (host wait) nor launch latency (kernel wait): the work was "
 		      "queued but something held it back");
+	/* Summed over streams: a share of the streams' time (window x streams), per stream
+	 * a share of the window. */
+	double streams = (double)(a->n_streams > 0 ? a->n_streams : 1);
 	isc_sugg_evidence(s,
-			  "GPU idle that is neither host wait nor kernel wait: %s (%s of the "
-			  "window)",
-			  isc_fmt_dur(b1, other),
-			  isc_fmt_pct(b2, c->window_ns > 0 ? other / c->window_ns : 0));
-	isc_sugg_evidence(s, "stream %d alone: %s over %llu gaps", worst->stream,
-			  isc_fmt_dur(b1, (double)worst->other), (unsigned long long)worst->gaps);
+			  "GPU idle that is neither host wait nor kernel wait, summed over %zu "
+			  "streams: %s (%s of the streams' time)",
+			  a->n_streams, isc_fmt_dur(b1, other),
+			  isc_fmt_pct(b2, c->window_ns > 0 ? other / (c->window_ns * streams) : 0));
+	isc_sugg_evidence(
+		s, "stream %d alone: %s over %llu gaps (%s of the window)", worst->stream,
+		isc_fmt_dur(b1, (double)worst->other), (unsigned long long)worst->gaps,
+		isc_fmt_pct(b2, c->window_ns > 0 ? (double)worst->other / c->window_ns : 0));
 	struct isc_change ch = {
 		.op = ISC_WI_NO_GPU_GAPS, .sel = ISC_SEL_ALL_GPU, .factor = 1, .after = INT64_MIN
 	};

@@ -2,6 +2,7 @@
 /* Host family: preprocessing on the critical path, I/O waits, lock contention. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyzer/base/fmt.h"
@@ -54,7 +55,45 @@ static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	double parallel = in_scope * (1.0 - 1.0 / k);
 	double overlap = fmin(in_scope, (double)a->gpu_busy_ns);
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN];
-	if (p != NULL && p->worker_threads > 0) {
+	/* Most of the code's samples run below a data loader's fetch in a program without
+	 * loading workers: the input pipeline is the lever, with or without a GPU. */
+	double rest = p != NULL ? (double)(p->cat[ISC_PC_GPU_IDLE] - p->idle_model) : 0;
+	bool loading = p != NULL && p->worker_threads == 0 && rest > 0 &&
+		       2.0 * (double)p->idle_loading >= rest;
+	if (!isc_has_gpu_work(a) && loading) {
+		isc_sugg_text(s->action, sizeof(s->action),
+			      "Take '%s' off the critical path: it prepares the input in the "
+			      "main process's data loader; load in parallel workers (DataLoader "
+			      "num_workers, up to %.0f) so that the next batches are ready while "
+			      "the model runs",
+			      scope, k);
+		isc_sugg_text(s->rationale, sizeof(s->rationale),
+			      "While the main process loads a batch the model waits; workers "
+			      "load the next batches beside it");
+		isc_sugg_evidence(s,
+				  "%s of the host's samples outside the model run below the data "
+				  "loader's fetch",
+				  isc_fmt_pct(b2, (double)p->idle_loading / rest));
+	} else if (!isc_has_gpu_work(a)) {
+		/* No GPU: the code is the run's own work, not what keeps a device waiting. */
+		isc_sugg_text(s->action, sizeof(s->action),
+			      "Make '%s' cheaper: it is the host code on the critical path (a "
+			      "faster algorithm or library, batching, caching its results, or "
+			      "spreading it over threads or processes)%s%s%s",
+			      scope,
+			      p != NULL && p->worker_threads > 0 ? "; the program already has "
+								   "data-loading workers ("
+								 : "",
+			      p != NULL && p->worker_threads > 0 ? p->workers_how : "",
+			      p != NULL && p->worker_threads > 0 ? ")" : "");
+		isc_sugg_text(s->rationale, sizeof(s->rationale),
+			      "The window's time goes to computing on the host; halving the "
+			      "computing on the critical path shortens the run");
+		isc_sugg_evidence(s,
+				  "the host computes for %s (%s of the window, a union over "
+				  "threads)",
+				  isc_fmt_dur(b1, cpu), isc_fmt_pct(b2, cpu / c->window_ns));
+	} else if (p != NULL && p->worker_threads > 0) {
 		/* Workers exist: more of them is not the advice; the code on the path is. */
 		isc_sugg_text(s->action, sizeof(s->action),
 			      "Make '%s' cheaper or take it off the critical path (a faster or "
@@ -70,13 +109,17 @@ static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 			"previous batch",
 			scope);
 	}
-	isc_sugg_text(s->rationale, sizeof(s->rationale),
-		      "While the host prepares inputs the "
-		      "GPU has nothing to do; preprocessing spread over %.0f workers or pipelined "
-		      "with inference stops stalling the GPU",
-		      k);
-	isc_sugg_evidence(s, "the host computes with the GPU idle for %s (%s of the window)",
-			  isc_fmt_dur(b1, cpu), isc_fmt_pct(b2, cpu / c->window_ns));
+	if (isc_has_gpu_work(a)) {
+		isc_sugg_text(s->rationale, sizeof(s->rationale),
+			      "While the host prepares inputs the "
+			      "GPU has nothing to do; preprocessing spread over %.0f workers or "
+			      "pipelined "
+			      "with inference stops stalling the GPU",
+			      k);
+		isc_sugg_evidence(s,
+				  "the host computes with the GPU idle for %s (%s of the window)",
+				  isc_fmt_dur(b1, cpu), isc_fmt_pct(b2, cpu / c->window_ns));
+	}
 	if (model > 0) {
 		isc_sugg_evidence(s,
 				  "%s of its CPU samples run the model itself (a framework's model "
@@ -109,14 +152,15 @@ static bool preprocessing(struct isc_rule_ctx *c, struct isc_suggestion *s)
 	char what[ISC_LINE];
 	if (g_ahead > g_fast) {
 		isc_sugg_text(what, sizeof(what),
-			      "'%s' overlapped with the previous step's GPU work (%.0f x faster "
+			      "'%s' overlapped with the previous step's %s (%.0f x faster "
 			      "gives %.1f %%)",
-			      scope, k, g_fast);
+			      scope, isc_has_gpu_work(a) ? "GPU work" : "work", k, g_fast);
 		s->improvement_pct = isc_sugg_simulate(c, &ahead, s, what);
 	} else {
 		isc_sugg_text(what, sizeof(what),
-			      "'%s' %.0f x faster (overlapped with the GPU gives %.1f %%)", scope,
-			      k, g_ahead);
+			      "'%s' %.0f x faster (overlapped with the previous step gives %.1f "
+			      "%%)",
+			      scope, k, g_ahead);
 		s->improvement_pct = isc_sugg_simulate(c, &fast, s, what);
 	}
 	return true;
@@ -135,16 +179,28 @@ static bool wait_rule(struct isc_rule_ctx *c, struct isc_suggestion *s, const in
 		n += a->waits.count[cats[i]];
 		top = a->waits.top[cats[i]].ns > top.ns ? a->waits.top[cats[i]] : top;
 	}
+	if (ncats > 1) {
+		/* I/O of several kinds: their union, never a sum over kinds or threads. */
+		on_idle = a->waits.io_on_idle;
+		total = a->waits.io_total;
+	}
 	if ((double)on_idle < isc_thr(&a->th, ISC_THR_WAIT_SHARE) * c->window_ns) {
 		return false;
 	}
 	char b1[ISC_FMT_LEN], b2[ISC_FMT_LEN], b3[ISC_FMT_LEN];
-	isc_sugg_evidence(s,
-			  "%llu %s calls wait %s, of which %s with the GPU idle (%s of the "
-			  "window)",
-			  (unsigned long long)n, what, isc_fmt_dur(b1, (double)total),
-			  isc_fmt_dur(b2, (double)on_idle),
-			  isc_fmt_pct(b3, (double)on_idle / c->window_ns));
+	if (isc_has_gpu_work(a)) {
+		isc_sugg_evidence(s,
+				  "%llu %s calls wait %s (a union over threads), of which %s with "
+				  "the GPU idle (%s of the window)",
+				  (unsigned long long)n, what, isc_fmt_dur(b1, (double)total),
+				  isc_fmt_dur(b2, (double)on_idle),
+				  isc_fmt_pct(b3, (double)on_idle / c->window_ns));
+	} else {
+		isc_sugg_evidence(s,
+				  "%llu %s calls wait %s (a union over threads: %s of the window)",
+				  (unsigned long long)n, what, isc_fmt_dur(b1, (double)total),
+				  isc_fmt_pct(b3, (double)total / c->window_ns));
+	}
 	isc_sugg_evidence(s, "most of it in %s (%s)", isc_trace_str(c->t, top.name),
 			  isc_fmt_dur(b1, (double)top.ns));
 	s->improvement_pct = isc_rules_pct(c, (double)on_idle);
@@ -171,6 +227,20 @@ static bool io_wait(struct isc_rule_ctx *c, struct isc_suggestion *s)
 				 .sub = mask_of(cats, 3),
 				 .factor = 1,
 				 .after = INT64_MIN };
+	if (!isc_has_gpu_work(c->a)) {
+		/* A program without a GPU: what it waits for is its own storage and peers. */
+		ch.op = ISC_WI_SCALE;
+		ch.factor = 0.5;
+		s->improvement_pct = isc_sugg_simulate(c, &ch, s, "I/O calls twice as fast");
+		isc_sugg_text(s->action, sizeof(s->action),
+			      "Make fewer, larger I/O calls: batch small reads and writes, group "
+			      "commits so that one fsync covers many writes, keep hot data in "
+			      "memory, or move the I/O off the critical path to another thread");
+		isc_sugg_text(s->rationale, sizeof(s->rationale),
+			      "The critical path waits in file, disk and network calls; each call "
+			      "and each flush to storage costs a round trip that batching shares");
+		return true;
+	}
 	s->improvement_pct = isc_sugg_simulate(c, &ch, s, "I/O done ahead by a prefetching worker");
 	isc_sugg_text(s->action, sizeof(s->action),
 		      "Hide I/O behind compute: prefetch the "
@@ -208,31 +278,65 @@ static bool input_wait(struct isc_rule_ctx *c, struct isc_suggestion *s)
 		      "writes the pipe, or write larger batches at a time (a server reading its "
 		      "requests this way is underloaded at this rate, not slow)");
 	isc_sugg_text(s->rationale, sizeof(s->rationale),
-		      "The GPU waits for data that a pipe or terminal delivers at its writer's "
+		      "The %s waits for data that a pipe or terminal delivers at its writer's "
 		      "pace: prefetching or reading asynchronously cannot make it arrive sooner, "
-		      "so no change in this process is credited with that wait");
+		      "so no change in this process is credited with that wait",
+		      isc_has_gpu_work(c->a) ? "GPU" : "process");
 	return true;
 }
 
+static double lock_calls(const struct isc_trace *t, const struct isc_ev *e, const void *arg)
+{
+	(void)arg;
+	return e->type == ISC_T_SYSCALL && e->sub == ISC_SYS_WAIT &&
+			       isc_wait_kind_of(isc_trace_str(t, e->name)) == ISC_WK_LOCK
+		       ? 0.0
+		       : -1.0;
+}
+
+/*
+ * Lock contention is a lock or condition wait on the critical path: the run re-timed
+ * without those waits ends earlier by at least host.wait_share of the window. A pool
+ * thread idle in its condition wait until work comes is not on the path (nothing waits
+ * for it), and a poll loop waiting for requests is waiting for input, not contending.
+ */
 static bool lock_wait(struct isc_rule_ctx *c, struct isc_suggestion *s)
 {
-	static const int cats[] = { ISC_SYS_WAIT };
-	if (!wait_rule(c, s, cats, 1, "lock/condition wait")) {
+	const struct isc_analysis *a = c->a;
+	struct isc_change ch = { .op = ISC_WI_SCALE,
+				 .sel = ISC_SEL_CALLBACK,
+				 .factor = 0,
+				 .after = INT64_MIN,
+				 .scale_of = lock_calls };
+	int64_t before, after;
+	double gain = 0;
+	if (a->causal == NULL || a->causal->n == 0 ||
+	    isc_whatif_run(c->t, a, &ch, &before, &after, &gain) < 0 ||
+	    gain < 100.0 * isc_thr(&a->th, ISC_THR_WAIT_SHARE)) {
 		return false;
 	}
-	struct isc_change ch = { .op = ISC_WI_SCALE,
-				 .sel = ISC_SEL_SYSCALL,
-				 .sub = mask_of(cats, 1),
-				 .factor = 0,
-				 .after = INT64_MIN };
+	uint64_t n = 0;
+	int64_t *by = calloc(isc_trace_n_strings(c->t) + 1, sizeof(*by));
+	uint32_t top = 0;
+	for (size_t i = 0; by != NULL && i < c->t->n; i++) {
+		const struct isc_ev *e = &c->t->ev[i];
+		if (lock_calls(c->t, e, NULL) == 0.0 && isc_in_window(c->t, a, e)) {
+			n++;
+			by[e->name] += e->dur;
+			top = by[e->name] > by[top] ? e->name : top;
+		}
+	}
+	free(by);
+	isc_sugg_evidence(s, "%llu lock, condition and semaphore waits; most of their time in %s",
+			  (unsigned long long)n, isc_trace_str(c->t, top));
 	s->improvement_pct = isc_sugg_simulate(c, &ch, s, "no lock or condition wait");
 	isc_sugg_text(s->action, sizeof(s->action),
-		      "Reduce lock contention on the inference "
-		      "path: shorter critical sections, per-thread queues or lock-free hand-off "
-		      "between the request and the GPU threads");
+		      "Reduce lock contention on the critical path: shorter critical sections, "
+		      "finer-grained locks, per-thread queues or a lock-free hand-off between "
+		      "the threads");
 	isc_sugg_text(s->rationale, sizeof(s->rationale),
-		      "Threads blocked on mutexes, "
-		      "condition variables or poll leave the GPU without work");
+		      "The critical path waits for a lock or a condition another thread "
+		      "releases: the time it waits is the run's own time");
 	return true;
 }
 
@@ -246,6 +350,7 @@ const struct isc_rule isc_rules_host[] = {
 	{ "host.input-wait",
 	  "reads of a pipe or terminal pace the run: the input's writer is the bottleneck", true,
 	  input_wait },
-	{ "host.lock-contention", "lock and condition waits leave the GPU idle", false, lock_wait },
+	{ "host.lock-contention", "lock and condition waits on the critical path", false,
+	  lock_wait },
 	{ NULL, NULL, false, NULL },
 };

@@ -19,7 +19,6 @@ enum isc_rule_list {
 	ISC_RL_SYNC_API,
 	ISC_RL_ALLOC_API,
 	ISC_RL_KERNEL,
-	ISC_RL_HOST_ALLOC,
 	ISC_RL__COUNT
 };
 

@@ -79,8 +79,10 @@ static int64_t paced_reads(const struct isc_trace *t, const struct isc_ev *e)
 
 static int64_t lock_waits(const struct isc_trace *t, const struct isc_ev *e)
 {
-	(void)t;
-	return e->type == ISC_T_SYSCALL && e->sub == ISC_SYS_WAIT ? e->dur : 0;
+	return e->type == ISC_T_SYSCALL && e->sub == ISC_SYS_WAIT &&
+			       isc_wait_kind_of(isc_trace_str(t, e->name)) == ISC_WK_LOCK
+		       ? e->dur
+		       : 0;
 }
 
 /* Kernels count for the stack of the call that launched them, or, replayed from a CUDA
@@ -199,8 +201,9 @@ int isc_rules_where(const struct isc_trace *t, struct isc_analysis *a)
 		for (size_t i = 0; i < a->n_sugg; i++) {
 			if (strcmp(a->sugg[i].rule_id, "host.cpu-preprocessing") == 0) {
 				snprintf(a->sugg[i].where, sizeof(a->sugg[i].where),
-					 "%s, %.0f %% of host time with the GPU idle",
-					 a->prof->idle_site, 100.0 * a->prof->idle_site_share);
+					 "%s, %.0f %% of host time%s", a->prof->idle_site,
+					 100.0 * a->prof->idle_site_share,
+					 isc_has_gpu_work(a) ? " with the GPU idle" : "");
 			}
 		}
 	}

@@ -90,6 +90,9 @@ struct isc_analysis *analyse(const struct isc_trace *t, const struct isc_analyze
 	struct isc_diag d = { "" };
 	int r = isc_analyze(t, o, &a, &d);
 	cr_assert_eq(r, 0, "analysis failed: %s", d.msg);
+	/* Every analysis a test runs holds the result's invariants (analysis.h). */
+	char msg[640];
+	cr_assert(isc_analysis_check(a, msg, sizeof(msg)), "%s", msg);
 	return a;
 }
 

@@ -207,7 +207,7 @@ Test(causal, paced_input_is_not_hurried_by_faster_code)
 			  "%s: advice this run cannot gain from", id);
 	}
 	cr_assert(input, "host.input-wait names the writer");
-	cr_assert_str_eq(a->verdict.cause, "host_io_wait");
+	cr_assert_str_eq(a->verdict.cause, "waiting_for_input");
 	struct isc_change decode = { .op = ISC_WI_SCALE,
 				     .sel = ISC_SEL_SCOPE,
 				     .pattern = "decode",

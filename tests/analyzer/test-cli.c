@@ -104,14 +104,14 @@ Test(cli, thresholds_file)
 {
 	char path[] = "/tmp/isc-thr-XXXXXX";
 	int fd = mkstemp(path);
-	const char text[] = "verdict.gpu_bound_share = 0.99\n";
+	const char text[] = "verdict.min_gain_pct = 99\n";
 	cr_assert_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
 	close(fd);
 	char args[512], *out = NULL;
 	snprintf(args, sizeof(args), "--thresholds %s -f json scenarios/gpu-bound.json", path);
 	cr_assert_eq(in_data(args, &out, NULL), 0);
 	cr_assert(strstr(out, "\"type\": \"gpu_bound\"") == NULL);
-	cr_assert(strstr(out, "\"verdict.gpu_bound_share\": 0.99") != NULL);
+	cr_assert(strstr(out, "\"verdict.min_gain_pct\": 99") != NULL);
 	free(out);
 	snprintf(args, sizeof(args), "--thresholds %s.missing scenarios/gpu-bound.json", path);
 	cr_assert_eq(in_data(args, NULL, NULL), 2);

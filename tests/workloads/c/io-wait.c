@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Scenario: idle, waiting for input (pipe reads, file reads, sleeps).
- * Verdict: cpu_bound (the bottleneck is on the host side: neither the CPU nor the
- * GPU is busy; the process waits for its input). Top suggestion:
+ * Verdict: idle, waiting_for_input (neither the CPU nor the GPU is busy: the
+ * process waits for its input, and no lever of its own gains). Top suggestion:
  * host.input-wait: the reads of the pipe wait for its writer, which paces the
  * run; nothing in the reader (prefetching, faster code, fewer syncs) is
  * credited with that wait.

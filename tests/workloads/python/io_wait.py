@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Scenario: idle, waiting for input (pipe reads, file reads, sleeps), in Python.
 
-Verdict: cpu_bound (the bottleneck is on the host side: neither the CPU nor the
-GPU is busy; the process waits for its input). Top suggestion: I/O waits
+Verdict: idle, waiting_for_input (neither the CPU nor the GPU is busy: the
+process waits for its input, and no lever of its own gains). Top suggestion: I/O waits
 dominate (read on a pipe, sleep): overlap input loading with compute, prefetch
 requests (a DataLoader with workers), batch larger.
 

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verdict read off the what-ifs, on traces built here event by event: host-only
+ * windows (idle, cpu_bound, io_bound, lock_bound, cpu_starved, child_bound), lock
+ * contention only on the critical path, host allocation churn from the exact counters,
+ * shares of several threads' waits as unions. Every analysis goes through analyse(),
+ * which checks the result's invariants (isc_analysis_check).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyzer/causal/graph.h"
+#include "helpers.h"
+
+#define MS 1000000LL
+
+struct build {
+	struct isc_trace *t;
+	int input;
+};
+
+static struct build start(int64_t pid, int64_t ppid)
+{
+	struct build b = { isc_trace_create(), 0 };
+	cr_assert_not_null(b.t);
+	b.input = isc_trace_add_input(b.t, "built.json");
+	cr_assert_geq(b.input, 0);
+	b.t->inputs[b.input].pid = pid;
+	b.t->inputs[b.input].ppid = ppid;
+	b.t->inputs[b.input].format = "inferscope";
+	return b;
+}
+
+static struct isc_ev *ev(struct build *b, unsigned type, int64_t tid, const char *name, int64_t ts,
+			 int64_t dur)
+{
+	struct isc_ev *e = isc_trace_push(b->t);
+	cr_assert_not_null(e);
+	e->type = (uint8_t)type;
+	e->ts = ts;
+	e->dur = dur;
+	e->name = isc_trace_intern(b->t, name, strlen(name));
+	e->thread = isc_trace_thread(b->t, (uint16_t)b->input, tid);
+	e->input = (uint16_t)b->input;
+	return e;
+}
+
+static void sys(struct build *b, int64_t tid, const char *name, unsigned cat, int64_t ts,
+		int64_t dur)
+{
+	ev(b, ISC_T_SYSCALL, tid, name, ts, dur)->sub = (uint8_t)cat;
+}
+
+static void counter(struct build *b, int64_t tid, const char *name, int64_t ts, double us)
+{
+	struct isc_ev *e = ev(b, ISC_T_COUNTER, tid, name, ts, 0);
+	e->sub = (uint8_t)isc_counter_kind(name);
+	e->v.value = us;
+}
+
+static struct isc_analysis *finish(struct build *b)
+{
+	cr_assert_eq(isc_trace_finalize(b->t), 0);
+	return analyse(b->t, NULL);
+}
+
+static const struct isc_suggestion *sugg(const struct isc_analysis *a, const char *id)
+{
+	for (size_t i = 0; i < a->n_sugg; i++) {
+		if (strcmp(a->sugg[i].rule_id, id) == 0) {
+			return &a->sugg[i];
+		}
+	}
+	return NULL;
+}
+
+static bool evidence_has(const struct isc_analysis *a, const char *s)
+{
+	for (int i = 0; i < a->verdict.n_evidence; i++) {
+		if (strstr(a->verdict.evidence[i], s) != NULL) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A server's loop: poll for 9 ms, handle a request for 1 ms (a scope), ten times. */
+Test(verdict, server_waiting_in_poll_is_idle_naming_the_call)
+{
+	struct build b = start(100, 1);
+	for (int i = 0; i < 10; i++) {
+		sys(&b, 100, "poll", ISC_SYS_WAIT, i * 10 * MS, 9 * MS);
+		ev(&b, ISC_T_SCOPE, 100, "handle", i * 10 * MS + 9 * MS, 1 * MS);
+	}
+	struct isc_analysis *a = finish(&b);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_IDLE, "%s", isc_bound_name(a->verdict.type));
+	cr_assert_str_eq(a->verdict.cause, "waiting_for_input");
+	cr_assert(evidence_has(a, "waits in poll"));
+	cr_assert_null(sugg(a, "host.lock-contention"), "a poll loop is not contended");
+	isc_analysis_destroy(a);
+	isc_trace_destroy(b.t);
+}
+
+/* Compute with one thread, while a pool thread idles in its condition wait all along:
+ * cpu_bound naming the computing thread; the idle pool thread is no lock contention. */
+Test(verdict, idle_pool_thread_is_not_contention)
+{
+	struct build b = start(100, 1);
+	sys(&b, 101, "pthread_cond_wait", ISC_SYS_WAIT, 0, 100 * MS);
+	for (int i = 0; i < 10; i++) {
+		ev(&b, ISC_T_SCOPE, 100, "compute", i * 10 * MS, 10 * MS);
+	}
+	struct isc_analysis *a = finish(&b);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_CPU, "%s", isc_bound_name(a->verdict.type));
+	cr_assert_str_eq(a->verdict.cause, "host_compute");
+	cr_assert(evidence_has(a, "runs in"), "names the threads");
+	cr_assert_null(sugg(a, "host.lock-contention"));
+	isc_analysis_destroy(a);
+	isc_trace_destroy(b.t);
+}
+
+/* The main thread waits for a mutex between its pieces of work: lock_bound, and the
+ * contention rule fires with the wait on the critical path. */
+Test(verdict, mutex_wait_on_the_path_is_lock_bound)
+{
+	struct build b = start(100, 1);
+	for (int i = 0; i < 10; i++) {
+		ev(&b, ISC_T_SCOPE, 100, "compute", i * 10 * MS, 2 * MS);
+		sys(&b, 100, "pthread_mutex_lock", ISC_SYS_WAIT, i * 10 * MS + 2 * MS, 8 * MS);
+	}
+	struct isc_analysis *a = finish(&b);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_LOCK, "%s", isc_bound_name(a->verdict.type));
+	cr_assert(evidence_has(a, "waits in pthread_mutex_lock"));
+	cr_assert_not_null(sugg(a, "host.lock-contention"));
+	isc_analysis_destroy(a);
+	isc_trace_destroy(b.t);
+}
+
+/* fdatasync after every small write, on two threads at once: io_bound; the waits are
+ * a union over the threads, at most the window. */
+Test(verdict, fsyncs_on_two_threads_are_io_bound_and_a_union)
+{
+	struct build b = start(100, 1);
+	for (int i = 0; i < 10; i++) {
+		for (int64_t tid = 100; tid <= 101; tid++) {
+			ev(&b, ISC_T_SCOPE, tid, "commit", i * 10 * MS, 1 * MS);
+			sys(&b, tid, "fdatasync", ISC_SYS_FS, i * 10 * MS + 1 * MS, 9 * MS);
+		}
+	}
+	struct isc_analysis *a = finish(&b);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_IO, "%s", isc_bound_name(a->verdict.type));
+	cr_assert_eq(a->waits.total[ISC_SYS_FS], 90 * MS, "a union, not 180 ms summed");
+	cr_assert_leq(a->waits.io_total, a->window.end - a->window.start);
+	const struct isc_suggestion *s = sugg(a, "host.io-wait");
+	cr_assert_not_null(s);
+	cr_assert_null(strstr(s->action, "prefetch"), "%s", s->action);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(b.t);
+}
+
+/* A thread on the path waits 3 ms on a run queue per ms of CPU (its CPU samples
+ * stand for 2 ms in every 10): cpu_starved, with both numbers. */
+Test(verdict, run_queue_wait_is_cpu_starved)
+{
+	struct build b = start(100, 1);
+	for (int i = 0; i <= 10; i++) {
+		counter(&b, 100, "cpu_time", i * 10 * MS, i * 2000.0);
+		counter(&b, 100, "wait_time", i * 10 * MS, i * 6000.0);
+		if (i < 10) {
+			ev(&b, ISC_T_CPU_SAMPLE, 100, "sample", i * 10 * MS + 8 * MS, 0)->v.bytes =
+				2 * MS;
+		}
+	}
+	struct isc_analysis *a = finish(&b);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_CPU_STARVED, "%s", isc_bound_name(a->verdict.type));
+	/* The window ends with the last sample (90 ms): 3 ms of wait per ms of CPU. */
+	cr_assert(evidence_has(a, "thread 100 waited 54.000 ms on a run queue against 18.000 ms"),
+		  "%s", a->verdict.evidence[1]);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(b.t);
+}
+
+/* A shell (pid 100) waits in wait4 while its child (pid 200, its trace in the same
+ * analysis) computes: child_bound, naming the child's trace. Without the wait (a wrapper
+ * whose waiting no hook saw, or a child that merely exists) the child's work is the
+ * window's own, judged by the other levers: cpu_bound, its host code. */
+Test(verdict, waiting_for_a_child_is_child_bound)
+{
+	for (int waits = 1; waits >= 0; waits--) {
+		struct build b = start(100, 1);
+		ev(&b, ISC_T_SCOPE, 100, "sh", 0, 1 * MS);
+		if (waits) {
+			sys(&b, 100, "wait4", ISC_SYS_WAIT, 1 * MS, 100 * MS);
+		}
+		int child = isc_trace_add_input(b.t, "trace.200.json");
+		b.t->inputs[child].pid = 200;
+		b.t->inputs[child].ppid = 100;
+		b.input = child;
+		for (int i = 0; i < 10; i++) {
+			ev(&b, ISC_T_SCOPE, 200, "work", 1 * MS + i * 10 * MS, 10 * MS);
+		}
+		struct isc_analysis *a = finish(&b);
+		if (waits) {
+			cr_assert_eq(a->verdict.type, ISC_BOUND_CHILD, "%s: %s",
+				     isc_bound_name(a->verdict.type), a->verdict.evidence[0]);
+			cr_assert(evidence_has(a, "trace.200.json"));
+		} else {
+			cr_assert_eq(a->verdict.type, ISC_BOUND_CPU, "%s",
+				     isc_bound_name(a->verdict.type));
+			cr_assert_str_eq(a->verdict.cause, "host_compute");
+		}
+		isc_analysis_destroy(a);
+		isc_trace_destroy(b.t);
+	}
+}
+
+/* Allocation churn from the exact counters: 500,000 allocations in a 100 ms recording
+ * fire alloc.host-churn with the rate; 5,000 do not. */
+Test(verdict, host_churn_from_exact_counters)
+{
+	for (int k = 0; k < 2; k++) {
+		struct build b = start(100, 1);
+		for (int i = 0; i < 10; i++) {
+			ev(&b, ISC_T_SCOPE, 100, "compute", i * 10 * MS, 10 * MS);
+		}
+		b.t->inputs[0].malloc_calls = k == 0 ? 500000 : 5000;
+		b.t->inputs[0].malloc_bytes = 64 * b.t->inputs[0].malloc_calls;
+		b.t->inputs[0].meta_start_ns = 0;
+		b.t->inputs[0].meta_end_ns = 100 * MS;
+		struct isc_analysis *a = finish(&b);
+		const struct isc_suggestion *s = sugg(a, "alloc.host-churn");
+		if (k == 0) {
+			cr_assert_not_null(s, "500,000 allocations in 100 ms");
+			cr_assert_not_null(strstr(s->evidence[0], "5000000 per second"), "%s",
+					   s->evidence[0]);
+		} else {
+			cr_assert_null(s, "50,000 per second is under host.malloc_rate");
+		}
+		isc_analysis_destroy(a);
+		isc_trace_destroy(b.t);
+	}
+}
+
+/* A --what-if that picks nothing is an error naming what it looked for. */
+Test(verdict, what_if_matching_nothing_is_an_error)
+{
+	struct build b = start(100, 1);
+	ev(&b, ISC_T_SCOPE, 100, "compute", 0, 10 * MS);
+	cr_assert_eq(isc_trace_finalize(b.t), 0);
+	const char *const q[] = { "scope:nothing_here*0.5" };
+	struct isc_analyze_opts o = { .what_if = q, .n_what_if = 1 };
+	struct isc_analysis *a = NULL;
+	struct isc_diag d = { "" };
+	cr_assert_eq(isc_analyze(b.t, &o, &a, &d), -ENOENT);
+	cr_assert_not_null(strstr(d.msg, "scope:nothing_here*0.5"), "%s", d.msg);
+	cr_assert_not_null(strstr(d.msg, "nothing in the window matches"), "%s", d.msg);
+	const char *const ok[] = { "scope:compute*0.5" };
+	o.what_if = ok;
+	a = analyse(b.t, &o);
+	cr_assert_gt(a->causal->whatif[0].gain_pct, 40.0);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(b.t);
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Real programs without a GPU under the preload (issue 22): more busy threads than cores.
+ * Each run is analysed as a
+ * user would (inferscope-analyze over its traces), and the test asserts
+ *  - the verdict an engineer would give, read off the what-ifs, with its evidence;
+ *  - the exact counts of the trace's aggregates against what the program counted;
+ *  - no GPU word anywhere in the report of a window without GPU work;
+ *  - the analyzer's own invariant check (ISC_ANALYZE_CHECK, set by meson test).
+ * Assertions are on counts and verdicts, never on wall-clock amounts: the machine may
+ * be loaded, so each program's verdict is one that load cannot turn.
+ */
+#include <criterion/criterion.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+
+#include "isc-test.h"
+
+TestSuite(host_programs, .init = isc_test_dir_setup, .fini = isc_test_dir_teardown, .timeout = 300);
+
+static size_t len_of(yajl_val a)
+{
+	return a && YAJL_IS_ARRAY(a) ? YAJL_GET_ARRAY(a)->len : 0;
+}
+
+static yajl_val at(yajl_val a, size_t i)
+{
+	return YAJL_GET_ARRAY(a)->values[i];
+}
+
+/* Runs the interpreter on workloads/NAME with args, under the preload, in the test's
+ * directory; returns its stdout (malloc'd). */
+static char *run_py(const char *name, const char *const args[])
+{
+	char script[4096];
+	snprintf(script, sizeof(script), "%s/%s", ISC_WORKLOAD_SRC, name);
+	const char *argv[8] = { ISC_PYTHON3, script };
+	size_t k = 2;
+	for (size_t i = 0; args != NULL && args[i] != NULL && k < 7; i++) {
+		argv[k++] = args[i];
+	}
+	argv[k] = NULL;
+	struct isc_run r;
+	cr_assert_eq(isc_test_run(argv, NULL, true, isc_test_dir(), &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s exited %d: %s %s", name,
+		  r.status, r.out, r.err);
+	char *out = strdup(r.out);
+	isc_run_free(&r);
+	return out;
+}
+
+/* inferscope-analyze over the traces (a glob in the test's directory) as JSON and
+ * markdown; returns the JSON result, the markdown in *md (malloc'd). */
+static yajl_val analyse(const char *traces, char **md)
+{
+	const char *analyze = isc_test_env("ISC_ANALYZE");
+	char cmd[16384];
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && '%s' -f json -o result.json %s && '%s' -f md -o report.md %s",
+		 isc_test_dir(), analyze, traces, analyze, traces);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	size_t n = 0;
+	FILE *f = fopen(isc_test_in_dir("report.md"), "r");
+	cr_assert_not_null(f);
+	*md = calloc(1, 1 << 22);
+	n = fread(*md, 1, (1 << 22) - 1, f);
+	fclose(f);
+	cr_assert_gt(n, 0);
+	yajl_val res = isc_test_load_json(isc_test_in_dir("result.json"));
+	cr_assert_not_null(res);
+	return res;
+}
+
+/* No word of a GPU in the report of a window without GPU work. */
+static void assert_no_gpu_word(const char *md)
+{
+	static const char *const words[] = { "GPU", "CUDA", "cuda", "kernel", "DataLoader" };
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		const char *p = strstr(md, words[i]);
+		cr_assert_null(p, "'%s' in a report without GPU work: ...%.160s", words[i],
+			       p != NULL ? (p > md + 80 ? p - 80 : md) : "");
+	}
+}
+
+static const char *verdict(yajl_val res)
+{
+	return isc_trace_str(res, "bottleneck/type");
+}
+
+/* Whether an evidence line of the verdict contains s. */
+static bool evidence_has(yajl_val res, const char *s)
+{
+	yajl_val ev = isc_trace_get(res, "bottleneck/evidence");
+	for (size_t i = 0; i < len_of(ev); i++) {
+		const char *line = YAJL_IS_STRING(at(ev, i)) ? at(ev, i)->u.string : "";
+		if (strstr(line, s) != NULL) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Four busy threads per core and the main thread: each waits on a run queue about
+ * three times as long as it runs, whatever else loads the machine (that only adds to
+ * the wait). The verdict is cpu_starved, with the wait and the CPU time of a thread;
+ * the trace holds every thread the program started.
+ */
+Test(host_programs, oversubscribed_python_is_cpu_starved)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	char threads[32];
+	snprintf(threads, sizeof(threads), "%ld", 4 * (cores > 0 ? cores : 1));
+	const char *const args[] = { threads, "40", NULL };
+	char *out = run_py("oversubscribed.py", args);
+	int nthreads = 0, hashes = 0;
+	cr_assert_eq(sscanf(strstr(out, "threads"), "threads %d hashes %d", &nthreads, &hashes), 2,
+		     "%s", out);
+	cr_assert_eq(hashes, nthreads * 40);
+	yajl_val t = isc_test_load_json(isc_test_in_dir("trace.json"));
+	cr_assert_not_null(t);
+	yajl_val th = isc_trace_get(t, "trace_metadata/aggregates/threads");
+	cr_assert_geq(len_of(th), (size_t)nthreads, "every thread the program started");
+	char *md;
+	yajl_val res = analyse("trace.json", &md);
+	cr_assert_str_eq(verdict(res), "cpu_starved", "%s", md);
+	cr_assert(evidence_has(res, "on a run queue against"), "%s", md);
+	assert_no_gpu_word(md);
+	free(md);
+	free(out);
+	yajl_tree_free(res);
+	yajl_tree_free(t);
+}
