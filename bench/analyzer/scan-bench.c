@@ -82,11 +82,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: no \"events\" array in the first 64 KiB\n", argv[1]);
 		return 1;
 	}
+	/* The events end at the last "}]" (gen-trace's "relationships" and "stacks" hold none). */
 	size_t from = (size_t)(ev - d) + 10, end = len;
-	while (end > from && d[end - 1] != ']') {
-		end--; /* the events' ']' is the last one of an InferScope trace without stacks */
+	while (end > from + 1 && !(d[end - 2] == '}' && d[end - 1] == ']')) {
+		end--;
 	}
-	end = end > from ? end - 1 : from;
+	end = end > from + 1 ? end - 1 : from;
 	size_t bytes = end - from;
 	for (int t = 1; t <= max_threads && t <= 64; t++) {
 		struct job jobs[64];

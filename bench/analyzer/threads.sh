@@ -40,17 +40,20 @@ for r in $(seq "$rounds"); do
 	done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-sort -k1,1 -k2,2 -s "$tmp/all" | awk -v n="$events" -v b="$bytes" -v th="$n" '
-	function median(s,   a, k) { k = split(s, a, " "); asort(a); return a[int((k + 1) / 2)] }
-	{ key = $1 " " $2; w[key] = w[key] " " $3; c[key] = c[key] " " ($4 + $5); m[key] = m[key] " " $6 }
-	END {
-		for (key in w) {
-			split(key, p, " ")
-			label = p[1] == "t1" ? "--threads 1" : p[1] == "tN" ? "--threads " th : "before"
-			label = label (p[2] == "full" ? ", parse+analyze+md" : ", --validate")
-			wm = median(w[key]); rss = median(m[key])
-			printf "%-34s wall %6.2f s  cpu %6.2f s  %5.2f M events/s  %6.0f MB/s  peak %5.0f MiB  %5.1f B/event\n",
-				label, wm, median(c[key]), n / wm / 1e6, b / wm / 1e6, rss / 1024, rss * 1024 / n
-		}
-	}' | sort
+python3 - "$tmp/all" "$events" "$bytes" "$n" <<'PY'
+import statistics, sys
+rows, n, b, th = {}, int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+for line in open(sys.argv[1]):
+	c, mode, wall, user, sys_, rss = line.split()
+	rows.setdefault((c, mode), []).append((float(wall), float(user) + float(sys_), int(rss)))
+names = {"t1": "--threads 1", "tN": "--threads " + th, "before": "before"}
+for (c, mode), v in sorted(rows.items()):
+	w = statistics.median(x[0] for x in v)
+	cpu = statistics.median(x[1] for x in v)
+	rss = statistics.median(x[2] for x in v)
+	label = names[c] + (", parse+analyze+md" if mode == "full" else ", --validate")
+	print("%-34s wall %6.2f s (%s)  cpu %6.2f s  %5.2f M events/s  %5.0f MB/s  peak %5.0f MiB  %5.1f B/event"
+	      % (label, w, " ".join("%.2f" % x[0] for x in v), cpu, n / w / 1e6, b / w / 1e6,
+		 rss / 1024, rss * 1024 / n))
+PY
 [ -x "$build/bench/analyzer/scan-bench" ] && "$build/bench/analyzer/scan-bench" "$tmp/trace.json" "$n"
