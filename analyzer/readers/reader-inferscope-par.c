@@ -6,7 +6,8 @@
  * the serial read: strings, threads and kernel shapes are numbered in the order they first
  * appear, and a part's own tables list them in that order.
  *
- * A split is a guess: the first '{' after "}," past an even share of the bytes. It is
+ * A split is a guess: past an even share of the bytes, the first '{' after "}," that starts
+ * a line (the recorder writes an event a line), else the first after "},". It is
  * verified when the part before it is merged: that part, read from the state its start
  * truly has (the first part starts just after the array's '['), must end between two
  * elements of the array. By induction every merged part started where the serial scanner
