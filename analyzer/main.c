@@ -19,6 +19,7 @@
 #include "analyzer/gate/gate.h"
 #include "analyzer/causal/graph.h"
 #include "isc-config.h"
+#include "analyzer/base/sort.h"
 #include "analyzer/base/fmt.h"
 #include "analyzer/base/grow.h"
 #include "analyzer/base/json-number.h"
@@ -35,6 +36,8 @@ struct cli {
 	const char *input_format;
 	const char *thresholds;
 	bool validate;
+	unsigned threads; /* --threads, 0: one per online CPU */
+	size_t split;	  /* --parse-split */
 	struct isc_analyze_opts ao;
 	int top;
 	char **inputs;
@@ -74,7 +77,9 @@ enum {
 	OPT_GATE_SUMMARY,
 	OPT_MAX_MEMORY,
 	OPT_MERGE,
-	OPT_JOBS
+	OPT_JOBS,
+	OPT_THREADS,
+	OPT_PARSE_SPLIT,
 };
 
 static const struct option options[] = {
@@ -99,6 +104,8 @@ static const struct option options[] = {
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "merge", no_argument, NULL, OPT_MERGE },
 	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "parse-split", required_argument, NULL, OPT_PARSE_SPLIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -145,7 +152,12 @@ static void usage(FILE *f)
 		"      --list-formats       print the input and output formats and exit\n"
 		"      --max-memory SIZE    stop (exit 3) before the trace's data would take more\n"
 		"                           than SIZE (e.g. 512M, 8G; default half the physical\n"
-		"                           memory; 0: no bound)\n\n"
+		"                           memory; 0: no bound)\n"
+		"      --threads N          threads that read one InferScope trace (default: one\n"
+		"                           per online CPU; 1: the serial reader). The output is\n"
+		"                           the same whatever N\n"
+		"      --parse-split SIZE   bytes of events per part of a parallel read (default\n"
+		"                           8M; small values test the split on small traces)\n\n"
 		"Gate (exit 1 when a check or budget fails):\n"
 		"      --check EXPR         NAME OP VALUE, e.g. 'gpu_compute>=60', 'idle<=15',\n"
 		"                           'bottleneck!=cpu_bound', 'dropped_events==0',\n"
@@ -320,6 +332,27 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 		c->max_memory = bound;
 		return -1;
 	}
+	case OPT_THREADS: {
+		long n = strtol(arg, &end, 10);
+		if (*arg == '\0' || *end != '\0' || n < 1 || n > 256) {
+			fprintf(stderr,
+				"inferscope-analyze: --threads: expected a count from 1 to 256, "
+				"got '%s'\n",
+				arg);
+			return EXIT_USAGE;
+		}
+		c->threads = (unsigned)n;
+		isc_sort_set_threads(c->threads);
+		return -1;
+	}
+	case OPT_PARSE_SPLIT:
+		if (!isc_parse_bytes(arg, &c->split) || c->split == 0) {
+			fprintf(stderr,
+				"inferscope-analyze: --parse-split: expected a size, got '%s'\n",
+				arg);
+			return EXIT_USAGE;
+		}
+		return -1;
 	case OPT_WHAT_IF: {
 		struct isc_change ch;
 		char pat[128], err[256];
@@ -417,7 +450,9 @@ static int validate(const struct cli *c)
 	for (int i = 0; i < c->n_inputs; i++) {
 		struct isc_trace *t = isc_trace_create();
 		struct isc_diag d = { "" };
-		struct isc_read_opts ro = { .format = NULL, .validate = true };
+		struct isc_read_opts ro = {
+			.format = NULL, .validate = true, .threads = c->threads, .split = c->split
+		};
 		int r = t != NULL ? isc_read_file(t, c->inputs[i], &ro, &d) : -ENOMEM;
 		if (r < 0) {
 			fprintf(stderr, "inferscope-analyze: %s\n", t ? d.msg : "out of memory");
@@ -513,7 +548,9 @@ static int run_gate(const struct cli *c, const struct isc_trace *t, const struct
 static int read_inputs(const struct cli *c, struct isc_trace *t)
 {
 	struct isc_diag d = { "" };
-	struct isc_read_opts ro = { .format = c->input_format };
+	struct isc_read_opts ro = { .format = c->input_format,
+				    .threads = c->threads,
+				    .split = c->split };
 	if (isc_read_inputs(t, (const char *const *)c->inputs, (size_t)c->n_inputs, &ro, &d) < 0) {
 		fprintf(stderr, "inferscope-analyze: %s\n", d.msg);
 		return EXIT_INPUT;
@@ -571,6 +608,7 @@ struct job_run {
 	pthread_mutex_t lock;
 	int next;
 	int held, held_max;
+	int workers;
 	bool stop;
 };
 
@@ -600,7 +638,12 @@ static void job_one(struct job_run *jr, int i)
 	const struct cli *c = jr->c;
 	struct job_slot *sl = &jr->slots[i];
 	struct isc_diag d = { "" };
-	struct isc_read_opts ro = { .format = c->input_format };
+	/* the first input is read alone, the others beside other workers: one thread each
+	 * then, unless --threads says otherwise */
+	unsigned threads = c->threads != 0 || i == 0 || jr->workers < 2 ? c->threads : 1;
+	struct isc_read_opts ro = { .format = c->input_format,
+				    .threads = threads,
+				    .split = c->split };
 	job_held(jr, 1);
 	struct isc_trace *t = isc_trace_create();
 	struct isc_analysis *a = NULL;
@@ -709,11 +752,11 @@ static int run_job(const struct cli *c)
 		return EXIT_INPUT;
 	}
 	pthread_mutex_init(&jr.lock, NULL);
+	jr.workers = job_workers(c);
 	job_one(&jr, 0);
-	int workers = job_workers(c);
 	pthread_t th[64];
 	int started = 0;
-	for (int w = 1; w < workers && jr.slots[0].state != 3; w++) {
+	for (int w = 1; w < jr.workers && jr.slots[0].state != 3; w++) {
 		started += pthread_create(&th[started], NULL, job_worker, &jr) == 0;
 	}
 	if (jr.slots[0].state != 3) {

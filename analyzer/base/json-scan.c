@@ -435,6 +435,12 @@ int isc_jscan_feed(struct isc_jscan *s, const unsigned char *buf, size_t n, bool
 		if (r != ISC_JSCAN_OK) {
 			return r;
 		}
+		if (s->pause) {
+			s->pause = false;
+			*used = i;
+			s->pos = i;
+			return ISC_JSCAN_PAUSED;
+		}
 	}
 }
 
@@ -445,4 +451,28 @@ int isc_jscan_complete(struct isc_jscan *s)
 		return ISC_JSCAN_ERROR;
 	}
 	return ISC_JSCAN_OK;
+}
+
+void isc_jscan_pause(struct isc_jscan *s)
+{
+	s->pause = true;
+}
+
+void isc_jscan_enter_array(struct isc_jscan *s, bool first)
+{
+	s->depth = 1;
+	s->stack[0] = '[';
+	s->st = first ? ST_VALUE_OR_CLOSE : ST_VALUE;
+}
+
+bool isc_jscan_between_elements(const struct isc_jscan *s)
+{
+	return s->depth == 1 && s->stack[0] == '[' && s->st == ST_VALUE;
+}
+
+void isc_jscan_after_comma(struct isc_jscan *s)
+{
+	if (s->st == ST_VALUE_OR_CLOSE) {
+		s->st = ST_VALUE;
+	}
 }

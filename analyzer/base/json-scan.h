@@ -19,7 +19,13 @@
 
 #define ISC_JSCAN_MAX_DEPTH 4096
 
-enum isc_jscan_status { ISC_JSCAN_OK = 0, ISC_JSCAN_ERROR = -1, ISC_JSCAN_CANCELLED = -2 };
+/* ISC_JSCAN_PAUSED: a callback asked (isc_jscan_pause) to stop after its token. */
+enum isc_jscan_status {
+	ISC_JSCAN_OK = 0,
+	ISC_JSCAN_ERROR = -1,
+	ISC_JSCAN_CANCELLED = -2,
+	ISC_JSCAN_PAUSED = 1,
+};
 
 struct isc_jscan {
 	const yajl_callbacks *cb;
@@ -31,6 +37,7 @@ struct isc_jscan {
 	char *scratch;			    /* unescaped strings */
 	size_t scratch_cap;
 	const char *error; /* static text */
+	bool pause;	   /* set by a callback: return after the current token */
 };
 
 void isc_jscan_init(struct isc_jscan *s, const yajl_callbacks *cb, void *ctx);
@@ -43,5 +50,20 @@ int isc_jscan_feed(struct isc_jscan *s, const unsigned char *buf, size_t n, bool
 		   size_t *used);
 /* After the last feed: ISC_JSCAN_OK when exactly one complete value was read. */
 int isc_jscan_complete(struct isc_jscan *s);
+
+/*
+ * For a parse split at the elements of one array (readers/reader-inferscope-par.c): from a
+ * callback, makes isc_jscan_feed return ISC_JSCAN_PAUSED just after the current token,
+ * *used counting it.
+ */
+void isc_jscan_pause(struct isc_jscan *s);
+/* Puts a scanner just inside an array, as after its '[' (first) or after a comma between
+ * two of its elements: a part of the array is then scanned as if the rest came before. */
+void isc_jscan_enter_array(struct isc_jscan *s, bool first);
+/* Whether the scanner stands after a comma of the array entered with
+ * isc_jscan_enter_array: the bytes fed were whole elements, each followed by a comma. */
+bool isc_jscan_between_elements(const struct isc_jscan *s);
+/* Makes a scanner just inside an array (after its '[') stand after a comma instead. */
+void isc_jscan_after_comma(struct isc_jscan *s);
 
 #endif /* ISC_JSCAN_H */

@@ -2,9 +2,11 @@
 #include "analyzer/base/sort.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DIGIT_BITS 11
 #define DIGITS (1u << DIGIT_BITS)
@@ -32,6 +34,133 @@ static void pass(const uint64_t *ks, const uint32_t *is, uint64_t *kd, uint32_t 
 }
 
 #define KEY(i) (*(const int64_t *)((const char *)key + (size_t)(i)*stride))
+
+/* Past this many keys the passes run on several threads. */
+#define PAR_MIN (1u << 20)
+#define PAR_MAX 16
+
+static unsigned sort_threads;
+
+void isc_sort_set_threads(unsigned n)
+{
+	sort_threads = n;
+}
+
+/*
+ * The passes on T threads: each counts the digits of its slice of the keys, the first
+ * turns the counts into where each (digit, slice) begins, slice after slice, and each
+ * scatters its slice there, so that equal digits keep their order as in one pass.
+ */
+struct psort {
+	uint64_t *k[2];
+	uint32_t *i[2];
+	size_t n;
+	unsigned shift0, bits, passes, threads;
+	size_t *count; /* threads x (1 << bits) */
+	pthread_barrier_t bar;
+	pthread_mutex_t mu; /* threads wait for go: the count of those that started */
+	pthread_cond_t cv;
+	bool go;
+};
+
+struct pslice {
+	struct psort *s;
+	unsigned id;
+};
+
+static void *psort_run(void *arg)
+{
+	struct pslice *w = arg;
+	struct psort *s = w->s;
+	pthread_mutex_lock(&s->mu);
+	while (!s->go) {
+		pthread_cond_wait(&s->cv, &s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+	size_t lo = s->n * w->id / s->threads, hi = s->n * (w->id + 1) / s->threads;
+	size_t buckets = (size_t)1 << s->bits;
+	const uint64_t mask = buckets - 1;
+	size_t *c = s->count + (size_t)w->id * buckets;
+	for (unsigned p = 0; p < s->passes; p++) {
+		const uint64_t *ks = s->k[p & 1];
+		const uint32_t *is = s->i[p & 1];
+		uint64_t *kd = s->k[(p + 1) & 1];
+		uint32_t *id = s->i[(p + 1) & 1];
+		unsigned shift = p * s->bits;
+		memset(c, 0, buckets * sizeof(*c));
+		for (size_t i = lo; i < hi; i++) {
+			c[(ks[i] >> shift) & mask]++;
+		}
+		pthread_barrier_wait(&s->bar);
+		if (w->id == 0) {
+			size_t sum = 0;
+			for (size_t d = 0; d < buckets; d++) {
+				for (unsigned t = 0; t < s->threads; t++) {
+					size_t k = s->count[(size_t)t * buckets + d];
+					s->count[(size_t)t * buckets + d] = sum;
+					sum += k;
+				}
+			}
+		}
+		pthread_barrier_wait(&s->bar);
+		for (size_t i = lo; i < hi; i++) {
+			size_t at = c[(ks[i] >> shift) & mask]++;
+			kd[at] = ks[i];
+			id[at] = is[i];
+		}
+		pthread_barrier_wait(&s->bar);
+	}
+	return NULL;
+}
+
+/* The passes on several threads; false when they could not start (run them in one). */
+static bool passes_parallel(uint64_t *k0, uint64_t *k1, uint32_t *idx, uint32_t *i1, size_t n,
+			    unsigned bits, unsigned passes)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned t = sort_threads > 0 ? sort_threads : online > 0 ? (unsigned)online : 1;
+	t = t > PAR_MAX ? PAR_MAX : t;
+	if (t < 2 || n < PAR_MIN) {
+		return false;
+	}
+	struct psort s = { .k = { k0, k1 },
+			   .i = { idx, i1 },
+			   .n = n,
+			   .bits = bits,
+			   .passes = passes,
+			   .threads = t };
+	s.count = malloc((size_t)t << bits << 3);
+	if (s.count == NULL) {
+		return false;
+	}
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	pthread_t tid[PAR_MAX];
+	struct pslice w[PAR_MAX];
+	unsigned started = 1;
+	for (; started < t; started++) {
+		w[started] = (struct pslice){ &s, started };
+		if (pthread_create(&tid[started], NULL, psort_run, &w[started]) != 0) {
+			break;
+		}
+	}
+	pthread_mutex_lock(&s.mu);
+	s.threads = started;
+	pthread_barrier_init(&s.bar, NULL, started);
+	s.go = true;
+	pthread_cond_broadcast(&s.cv);
+	pthread_mutex_unlock(&s.mu);
+	w[0] = (struct pslice){ &s, 0 };
+	psort_run(&w[0]);
+	for (unsigned i = 1; i < started; i++) {
+		pthread_join(tid[i], NULL);
+	}
+	pthread_barrier_destroy(&s.bar);
+	pthread_cond_destroy(&s.cv);
+	pthread_mutex_destroy(&s.mu);
+	free(s.count);
+	return true;
+}
 
 int isc_sort_by_key(const int64_t *key, size_t stride, uint32_t *idx, size_t n)
 {
@@ -70,6 +199,10 @@ int isc_sort_by_key(const int64_t *key, size_t stride, uint32_t *idx, size_t n)
 	}
 	uint64_t *ks = k0, *kd = k1;
 	uint32_t *is = idx, *id = i1;
+	if (passes_parallel(k0, k1, idx, i1, n, bits, passes)) {
+		is = passes % 2 == 0 ? idx : i1;
+		passes = 0;
+	}
 	for (unsigned p = 0; p < passes; p++) {
 		pass(ks, is, kd, id, n, p * bits, bits, count);
 		uint64_t *tk = ks;

@@ -151,16 +151,24 @@ uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid)
 	return k;
 }
 
-struct isc_ev *isc_trace_push(struct isc_trace *t)
+int isc_trace_reserve(struct isc_trace *t, size_t n)
 {
-	if (t->n == t->cap) {
+	if (n > t->cap) {
 		/* Doubling through realloc: large blocks move by mremap, untouched pages
 		 * of the new capacity cost no memory. */
-		size_t cap = isc_grow_cap(t->cap, t->n + 1, 4096);
+		size_t cap = isc_grow_cap(t->cap, n, 4096);
 		if (cap > UINT32_MAX - 1 || ISC_RESIZE(t->ev, cap) < 0) {
-			return NULL;
+			return -ENOMEM;
 		}
 		t->cap = cap;
+	}
+	return 0;
+}
+
+struct isc_ev *isc_trace_push(struct isc_trace *t)
+{
+	if (t->n == t->cap && isc_trace_reserve(t, t->n + 1) < 0) {
+		return NULL;
 	}
 	struct isc_ev *e = &t->ev[t->n++];
 	memset(e, 0, sizeof(*e));

@@ -287,6 +287,8 @@ size_t isc_trace_n_strings(const struct isc_trace *t);
 int isc_trace_add_input(struct isc_trace *t, const char *path);
 /* Index of (input, tid), created on first use; UINT32_MAX on allocation failure. */
 uint32_t isc_trace_thread(struct isc_trace *t, uint16_t input, int64_t tid);
+/* Room for n events in all (t->ev may move). 0 or -ENOMEM. */
+int isc_trace_reserve(struct isc_trace *t, size_t n);
 /* A zeroed event appended to the trace (stream -1, device -1, occupancy -1), or NULL. */
 struct isc_ev *isc_trace_push(struct isc_trace *t);
 /* A flow from event src to event dst (indices before finalize). 0 or -ENOMEM. */

@@ -128,6 +128,7 @@ int isc_source_open_file(struct isc_source *s, const char *path)
 		snprintf(s->err, sizeof(s->err), "cannot open: %s", strerror(e));
 		return -e;
 	}
+	s->whole_file = true;
 	int r = start(s);
 	if (r < 0 && s->err[0] == '\0') {
 		snprintf(s->err, sizeof(s->err), "%s", strerror(-r));

@@ -17,7 +17,8 @@
 #define ISC_SOURCE_RAW 65536
 
 struct isc_source {
-	int fd; /* -1 for a memory source */
+	int fd;		 /* -1 for a memory source */
+	bool whole_file; /* fd was opened at the file's first byte (isc_source_open_file) */
 	const unsigned char *mem;
 	size_t mem_len, mem_pos;
 	bool gz, z_end, raw_eof;

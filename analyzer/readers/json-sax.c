@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyzer/base/grow.h"
 
@@ -106,6 +107,73 @@ int isc_jsax_run(struct isc_jsax *j, struct isc_source *src)
 		isc_diag_set(j->diag, "%s: byte %llu: unexpected end of input (truncated file?)",
 			     j->label, (unsigned long long)j->base);
 		r = -EINVAL;
+	}
+	free(buf);
+	return r;
+}
+
+/* n bytes at offset off of a file (fd) or of memory (mem when fd < 0). */
+static ssize_t read_at(int fd, const unsigned char *mem, uint64_t off, unsigned char *buf, size_t n)
+{
+	if (fd < 0) {
+		memcpy(buf, mem + off, n);
+		return (ssize_t)n;
+	}
+	for (;;) {
+		ssize_t r = pread(fd, buf, n, (off_t)off);
+		if (r >= 0 || errno != EINTR) {
+			return r;
+		}
+	}
+}
+
+int isc_jsax_run_at(struct isc_jsax *j, int fd, const unsigned char *mem, uint64_t *pos,
+		    uint64_t end)
+{
+	size_t cap = 1 << 18, have = 0;
+	unsigned char *buf = malloc(cap);
+	if (buf == NULL) {
+		isc_diag_set(j->diag, "%s: out of memory", j->label);
+		return -ENOMEM;
+	}
+	uint64_t next = *pos; /* the next byte to read */
+	int r = 0;
+	for (;;) {
+		size_t want = end - next < cap - have ? (size_t)(end - next) : cap - have;
+		ssize_t n = want > 0 ? read_at(fd, mem, next, buf + have, want) : 0;
+		if (n < 0) {
+			isc_diag_set(j->diag, "%s: byte %llu: read failed: %s", j->label,
+				     (unsigned long long)next, strerror(errno));
+			r = -EIO;
+			break;
+		}
+		next += (uint64_t)n;
+		have += (size_t)n;
+		bool eof = next >= end || n == 0; /* n == 0: the file shrank */
+		size_t used = 0;
+		j->base = *pos;
+		int st = isc_jscan_feed(j->scan, buf, have, eof, &used);
+		*pos += used;
+		if (st == ISC_JSCAN_PAUSED) {
+			r = 1;
+			break;
+		}
+		if (st != ISC_JSCAN_OK) {
+			r = problem(j, st);
+			break;
+		}
+		memmove(buf, buf + used, have - used);
+		have -= used;
+		if (eof) {
+			break;
+		}
+		j->base = *pos;
+		if ((r = make_room(j, &buf, &cap, have)) < 0) {
+			break;
+		}
+	}
+	if (r == 0) {
+		j->base = *pos;
 	}
 	free(buf);
 	return r;

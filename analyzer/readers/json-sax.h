@@ -31,6 +31,15 @@ int isc_jsax_init(struct isc_jsax *j, const yajl_callbacks *cb, void *ctx, const
 void isc_jsax_finish(struct isc_jsax *j);
 /* Parses the whole source. Returns 0 or -EINVAL with diag set. */
 int isc_jsax_run(struct isc_jsax *j, struct isc_source *src);
+/*
+ * Parses bytes [*pos, end) of a file (fd, read with pread) or of memory (mem, when fd < 0)
+ * as isc_jsax_run parses a source: for the parts of a parallel read (a scanner that
+ * isc_jscan_enter_array put inside an array) and the main reader around them. Returns 0,
+ * 1 when a callback paused the scanner (*pos is just past its token), or a negative errno
+ * with diag set.
+ */
+int isc_jsax_run_at(struct isc_jsax *j, int fd, const unsigned char *mem, uint64_t *pos,
+		    uint64_t end);
 /* Byte offset of the token being reported (valid inside callbacks). */
 uint64_t isc_jsax_offset(const struct isc_jsax *j);
 

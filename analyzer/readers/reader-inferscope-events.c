@@ -48,6 +48,9 @@ static int top_open(struct isc_isr *r, bool is_map)
 							    "object");
 		}
 		r->seen_top[TK_EVENTS] = true;
+		if (r->mode == ISR_MAIN) {
+			isc_jscan_pause(r->js.scan); /* the parts begin here */
+		}
 		return push(r, FR_EVENTS);
 	case TK_META:
 	case TK_SYSINFO:
@@ -280,6 +283,9 @@ static int attach_stack(struct isc_isr *r, struct isc_ev *ev)
 		s->max_ref = id > s->max_ref ? id : s->max_ref;
 		return 1;
 	}
+	if (r->mode == ISR_PART) {
+		return isc_isr_serial_only(r); /* ids in the order of the whole trace */
+	}
 	uint32_t id = isc_stacks_intern_strings(r->rc->t, s, r->legacy, r->n_legacy);
 	if (id == 0) {
 		return isc_isr_fail_ev(r, "out of memory");
@@ -294,6 +300,9 @@ static int graph_node(struct isc_isr *r, int64_t tid)
 {
 	const struct isc_isf_event *e = &r->ev;
 	struct isc_trace *t = r->rc->t;
+	if (r->mode == ISR_PART) {
+		return isc_isr_serial_only(r); /* node rows in the order of the whole trace */
+	}
 	if (!SEEN(K_GRAPH_NODE_ID) || e->iv[K_GRAPH_NODE_ID] <= 0) {
 		t->inputs[r->rc->input].skipped++; /* a bare input's: strict ones fail earlier */
 		return 1;
@@ -332,6 +341,9 @@ static int refer_node(struct isc_isr *r, struct isc_ev *ev)
 {
 	if (!SEEN(K_GRAPH_NODE_ID) || r->ev.iv[K_GRAPH_NODE_ID] <= 0) {
 		return 1;
+	}
+	if (r->mode == ISR_PART) {
+		return isc_isr_serial_only(r);
 	}
 	uint32_t k = isc_gnode_ref(r->rc->t, r->rc->input, (uint64_t)r->ev.iv[K_GRAPH_NODE_ID]);
 	if (k == 0) {
@@ -430,6 +442,11 @@ int isc_isr_close(struct isc_isr *r)
 	switch (fr) {
 	case FR_EVENT:
 		return end_event(r);
+	case FR_EVENTS:
+		if (r->mode == ISR_PART) {
+			isc_jscan_pause(r->js.scan); /* the main reader goes on from here */
+		}
+		return 1;
 	case FR_DIM:
 		if (r->ev.ndims[r->dim] != 3 && !r->bare) {
 			return isc_isr_fail_ev(r, "%s: expected an array of 3 integers, got %d",

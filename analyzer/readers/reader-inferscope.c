@@ -367,12 +367,12 @@ static int on_key(struct isc_isr *r, const char *k, size_t n)
 
 ISC_JSAX_CALLBACKS(callbacks, isc_isr_open, isc_isr_close, on_key, on_value);
 
-static int read_common(struct isc_read_ctx *rc, bool bare)
+struct isc_isr *isc_isr_new(struct isc_read_ctx *rc, bool bare)
 {
 	struct isc_isr *r = calloc(1, sizeof(*r));
 	if (r == NULL) {
 		isc_diag_set(rc->diag, "%s: out of memory", rc->label);
-		return -ENOMEM;
+		return NULL;
 	}
 	r->rc = rc;
 	r->bare = bare;
@@ -381,16 +381,32 @@ static int read_common(struct isc_read_ctx *rc, bool bare)
 	isc_isr_stk_init(r);
 	isc_keymap_build(&r->ev_keys, isc_isf_keys, K__COUNT);
 	isc_keymap_build(&r->scope_keys, isc_isr_scope_defs, 7);
-	int ret = isc_jsax_init(&r->js, &callbacks, r, rc->label, rc->diag);
-	if (ret == 0) {
-		ret = isc_jsax_run(&r->js, rc->src);
+	if (isc_jsax_init(&r->js, &callbacks, r, rc->label, rc->diag) < 0) {
+		isc_diag_set(rc->diag, "%s: out of memory", rc->label);
+		free(r);
+		return NULL;
 	}
-	if (ret == 0) {
-		ret = isc_isr_finish(r);
-	}
+	return r;
+}
+
+void isc_isr_destroy(struct isc_isr *r)
+{
 	isc_isr_free(r);
 	isc_jsax_finish(&r->js);
 	free(r);
+}
+
+static int read_common(struct isc_read_ctx *rc, bool bare)
+{
+	struct isc_isr *r = isc_isr_new(rc, bare);
+	if (r == NULL) {
+		return -ENOMEM;
+	}
+	int ret = bare ? isc_jsax_run(&r->js, rc->src) : isc_isr_read_par(r);
+	if (ret == 0) {
+		ret = isc_isr_finish(r);
+	}
+	isc_isr_destroy(r);
 	return ret;
 }
 

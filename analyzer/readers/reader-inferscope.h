@@ -49,10 +49,19 @@ struct bare_thread {
 	size_t n, cap;
 };
 
+/* How a reader takes part in a parallel read (reader-inferscope-par.c). */
+enum isc_isr_mode {
+	ISR_SERIAL,
+	ISR_MAIN, /* pauses the scanner at the '[' of "events", where the parts begin */
+	ISR_PART, /* reads a part of "events": pauses at their ']', refuses what needs the
+		   * whole trace in order (legacy stack strings, CUDA graph nodes) */
+};
+
 struct isc_isr {
 	struct isc_read_ctx *rc;
 	struct isc_jsax js;
 	bool bare;
+	enum isc_isr_mode mode;
 	struct isc_jframes fr;
 	int key;
 	struct isc_keymap top_keys, ev_keys, scope_keys;
@@ -88,7 +97,16 @@ int isc_isr_fail_ev(struct isc_isr *r, const char *fmt, ...) __attribute__((form
 int isc_isr_open(struct isc_isr *r, bool is_map);
 int isc_isr_close(struct isc_isr *r);
 int isc_isr_finish(struct isc_isr *r);
+/* A reader of rc (bare: the prototype's lists) with its scanner, or NULL (diag set). */
+struct isc_isr *isc_isr_new(struct isc_read_ctx *rc, bool bare);
+/* Frees what isc_isr_new made. */
+void isc_isr_destroy(struct isc_isr *r);
 void isc_isr_free(struct isc_isr *r);
+/* Reads the trace of r (an InferScope one) on rc->threads threads when its source lies in
+ * memory or in a file of its own; serially otherwise. 0 or a negative errno, diag set. */
+int isc_isr_read_par(struct isc_isr *r);
+/* Refuses, in a part of a parallel read, what only the serial path reads (0, failed). */
+int isc_isr_serial_only(struct isc_isr *r);
 const char *isc_isr_expect_text(enum isc_isf_vkind vk);
 /* The "stacks" section: containers, keys and values inside it. */
 void isc_isr_stk_init(struct isc_isr *r);

@@ -110,6 +110,8 @@ static int read_source(struct isc_trace *t, const char *label, struct isc_source
 		.label = label,
 		.diag = d,
 		.validate = validate,
+		.threads = o != NULL ? o->threads : 0,
+		.split = o != NULL ? o->split : 0,
 	};
 	return r->read(&rc);
 }

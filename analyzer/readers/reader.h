@@ -18,6 +18,10 @@
 struct isc_read_opts {
 	const char *format; /* reader name, NULL to detect */
 	bool validate;	    /* accept only the InferScope format (--validate) */
+	/* Threads that read one InferScope trace (reader-inferscope-par.c): 0 one per online
+	 * CPU, 1 the serial path; split: the bytes of events a part holds, 0 the default. */
+	unsigned threads;
+	size_t split;
 };
 
 struct isc_read_ctx {
@@ -27,6 +31,8 @@ struct isc_read_ctx {
 	const char *label; /* the path as given, for messages */
 	struct isc_diag *diag;
 	bool validate;
+	unsigned threads; /* as isc_read_opts */
+	size_t split;
 };
 
 struct isc_reader {
@@ -70,6 +76,10 @@ int isc_read_fd(struct isc_trace *t, const char *label, int fd, const struct isc
  */
 int isc_read_inputs(struct isc_trace *t, const char *const *paths, size_t n,
 		    const struct isc_read_opts *o, struct isc_diag *d);
+
+/* Parts of parallel reads merged so far, by every reader of the process (tests and
+ * benchmarks tell a parallel read from one that fell back to the serial path). */
+uint64_t isc_read_parts_merged(void);
 
 /* Helpers for readers. */
 size_t isc_head_find(const struct isc_source *src, const char *needle);
