@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Real programs without a GPU under the preload (issue 22): more busy threads than cores.
- * Each run is analysed as a
- * user would (inferscope-analyze over its traces), and the test asserts
+ * Real programs without a GPU under the preload (issue 22): more busy threads than cores,
+ * Python's http.server waiting for its requests. Each run is analysed as a user would
+ * (inferscope-analyze over its traces), and the test asserts
  *  - the verdict an engineer would give, read off the what-ifs, with its evidence;
  *  - the exact counts of the trace's aggregates against what the program counted;
  *  - no GPU word anywhere in the report of a window without GPU work;
@@ -129,6 +129,48 @@ Test(host_programs, oversubscribed_python_is_cpu_starved)
 	yajl_val res = analyse("trace.json", &md);
 	cr_assert_str_eq(verdict(res), "cpu_starved", "%s", md);
 	cr_assert(evidence_has(res, "on a run queue against"), "%s", md);
+	assert_no_gpu_word(md);
+	free(md);
+	free(out);
+	yajl_tree_free(res);
+	yajl_tree_free(t);
+}
+
+/* A call's exact count over the trace's threads (aggregates.threads[].syscalls). */
+static long long syscall_count(yajl_val t, const char *name)
+{
+	yajl_val th = isc_trace_get(t, "trace_metadata/aggregates/threads");
+	long long n = 0;
+	for (size_t i = 0; i < len_of(th); i++) {
+		char path[128];
+		snprintf(path, sizeof(path), "syscalls/%s/count", name);
+		n += isc_trace_int(at(th, i), path, 0);
+	}
+	return n;
+}
+
+/*
+ * http.server answering 50 requests of a client process that is not traced, one
+ * connection each, 30 ms apart: the server computes well under a millisecond a
+ * request, so whatever the load it waits for its input most of the window. The verdict
+ * is idle and names the call it waits in; the hooks counted every connection the
+ * server accepted.
+ */
+Test(host_programs, http_server_waits_for_its_input)
+{
+	const char *const args[] = { "50", "30", NULL };
+	char *out = run_py("http_server.py", args);
+	int served = 0, accepted = 0;
+	cr_assert_eq(sscanf(out, "served %d accepted %d", &served, &accepted), 2, "%s", out);
+	cr_assert_eq(served, 50);
+	yajl_val t = isc_test_load_json(isc_test_in_dir("trace.json"));
+	cr_assert_not_null(t);
+	cr_assert_eq(syscall_count(t, "accept4"), accepted, "accept4 counted against %d accepted",
+		     accepted);
+	char *md;
+	yajl_val res = analyse("trace.json", &md);
+	cr_assert_str_eq(verdict(res), "idle", "%s", md);
+	cr_assert(evidence_has(res, "the critical path waits in"), "%s", md);
 	assert_no_gpu_word(md);
 	free(md);
 	free(out);
