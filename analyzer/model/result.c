@@ -40,7 +40,7 @@ enum isc_wait_kind isc_wait_kind_of(const char *n)
 	};
 	static const char *const lock[] = { "pthread_mutex", "pthread_cond", "pthread_rwlock",
 					    "sem_",	     "futex",	     "pthread_join" };
-	static const char *const child[] = { "wait4", "waitpid", "waitid", "wait" };
+	static const char *const child[] = { "wait4", "waitpid", "waitid", "wait", "wait3" };
 	for (size_t i = 0; i < sizeof(child) / sizeof(child[0]); i++) {
 		if (strcmp(n, child[i]) == 0) {
 			return ISC_WK_CHILD;

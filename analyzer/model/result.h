@@ -201,7 +201,7 @@ struct isc_waits {
 /* What a wait call (ISC_SYS_WAIT and the network's accept) waits for, by its name: input
  * from outside the process (poll, select, epoll, accept: a request, a client, a readable
  * descriptor), another thread (a mutex, condition, semaphore, futex, join) or a child
- * process (wait4, waitpid, waitid, wait). */
+ * process (wait, wait3, wait4, waitpid, waitid). */
 enum isc_wait_kind { ISC_WK_OTHER, ISC_WK_INPUT, ISC_WK_LOCK, ISC_WK_CHILD };
 enum isc_wait_kind isc_wait_kind_of(const char *name);
 

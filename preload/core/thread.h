@@ -81,7 +81,7 @@ struct isc_malloc_counters {
 /* Host hooks, system calls and waits (hooks/hook-syscalls.c): one slot per call name,
  * counted inside capture windows. Times are in the units of the hooks' duration
  * clock (TSC cycles or ns, see hooks/host-clock.c), converted when written. */
-#define ISC_SYSCALL_SLOTS 48
+#define ISC_SYSCALL_SLOTS 52
 
 /* The latency histogram of a call name: four buckets per power of two of the duration in
  * clock units (hooks/host.h, isc_sys_bucket), up to 2^40 units; longer calls share the last

@@ -52,8 +52,9 @@ static const struct expect table[] = {
 	{ "balanced", NULL, NULL, 360 },
 };
 
-/* Runs the workload under the preload in dir. Its traces: trace.json for the process
- * started (here `timeout`), trace.PID.json for descendants, merged by the reader. */
+/* Runs the workload under the preload in dir (`timeout` itself not: a parent that waits
+ * for its child would make every workload child_bound). Its traces: trace.json for the
+ * workload, trace.PID.json for its descendants, merged by the reader. */
 static void run_workload(const char *workload, char *dir)
 {
 	const char *bin = getenv("ISC_WORKLOADS"), *preload = getenv("ISC_PRELOAD");
@@ -61,8 +62,8 @@ static void run_workload(const char *workload, char *dir)
 	cr_assert_not_null(mkdtemp(dir));
 	char cmd[4096];
 	snprintf(cmd, sizeof(cmd),
-		 "cd %s && INFERSCOPE_OUTPUT=trace.json LD_PRELOAD=%s "
-		 "timeout 120 %s/wl-%s",
+		 "cd %s && timeout 120 env INFERSCOPE_OUTPUT=trace.json LD_PRELOAD=%s "
+		 "%s/wl-%s",
 		 dir, preload, bin, workload);
 	cr_assert_eq(run(cmd, NULL, NULL), 0, "%s did not run", workload);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Real programs without a GPU under the preload (issue 22): more busy threads than cores,
- * Python's http.server waiting for its requests. Each run is analysed as a user would
+ * Python's http.server waiting for its requests, a wrapper shell waiting for its child. Each run is analysed as a user would
  * (inferscope-analyze over its traces), and the test asserts
  *  - the verdict an engineer would give, read off the what-ifs, with its evidence;
  *  - the exact counts of the trace's aggregates against what the program counted;
@@ -174,6 +174,44 @@ Test(host_programs, http_server_waits_for_its_input)
 	assert_no_gpu_word(md);
 	free(md);
 	free(out);
+	yajl_tree_free(res);
+	yajl_tree_free(t);
+}
+
+/*
+ * A wrapper shell: /bin/sh runs a Python child that computes 0.5 s of CPU, then one
+ * more command, so it forks and waits instead of exec'ing. The shell's own trace is all
+ * wait for the child: child_bound, the wait call named, and the child's own trace
+ * beside it.
+ */
+Test(host_programs, wrapper_shell_is_child_bound)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+		 "%s -c 'import time\nt = time.thread_time()\nwhile time.thread_time() - t < "
+		 "0.5: pass'; echo done",
+		 ISC_PYTHON3);
+	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct isc_run r;
+	cr_assert_eq(isc_test_run(argv, NULL, true, isc_test_dir(), &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "done\n");
+	isc_run_free(&r);
+	yajl_val t = isc_test_load_json(isc_test_in_dir("trace.json"));
+	cr_assert_not_null(t);
+	long long waits = syscall_count(t, "wait") + syscall_count(t, "wait3") +
+			  syscall_count(t, "wait4") + syscall_count(t, "waitpid") +
+			  syscall_count(t, "waitid");
+	cr_assert_geq(waits, 1, "the shell's wait for its child is counted");
+	glob_t g;
+	cr_assert_eq(glob(isc_test_in_dir("trace.*.json"), 0, NULL, &g), 0, "the child's trace");
+	globfree(&g);
+	char *md;
+	yajl_val res = analyse("trace.json", &md);
+	cr_assert_str_eq(verdict(res), "child_bound", "%s", md);
+	cr_assert(evidence_has(res, "waits for a child process in wait"), "%s", md);
+	assert_no_gpu_word(md);
+	free(md);
 	yajl_tree_free(res);
 	yajl_tree_free(t);
 }

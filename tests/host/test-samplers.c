@@ -249,6 +249,8 @@ Test(samplers, libunwind_is_not_a_dependency_and_hooks_are_exported)
 		"pthread_mutex_lock",
 		"pthread_cond_wait",
 		"sem_clockwait",
+		"waitpid",
+		"wait4",
 		NULL,
 	};
 	for (int i = 0; hooks[i]; i++) {

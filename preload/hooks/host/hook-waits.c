@@ -5,8 +5,10 @@
 #undef _FORTIFY_SOURCE
 /*
  * Waits: poll/ppoll/select/pselect/epoll_wait/epoll_pwait (with __poll_chk and
- * __ppoll_chk), sleeps (nanosleep, clock_nanosleep, usleep, sleep), and the
- * futex-based waits of pthreads: pthread_mutex_lock, pthread_cond_*wait, sem_*wait.
+ * __ppoll_chk), sleeps (nanosleep, clock_nanosleep, usleep, sleep), the
+ * futex-based waits of pthreads: pthread_mutex_lock, pthread_cond_*wait, sem_*wait, and
+ * the waits for a child's end (wait, wait3, wait4, waitpid, waitid: a wrapper shell or
+ * a launcher that waits for the program it started is child_bound, docs/rules.md).
  *
  * An uncontended lock is the common case and must stay as cheap as it is: the
  * mutex hook looks at the lock word first and goes straight to the real lock,
@@ -25,6 +27,7 @@
 #include <semaphore.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +59,11 @@ static struct {
 	__typeof(sem_timedwait) *sem_timedwait;
 	__typeof(sem_clockwait) *sem_clockwait;
 	__typeof(sem_trywait) *sem_trywait;
+	__typeof(wait) *wait;
+	__typeof(wait3) *wait3;
+	__typeof(wait4) *wait4;
+	__typeof(waitpid) *waitpid;
+	__typeof(waitid) *waitid;
 } real;
 
 void isc_hooks_waits_resolve(void)
@@ -80,6 +88,11 @@ void isc_hooks_waits_resolve(void)
 	real.sem_clockwait = isc_host_next("sem_clockwait");
 	real.sem_trywait = isc_host_next("sem_trywait");
 	real.poll = isc_host_next("poll");
+	real.wait = isc_host_next("wait");
+	real.wait3 = isc_host_next("wait3");
+	real.wait4 = isc_host_next("wait4");
+	real.waitpid = isc_host_next("waitpid");
+	real.waitid = isc_host_next("waitid");
 }
 
 #define REAL(f) (__builtin_expect(real.f != NULL, 1) ? real.f : (isc_hooks_waits_resolve(), real.f))
@@ -175,6 +188,53 @@ ISC_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeou
 		return REAL(epoll_pwait)(epfd, ev, max, timeout, ss);
 	}
 	return done(&c, epfd, REAL(epoll_pwait)(epfd, ev, max, timeout, ss));
+}
+
+/* ---- a child's end ---- */
+
+ISC_EXPORT pid_t wait(int *status)
+{
+	struct isc_sys_call c;
+	if (!isc_sys_begin(&c, ISC_SC_WAIT)) {
+		return REAL(wait)(status);
+	}
+	return done(&c, -1, REAL(wait)(status));
+}
+
+ISC_EXPORT pid_t wait3(int *status, int options, struct rusage *usage)
+{
+	struct isc_sys_call c;
+	if (!isc_sys_begin(&c, ISC_SC_WAIT3)) {
+		return REAL(wait3)(status, options, usage);
+	}
+	return done(&c, -1, REAL(wait3)(status, options, usage));
+}
+
+ISC_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *usage)
+{
+	struct isc_sys_call c;
+	if (!isc_sys_begin(&c, ISC_SC_WAIT4)) {
+		return REAL(wait4)(pid, status, options, usage);
+	}
+	return done(&c, -1, REAL(wait4)(pid, status, options, usage));
+}
+
+ISC_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	struct isc_sys_call c;
+	if (!isc_sys_begin(&c, ISC_SC_WAITPID)) {
+		return REAL(waitpid)(pid, status, options);
+	}
+	return done(&c, -1, REAL(waitpid)(pid, status, options));
+}
+
+ISC_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+{
+	struct isc_sys_call c;
+	if (!isc_sys_begin(&c, ISC_SC_WAITID)) {
+		return REAL(waitid)(type, id, info, options);
+	}
+	return done(&c, -1, REAL(waitid)(type, id, info, options));
 }
 
 /* ---- sleeps ---- */
