@@ -205,7 +205,7 @@ static void breakdown(const struct expo *x, const struct isc_proc_metrics *p, si
 	family(x, "inferscope_verdict", "stateset",
 	       "The latest segment's verdict: 1 for the state it is, 0 for the others.");
 	for (size_t i = 0; i < n; i++) {
-		for (int b = ISC_BOUND_UNKNOWN; b <= ISC_BOUND_BALANCED; b++) {
+		for (int b = ISC_BOUND_UNKNOWN; b < ISC_BOUND__COUNT; b++) {
 			fputs("inferscope_verdict{", x->f);
 			proc_labels(x->f, &p[i]);
 			fprintf(x->f, ",inferscope_verdict=\"%s\"}",

@@ -366,7 +366,7 @@ static int parse_rank(yajl_val o, struct isc_rank_sum *s, const char *label, str
 	}
 	const char *b =
 		YAJL_IS_STRING(get(o, "bottleneck")) ? YAJL_GET_STRING(get(o, "bottleneck")) : "";
-	for (int k = ISC_BOUND_UNKNOWN; k <= ISC_BOUND_BALANCED; k++) {
+	for (int k = ISC_BOUND_UNKNOWN; k < ISC_BOUND__COUNT; k++) {
 		if (b != NULL && strcmp(b, isc_bound_name(k)) == 0) {
 			r->bound = (enum isc_bound)k;
 		}
