@@ -261,7 +261,7 @@ static int merge(struct isc_isr *m, struct part *pt)
 static size_t split_at(const struct par *p, size_t at, unsigned char *win)
 {
 	size_t n = p->len - at < SEARCH ? p->len - at : SEARCH;
-	const unsigned char *d = p->mem + at;
+	const unsigned char *d = p->mem != NULL ? p->mem + at : NULL; /* NULL: read by fd */
 	if (p->fd >= 0) {
 		ssize_t r = pread(p->fd, win, n, (off_t)at);
 		if (r <= 0) {
