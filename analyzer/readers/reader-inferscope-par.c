@@ -227,8 +227,11 @@ static int merge(struct isc_isr *m, struct part *pt)
 		r = -ENOMEM;
 	}
 	if (r == 0) {
-		struct isc_ev *e = mt->ev + mt->n;
-		memcpy(e, wt->ev, wt->n * sizeof(*e));
+		/* a part of no event has no array to copy (memcpy from NULL is undefined) */
+		struct isc_ev *e = wt->n > 0 ? mt->ev + mt->n : NULL;
+		if (wt->n > 0) {
+			memcpy(e, wt->ev, wt->n * sizeof(*e));
+		}
 		for (size_t i = 0; i < wt->n; i++) {
 			e[i].name = smap[e[i].name];
 			e[i].thread = e[i].thread == UINT32_MAX ? UINT32_MAX : tmap[e[i].thread];
