@@ -58,6 +58,22 @@ static bool worker_frame(const struct isc_trace *t, const struct isc_frame *f)
 	return false;
 }
 
+/* Whether f is a Python frame whose file path contains one of files[0..n). */
+static bool python_file_in(const struct isc_trace *t, const struct isc_frame *f,
+			   const char *const *files, size_t n)
+{
+	if (f->kind != ISC_FK_PYTHON) {
+		return false;
+	}
+	const char *file = isc_trace_str(t, f->file);
+	for (size_t i = 0; i < n; i++) {
+		if (strstr(file, files[i]) != NULL) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /* A framework running a model's layers (docs/rules.md, "Model code"): an nn.Module
  * call, a compiled or exported model's run. Samples under one are the model's own
  * compute, however the time is spent below it (BLAS, Python layers), not preprocessing. */
@@ -73,16 +89,7 @@ static bool model_frame(const struct isc_trace *t, const struct isc_frame *f)
 		"tensorflow/python/eager/polymorphic_function/",
 		"flax/linen/module.py",
 	};
-	if (f->kind != ISC_FK_PYTHON) {
-		return false;
-	}
-	const char *file = isc_trace_str(t, f->file);
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (strstr(file, files[i]) != NULL) {
-			return true;
-		}
-	}
-	return false;
+	return python_file_in(t, f, files, sizeof(files) / sizeof(files[0]));
 }
 
 /* A data loader fetching a batch (docs/rules.md, "Data loading"): what runs below it
@@ -93,16 +100,7 @@ static bool loading_frame(const struct isc_trace *t, const struct isc_frame *f)
 		"torch/utils/data/",
 		"tensorflow/python/data/",
 	};
-	if (f->kind != ISC_FK_PYTHON) {
-		return false;
-	}
-	const char *file = isc_trace_str(t, f->file);
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if (strstr(file, files[i]) != NULL) {
-			return true;
-		}
-	}
-	return false;
+	return python_file_in(t, f, files, sizeof(files) / sizeof(files[0]));
 }
 
 static bool worker_name(const char *name)
