@@ -242,6 +242,19 @@ static char *pprof_raw(const char *pb)
 	return out;
 }
 
+/* Whether `pprof -raw` lists a sample: a line "COUNT VALUE: LOCATION-IDS" between the
+ * column header after "Samples:" and "Locations". */
+static bool profile_has_samples(const char *raw)
+{
+	const char *from = strstr(raw, "\nSamples:\n"), *to = strstr(raw, "\nLocations\n");
+	if (from == NULL || to == NULL || to < from) {
+		return false;
+	}
+	from = strchr(from + 10, '\n'); /* past the column header */
+	const char *colon = from != NULL ? strchr(from, ':') : NULL;
+	return colon != NULL && colon < to;
+}
+
 /* The mappings section of `pprof -raw` names the program's file (and no mapping is
  * empty: "Main binary filename not available" is the symptom of one). */
 static void expect_mapping_of_the_program(const char *raw, const char *what)
@@ -311,6 +324,7 @@ Test(recorder, segments_carry_their_symbols)
 	if (access(isc_test_in_dir(pb), F_OK) != 0) {
 		cr_skip_test("pprof is not built in (meson -Dpprof=enabled)");
 	}
+	int named = 0;
 	for (int i = 0; i < n; i++) {
 		snprintf(pb, sizeof(pb), "%.95s.pb.gz", seg[i]);
 		char *raw = pprof_raw(isc_test_in_dir(pb));
@@ -318,10 +332,16 @@ Test(recorder, segments_carry_their_symbols)
 			cr_log_warn("go is not installed: the profiles are not decoded");
 			break;
 		}
-		cr_assert_not_null(strstr(raw, "segsymbols::burn"), "%s:\n%s", pb, raw);
-		expect_mapping_of_the_program(raw, pb);
+		/* a segment may hold no sample: the last one's tail after the spin, or one
+		 * where a loaded machine ran the program too little for a timer tick */
+		if (profile_has_samples(raw)) {
+			cr_assert_not_null(strstr(raw, "segsymbols::burn"), "%s:\n%s", pb, raw);
+			expect_mapping_of_the_program(raw, pb);
+			named++;
+		}
 		free(raw);
 	}
+	cr_assert(named >= 2 || ISC_GO_PATH[0] == '\0', "%d of %d segments have samples", named, n);
 	/* and inferscope-analyze -f pprof of the kept segments together */
 	const char *pargv[] = { ISC_ANALYZE_PATH,
 				"-f",
