@@ -336,8 +336,7 @@ static inline void note_alloc(void *p, size_t n, unsigned op)
 	count_alloc(t, p, n, op);
 }
 
-/* malloc's rare cases, out of its fast path: a thread not attached yet, a failure,
- * hooks off (note_alloc decides). */
+/* malloc's rare cases, out of its fast path: a thread not attached yet, a failure. */
 static __attribute__((noinline)) void note_malloc_slow(void *p, size_t n)
 {
 	note_alloc(p, n, ISC_MEM_MALLOC);
@@ -364,7 +363,7 @@ static inline void count_free(struct isc_thread *t, void *p, unsigned op)
 	}
 }
 
-/* free's rare case: a thread not attached yet, hooks off, our own call (counting_thread). */
+/* free's rare cases: a thread not attached yet, our own call (counting_thread). */
 static __attribute__((noinline)) void note_free_slow(void *p)
 {
 	struct isc_thread *t = counting_thread();
@@ -387,7 +386,10 @@ ISC_EXPORT void *malloc(size_t n)
 	/* The guard was 0 before the call and the real malloc leaves it as it found it (what
 	 * it calls of ours raises and lowers it): only the thread and the result to check. */
 	struct isc_thread *t = isc_tls_self;
-	if (__builtin_expect(t != NULL && p != NULL && hot.on, 1)) {
+	if (__builtin_expect(!hot.on, 0)) {
+		return p;
+	}
+	if (__builtin_expect(t != NULL && p != NULL, 1)) {
 		count_alloc(t, p, n, ISC_MEM_MALLOC);
 	} else {
 		note_malloc_slow(p, n);
@@ -409,7 +411,9 @@ ISC_EXPORT void free(void *p)
 	}
 	/* before the real release: the address may be reused by another thread at once */
 	struct isc_thread *t = isc_tls_self;
-	if (__builtin_expect(t != NULL && isc_tls_guard == 0 && hot.on, 1)) {
+	if (__builtin_expect(!hot.on, 0)) {
+		/* hooks off: forwarded */
+	} else if (__builtin_expect(t != NULL && isc_tls_guard == 0, 1)) {
 		count_free(t, p, ISC_MEM_FREE);
 	} else {
 		note_free_slow(p);
