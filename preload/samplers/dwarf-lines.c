@@ -268,15 +268,13 @@ static void add_seq(struct job *j, uint64_t lo, uint64_t hi, const uint8_t *at)
 	d->seq[d->n_seq++] = (struct isc_dl_seq){ lo, hi, j->unit, (uint32_t)off };
 }
 
-/* Runs the program from `from` to the unit's end (index) or to the end of the sequence
- * that starts there (lookup). */
+/* A lookup: runs the sequence that starts at `from` to the row that covers j->pc (the
+ * index has its own pass, index_unit). */
 static void run(const struct hdr *h, const uint8_t *from, struct job *j)
 {
 	struct cur c = { from, h->end, false };
-	uint64_t addr = 0, file = 1, seq_lo = 0;
+	uint64_t addr = 0, file = 1;
 	int64_t line = 1;
-	bool rows = false;
-	const uint8_t *seq_at = from;
 	while (c.p < c.end && !c.bad) {
 		uint8_t op = (uint8_t)fixed(&c, 1);
 		bool row = false, end = false;
@@ -315,28 +313,17 @@ static void run(const struct hdr *h, const uint8_t *from, struct job *j)
 				uleb(&c);
 			}
 		}
-		if (row && j->d == NULL) {
+		if (row) {
 			if (addr > j->pc) {
 				return; /* the previous row, if any, covers pc */
 			}
 			j->file = file;
 			j->line = line > 0 && line <= UINT32_MAX ? (unsigned)line : 0;
 			j->found = j->line > 0;
-		} else if (row) {
-			seq_lo = rows ? seq_lo : addr;
-			rows = true;
-		}
-		if (end && j->d == NULL) {
-			j->found = j->found && j->pc < addr;
-			return;
 		}
 		if (end) {
-			add_seq(j, seq_lo, addr, seq_at);
-			addr = seq_lo = 0;
-			file = 1;
-			line = 1;
-			rows = false;
-			seq_at = c.p;
+			j->found = j->found && j->pc < addr;
+			return;
 		}
 	}
 }
@@ -372,8 +359,7 @@ static inline const uint8_t *skip_leb(const uint8_t *p, const uint8_t *end)
 }
 
 /* The index's pass over a unit's program: where each sequence starts (its first row) and
- * ends, the same sequences run() finds with a job of the index, without the line and file
- * registers that a lookup needs. Most of the time of a first lookup in a large module
+ * ends, without the line and file registers that a lookup needs (run). Most of the time of a first lookup in a large module
  * (libc's 1.5 MB of line programs) goes here, so the loop keeps its cursor and the header's
  * fields in locals (byte pointers alias everything: through the structures, every store
  * reloaded them). */
