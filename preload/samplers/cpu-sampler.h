@@ -132,6 +132,8 @@ extern const struct isc_py_layout isc_py_layouts[];
 void isc_py_discover(void);
 /* "ok", "absent" or "unsupported: <why>", for trace_metadata.sampling.python. */
 const char *isc_py_status(void);
+/* An interpreter was found (isc_py_walk may return frames); async-signal-safe. */
+bool isc_py_present(void);
 /* In the handler: Python frames of the calling thread t as word pairs; returns frames
  * and sets *status (enum isc_py_status). t->py_tstate (the thread's PyThreadState last
  * time) and t->py_chain (its frames' addresses) are hints, updated. */

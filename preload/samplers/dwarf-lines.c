@@ -268,15 +268,13 @@ static void add_seq(struct job *j, uint64_t lo, uint64_t hi, const uint8_t *at)
 	d->seq[d->n_seq++] = (struct isc_dl_seq){ lo, hi, j->unit, (uint32_t)off };
 }
 
-/* Runs the program from `from` to the unit's end (index) or to the end of the sequence
- * that starts there (lookup). */
+/* A lookup: runs the sequence that starts at `from` to the row that covers j->pc (the
+ * index has its own pass, index_unit). */
 static void run(const struct hdr *h, const uint8_t *from, struct job *j)
 {
 	struct cur c = { from, h->end, false };
-	uint64_t addr = 0, file = 1, seq_lo = 0;
+	uint64_t addr = 0, file = 1;
 	int64_t line = 1;
-	bool rows = false;
-	const uint8_t *seq_at = from;
 	while (c.p < c.end && !c.bad) {
 		uint8_t op = (uint8_t)fixed(&c, 1);
 		bool row = false, end = false;
@@ -315,28 +313,103 @@ static void run(const struct hdr *h, const uint8_t *from, struct job *j)
 				uleb(&c);
 			}
 		}
-		if (row && j->d == NULL) {
+		if (row) {
 			if (addr > j->pc) {
 				return; /* the previous row, if any, covers pc */
 			}
 			j->file = file;
 			j->line = line > 0 && line <= UINT32_MAX ? (unsigned)line : 0;
 			j->found = j->line > 0;
-		} else if (row) {
-			seq_lo = rows ? seq_lo : addr;
-			rows = true;
 		}
-		if (end && j->d == NULL) {
+		if (end) {
 			j->found = j->found && j->pc < addr;
 			return;
 		}
-		if (end) {
-			add_seq(j, seq_lo, addr, seq_at);
-			addr = seq_lo = 0;
-			file = 1;
-			line = 1;
-			rows = false;
-			seq_at = c.p;
+	}
+}
+
+/* What each special opcode adds to the address, for the units of one header shape (a
+ * compiler writes the same opcode_base, line_range and minimum instruction length in every
+ * unit): the index then divides nothing per opcode. */
+struct advance {
+	uint8_t base, range, min;
+	uint64_t by[256];
+};
+
+static void advance_for(struct advance *a, const struct hdr *h)
+{
+	if (a->base == h->opcode_base && a->range == h->line_range && a->min == h->min_inst) {
+		return;
+	}
+	a->base = h->opcode_base;
+	a->range = h->line_range;
+	a->min = h->min_inst;
+	for (unsigned op = 0; op < 256; op++) {
+		a->by[op] = op >= a->base ? (uint64_t)((op - a->base) / a->range) * a->min : 0;
+	}
+}
+
+/* Past a LEB128 at p: NULL when it runs past end. */
+static inline const uint8_t *skip_leb(const uint8_t *p, const uint8_t *end)
+{
+	while (p < end && (*p & 0x80)) {
+		p++;
+	}
+	return p < end ? p + 1 : NULL;
+}
+
+/* The index's pass over a unit's program: where each sequence starts (its first row) and
+ * ends, without the line and file registers that a lookup needs (run). Most of the time of a first lookup in a large module
+ * (libc's 1.5 MB of line programs) goes here, so the loop keeps its cursor and the header's
+ * fields in locals (byte pointers alias everything: through the structures, every store
+ * reloaded them). */
+static void index_unit(const struct hdr *h, const struct advance *a, struct job *j)
+{
+	const uint8_t *p = h->prog, *end = h->end, *seq_at = p, *std_len = h->std_len;
+	const unsigned base = h->opcode_base;
+	const uint64_t min = h->min_inst;
+	uint64_t addr = 0, seq_lo = 0;
+	bool rows = false;
+	while (p != NULL && p < end) {
+		unsigned op = *p++;
+		if (op >= base || op == 1) { /* a row: a special opcode or DW_LNS_copy */
+			addr += a->by[op];   /* by[1] is 0 where 1 < base */
+			seq_lo = rows ? seq_lo : addr;
+			rows = true;
+		} else if (op == 0) {
+			struct cur c = { p, end, false };
+			uint64_t len = uleb(&c);
+			if (c.bad || len == 0 || len > (uint64_t)(end - c.p)) {
+				return;
+			}
+			const uint8_t *next = c.p + len;
+			uint8_t sub = *c.p++;
+			if (sub == 1) {
+				add_seq(j, seq_lo, addr, seq_at);
+				addr = seq_lo = 0;
+				rows = false;
+				seq_at = next;
+			} else if (sub == 2 && len - 1 <= 8) {
+				addr = fixed(&c, (unsigned)(len - 1));
+			}
+			p = next;
+		} else if (op == 2) {
+			struct cur c = { p, end, false };
+			addr += uleb(&c) * min;
+			p = c.bad ? NULL : c.p;
+		} else if (op == 8) {
+			addr += a->by[255];
+		} else if (op == 9) {
+			if (end - p < 2) {
+				return;
+			}
+			addr += (uint64_t)p[0] | (uint64_t)p[1] << 8;
+			p += 2;
+		} else {
+			/* operands not needed here: skipped */
+			for (unsigned k = std_len[op - 1]; k > 0 && p != NULL; k--) {
+				p = skip_leb(p, end);
+			}
 		}
 	}
 }
@@ -344,6 +417,7 @@ static void run(const struct hdr *h, const uint8_t *from, struct job *j)
 static void index_lines(struct isc_dwarf_lines *d)
 {
 	d->indexed = true;
+	struct advance a = { 0 };
 	for (size_t off = 0; off < d->n_line;) {
 		struct hdr h;
 		if (!header(d, off, &h)) {
@@ -351,7 +425,8 @@ static void index_lines(struct isc_dwarf_lines *d)
 		}
 		struct job j = { .d = d, .unit = (uint32_t)off };
 		if (off <= UINT32_MAX) {
-			run(&h, h.prog, &j);
+			advance_for(&a, &h);
+			index_unit(&h, &a, &j);
 		}
 		off = (size_t)(h.end - d->line);
 	}

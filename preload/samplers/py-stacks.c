@@ -264,6 +264,11 @@ static void parse_frame(const unsigned char *b, uint64_t *words, unsigned *n, ui
  * frame before it, as read now, still points at it. Between two samples usually only
  * the innermost frames change: a walk costs two or three reads, not one per frame.
  */
+bool isc_py_present(void)
+{
+	return atomic_load_explicit(&state, memory_order_acquire) == 1;
+}
+
 unsigned isc_py_walk(struct isc_thread *t, uint64_t *words, unsigned max, uint16_t *status)
 {
 	*status = ISC_PY_NONE;

@@ -46,6 +46,9 @@ struct open_range {
 };
 
 static struct open_range ranges[RANGES];
+/* A range was ever started: the flush walks the table (160 KiB, untouched pages of .bss
+ * until then) only then, not in every process that never calls NVTX. */
+static _Atomic bool any_range;
 
 /* ---- messages ---- */
 
@@ -149,6 +152,9 @@ static nvtxRangeId_t start_named(const char *m)
 	isc_tls_guard++;
 	struct isc_thread *t = isc_thread_self();
 	uint64_t id = isc_next_id();
+	if (!atomic_load_explicit(&any_range, memory_order_relaxed)) {
+		atomic_store_explicit(&any_range, true, memory_order_relaxed);
+	}
 	for (uint32_t probe = 0; t && probe < 64; probe++) {
 		struct open_range *r = &ranges[(id + probe) & (RANGES - 1)];
 		uint64_t expected = 0;
@@ -227,6 +233,9 @@ static nvtxRangeId_t start_ex(const nvtxEventAttributes_t *a)
 /* Ranges still open when the trace is written: up to the flush, flagged. */
 void isc_hooks_nvtx_flush(void)
 {
+	if (!atomic_load_explicit(&any_range, memory_order_acquire)) {
+		return;
+	}
 	uint64_t now = isc_now();
 	for (uint32_t i = 0; i < RANGES; i++) {
 		uint64_t id = atomic_load_explicit(&ranges[i].id, memory_order_acquire);

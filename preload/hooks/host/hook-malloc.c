@@ -185,7 +185,10 @@ static inline size_t chunk_usable(const void *p)
 {
 	size_t head;
 	memcpy(&head, (const char *)p - sizeof(size_t), sizeof(head));
-	return (head & ~(size_t)7) - (head & 2 ? 2 * sizeof(size_t) : sizeof(size_t));
+	/* minus one header word, or two for a chunk of its own mapping: (head & 2) << 2 is the
+	 * second word's 8 bytes, without a branch */
+	_Static_assert(sizeof(size_t) == 8, "the chunk header's arithmetic is for 64 bits");
+	return (head & ~(size_t)7) - sizeof(size_t) - ((head & 2) << 2);
 }
 
 static __attribute__((noinline)) size_t usable_checked(void *p)
@@ -302,17 +305,10 @@ static inline struct isc_thread *counting_thread(void)
 	return slow_thread();
 }
 
-static inline void note_alloc(void *p, size_t n, unsigned op)
+/* The counters of an allocation of n bytes that returned p (not NULL) on thread t. */
+static inline void count_alloc(struct isc_thread *t, void *p, size_t n, unsigned op)
 {
-	struct isc_thread *t = counting_thread();
-	if (__builtin_expect(t == NULL, 0)) {
-		return;
-	}
 	struct isc_malloc_counters *m = &t->malloc;
-	if (__builtin_expect(p == NULL, 0)) {
-		m->failed++;
-		return;
-	}
 	size_t u = usable(p);
 	/* bytes requested are the core's alloc_bytes; bytes allocated are live + freed */
 	m->calls++;
@@ -327,20 +323,52 @@ static inline void note_alloc(void *p, size_t n, unsigned op)
 	}
 }
 
-/* Before the real release: the address may be reused by another thread at once. */
-static inline void note_free(void *p, unsigned op)
+static inline void note_alloc(void *p, size_t n, unsigned op)
 {
 	struct isc_thread *t = counting_thread();
 	if (__builtin_expect(t == NULL, 0)) {
 		return;
 	}
+	if (__builtin_expect(p == NULL, 0)) {
+		t->malloc.failed++;
+		return;
+	}
+	count_alloc(t, p, n, op);
+}
+
+/* malloc's rare cases, out of its fast path: a thread not attached yet, a failure. */
+static __attribute__((noinline)) void note_malloc_slow(void *p, size_t n)
+{
+	note_alloc(p, n, ISC_MEM_MALLOC);
+}
+
+/* A release large enough to be an event: out of free's fast path, which then needs no
+ * register saved around a call and ends in a jump to the real free. */
+static __attribute__((noinline, cold)) void free_event(struct isc_thread *t, void *p, size_t u,
+						       unsigned op)
+{
+	isc_host_record_memory(t, op, p, u, u);
+}
+
+/* The counters of a release of p (not NULL) on thread t: its usable size. */
+static inline void count_free(struct isc_thread *t, void *p, unsigned op)
+{
 	struct isc_malloc_counters *m = &t->malloc;
 	size_t u = usable(p);
 	m->frees++;
 	m->bytes_freed += u;
 	m->live -= (int64_t)u;
 	if (__builtin_expect(u >= hot.free_threshold, 0)) {
-		isc_host_record_memory(t, op, p, u, u);
+		free_event(t, p, u, op);
+	}
+}
+
+/* free's rare cases: a thread not attached yet, our own call (counting_thread). */
+static __attribute__((noinline)) void note_free_slow(void *p)
+{
+	struct isc_thread *t = counting_thread();
+	if (t != NULL) {
+		count_free(t, p, ISC_MEM_FREE);
 	}
 }
 
@@ -355,7 +383,17 @@ ISC_EXPORT void *malloc(size_t n)
 		return pool_alloc(n, 16);
 	}
 	void *p = real.malloc(n);
-	note_alloc(p, n, ISC_MEM_MALLOC);
+	/* The guard was 0 before the call and the real malloc leaves it as it found it (what
+	 * it calls of ours raises and lowers it): only the thread and the result to check. */
+	struct isc_thread *t = isc_tls_self;
+	if (__builtin_expect(!hot.on, 0)) {
+		return p;
+	}
+	if (__builtin_expect(t != NULL && p != NULL, 1)) {
+		count_alloc(t, p, n, ISC_MEM_MALLOC);
+	} else {
+		note_malloc_slow(p, n);
+	}
 	return p;
 }
 
@@ -371,7 +409,15 @@ ISC_EXPORT void free(void *p)
 	if (__builtin_expect(!ready(), 0)) {
 		return; /* cannot happen: a pointer not from the pool came from real malloc */
 	}
-	note_free(p, ISC_MEM_FREE);
+	/* before the real release: the address may be reused by another thread at once */
+	struct isc_thread *t = isc_tls_self;
+	if (__builtin_expect(!hot.on, 0)) {
+		/* hooks off: forwarded */
+	} else if (__builtin_expect(t != NULL && isc_tls_guard == 0, 1)) {
+		count_free(t, p, ISC_MEM_FREE);
+	} else {
+		note_free_slow(p);
+	}
 	real.free(p);
 }
 
