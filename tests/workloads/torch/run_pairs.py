@@ -53,7 +53,8 @@ def what_if_of(pair, recorder):
 
 
 def run_variant(args, pair, variant, rundir, separate):
-    """One run (two with separate recorders); returns {recorder: (trace paths, step ms)}."""
+    """One run (two with separate recorders); returns {recorder: (trace paths,
+    (median step ms on the virtual clock, on the wall clock))}."""
     prog = [args.python, os.path.join(HERE, "pairs.py"), pair, variant,
             "--steps", str(args.steps)] + (["--cuda"] if args.cuda else [])
     env = dict(os.environ)
@@ -116,7 +117,6 @@ def run_pair(args, pair, rundir):
                      "recorder": rec,
                      "before_ms": b, "after_ms": a, "measured": 100.0 * (b - a) / b,
                      "predicted": statistics.median(pred[rec]),
-                     "runs": len(steps[rec, "before"]),
                      "wall_before_ms": statistics.median(wall[rec, "before"]),
                      "wall_after_ms": statistics.median(wall[rec, "after"]),
                      "predictions": pred[rec], "before_runs": steps[rec, "before"],
