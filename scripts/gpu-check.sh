@@ -3,8 +3,9 @@
 # nvcc (vector add, pageable and pinned copies, many tiny kernels, a cuBLAS GEMM), runs a
 # small PyTorch model with random weights (nothing downloaded), each under the preload,
 # prints the analyzer's report for each, and compares kernel counts and times with what
-# CUDA events and torch.profiler measure for the same work. Record what it prints in
-# docs/gpu-validation.md.
+# CUDA events and torch.profiler measure for the same work; then the PyTorch before/after
+# pairs (tests/workloads/torch/) with the model on the GPU. Record what it prints in
+# docs/gpu-validation.md and the pairs' rows in docs/causal-pairs.md.
 #
 #   scripts/gpu-check.sh [OUT_DIR]        (default: ./gpu-check-out)
 #
@@ -69,6 +70,14 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	say "torch.profiler reference run (no preload: one CUPTI subscriber per process)"
 	python3 "$top/scripts/gpu-check/model.py" --profile "$out/model-profile.json" || status=1
 	python3 "$top/scripts/gpu-check/compare.py" model "$out/model.json" "$out/model-profile.json" || status=1
+	if [ -n "$analyze" ]; then
+		say "before/after pairs with CUDA (docs/causal-pairs.md, \"Pairs on PyTorch\")"
+		# each variant recorded twice, by the preload and by torch.profiler; the rows go
+		# to docs/causal-pairs.md
+		python3 "$top/tests/workloads/torch/run_pairs.py" --cuda --repeat 3 \
+			--analyze "$analyze" --preload "$lib" --keep "$out/torch-pairs" \
+			--table "$out/torch-pairs.md" || status=1
+	fi
 else
 	say "PyTorch with CUDA not available: model part skipped"
 fi

@@ -287,6 +287,8 @@ enum isc_selector {
 	ISC_SEL_API_CLASS, /* CUDA calls of class sub (enum isc_api_class), bitmask */
 	ISC_SEL_ALL_GPU,   /* every GPU operation */
 	ISC_SEL_CALLBACK,  /* per node: scale_of() */
+	ISC_SEL_WAITS,	   /* host waits (for the GPU, another thread, a lock) inside a scope
+			    * or operator named pattern, or calls named pattern that wait */
 };
 
 struct isc_change {

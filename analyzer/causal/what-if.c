@@ -150,6 +150,12 @@ static bool picks(const struct run *r, int k, const struct isc_gnode *n, double 
 	case ISC_SEL_CALLBACK:
 		*f = ch->scale_of(r->t, e, ch->arg);
 		return *f >= 0;
+	case ISC_SEL_WAITS:
+		return !gpu &&
+		       (n->flags &
+			(ISC_GN_WAIT | ISC_GN_HANDOFF | ISC_GN_BLOCKING | ISC_GN_IDLE)) &&
+		       ((call && r->match[k][e->name]) ||
+			inside_scope(r, k, e->thread, n->t0, n->t1));
 	}
 	return false;
 }
@@ -306,7 +312,7 @@ static int prepare(struct run *r, int k)
 			r->match[k][i] = name_matches(isc_trace_str(r->t, (uint32_t)i), p);
 		}
 	}
-	return ch->sel == ISC_SEL_SCOPE ? scope_intervals(r, k) : 0;
+	return ch->sel == ISC_SEL_SCOPE || ch->sel == ISC_SEL_WAITS ? scope_intervals(r, k) : 0;
 }
 
 static void finish(struct run *r)
@@ -427,6 +433,17 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 					   .after = INT64_MIN };
 		return 0;
 	}
+	/* A wait scaled by a factor still ends when what it waited for ends (a scope's own
+	 * time is what "scope:NAME*0" removes); a synchronisation removed does not wait. */
+	if (strncmp(spec, "no-wait:", 8) == 0 && spec[8] != '\0' && strlen(spec + 8) < np) {
+		snprintf(pat, np, "%s", spec + 8);
+		*ch = (struct isc_change){ .op = ISC_WI_NO_WAIT,
+					   .sel = ISC_SEL_WAITS,
+					   .pattern = pat,
+					   .factor = 0,
+					   .after = INT64_MIN };
+		return 0;
+	}
 	if (strcmp(spec, "no-sync") == 0) {
 		ch->op = ISC_WI_NO_WAIT;
 		ch->sel = ISC_SEL_SYNC;
@@ -455,7 +472,7 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 	}
 	snprintf(err, n,
 		 "--what-if '%s': expected scope:NAME*F, kernel:NAME*F, call:NAME*F, "
-		 "overlap:NAME, gpu*F, copies*F, no-sync, async-copies or graph",
+		 "overlap:NAME, no-wait:NAME, gpu*F, copies*F, no-sync, async-copies or graph",
 		 spec);
 	return -EINVAL;
 }
@@ -470,6 +487,13 @@ static void describe(const struct isc_change *ch, const char *spec, char *out, s
 			 ch->pattern);
 		return;
 	case ISC_WI_NO_WAIT:
+		if (ch->sel == ISC_SEL_WAITS) {
+			snprintf(out, n,
+				 "no wait in '%s': its waits for the GPU, another thread or a "
+				 "lock return at once",
+				 ch->pattern);
+			return;
+		}
 		snprintf(out, n, "no blocking synchronisation: the host never waits for the GPU");
 		return;
 	case ISC_WI_ASYNC:

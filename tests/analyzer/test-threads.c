@@ -4,6 +4,7 @@
  * and communication waits. Built traces of data/causal/ (make-causal.py) and the real
  * ones of data/kineto/ (their README). */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <string.h>
 
 #include "analyzer/causal/graph.h"
@@ -144,6 +145,31 @@ Test(threads, a_condition_wait_is_tied_to_the_thread_that_released_it)
 	double g = gain(t, a, scale(ISC_SEL_SCOPE, "decode", 0.5));
 	cr_assert_gt(g, 45.0, "%f", g);
 	cr_assert_lt(g, 47.0, "%f", g);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+/* A synchronisation removed (--what-if no-wait:NAME) is not a wait made free: the wait
+ * scaled by 0 still ends when the worker releases it, the wait removed does not. */
+Test(threads, a_wait_removed_no_longer_waits_for_the_other_thread)
+{
+	struct isc_trace *t = load("causal/handoff-wait.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	invariants(t, a);
+	struct isc_change ch;
+	char pat[64], err[256];
+	cr_assert_eq(isc_whatif_parse("no-wait:pthread_cond_wait", &ch, pat, sizeof(pat), err,
+				      sizeof(err)),
+		     0, "%s", err);
+	/* The worker's 20 decodes back to back, no longer 5.4 ms apart: 101.1 ms of work
+	 * instead of 109 ms, off a 108 ms window. */
+	double g = gain(t, a, ch);
+	cr_assert_gt(g, 6.5, "%f", g);
+	cr_assert_lt(g, 8.0, "%f", g);
+	double scaled = gain(t, a, scale(ISC_SEL_CALL, "pthread_cond_wait", 0));
+	cr_assert_lt(scaled, 1.0, "%f", scaled);
+	cr_assert_eq(isc_whatif_parse("no-wait:", &ch, pat, sizeof(pat), err, sizeof(err)),
+		     -EINVAL);
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }
