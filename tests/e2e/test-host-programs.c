@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Real programs without a GPU under the preload (issue 22): more busy threads than cores,
- * Python's http.server waiting for its requests, a wrapper shell waiting for its child. Each run is analysed as a user would
+ * Python's http.server waiting for its requests, a wrapper shell waiting for its child.
+ * Each run is analysed as a user would
  * (inferscope-analyze over its traces), and the test asserts
  *  - the verdict an engineer would give, read off the what-ifs, with its evidence;
  *  - the exact counts of the trace's aggregates against what the program counted;
@@ -182,23 +183,24 @@ Test(host_programs, http_server_waits_for_its_input)
 
 /*
  * A wrapper shell: /bin/sh runs a Python child that computes 0.5 s of CPU, then one
- * more command, so it forks and waits instead of exec'ing. The shell's own trace is all
- * wait for the child: the wait hooked and counted, on the critical path, and the child's
- * own trace beside it. (The verdict is not asserted yet: the what-if engine holds a wait
- * with no partner to its recorded end, so the child lever gains nothing on most runs.)
+ * more command (`exit 7`, a builtin: nothing recorded after the wait), so it forks and
+ * waits instead of exec'ing. The shell's own trace is all wait for the child: the wait hooked and counted, the longest on the critical path, and
+ * the verdict child_bound, naming the call and saying the child's trace is not in the
+ * analysis. With the child's trace beside it the verdict names that trace, and the wait
+ * is tied to the child's end (the critical path goes through the child). Whatever the
+ * load, the shell does nothing but wait: no other lever gains.
  */
-Test(host_programs, wrapper_shell_waits_for_its_child)
+Test(host_programs, wrapper_shell_is_child_bound)
 {
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd),
 		 "%s -c 'import time\nt = time.thread_time()\nwhile time.thread_time() - t < "
-		 "0.5: pass'; echo done",
+		 "0.5: pass'; exit 7",
 		 ISC_PYTHON3);
 	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
 	struct isc_run r;
 	cr_assert_eq(isc_test_run(argv, NULL, true, isc_test_dir(), &r), 0);
-	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
-	cr_assert_str_eq(r.out, "done\n");
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 7, "%d %s", r.status, r.err);
 	isc_run_free(&r);
 	yajl_val t = isc_test_load_json(isc_test_in_dir("trace.json"));
 	cr_assert_not_null(t);
@@ -208,12 +210,27 @@ Test(host_programs, wrapper_shell_waits_for_its_child)
 	cr_assert_geq(waits, 1, "the shell's wait for its child is counted");
 	glob_t g;
 	cr_assert_eq(glob(isc_test_in_dir("trace.*.json"), 0, NULL, &g), 0, "the child's trace");
-	globfree(&g);
+	cr_assert_eq(g.gl_pathc, 1);
+	const char *child = strrchr(g.gl_pathv[0], '/') + 1;
 	char *md;
 	yajl_val res = analyse("trace.json", &md);
+	cr_assert_str_eq(verdict(res), "child_bound", "%s", md);
+	cr_assert(evidence_has(res, "the window waits for a child process in wait"), "%s", md);
+	cr_assert(evidence_has(res, "no child's trace is in this analysis"), "%s", md);
 	cr_assert(strstr(md, "longest on the critical path: call 'wait") != NULL, "%s", md);
 	assert_no_gpu_word(md);
 	free(md);
 	yajl_tree_free(res);
+	char both[512];
+	snprintf(both, sizeof(both), "trace.json %s", child);
+	res = analyse(both, &md);
+	cr_assert_str_eq(verdict(res), "child_bound", "%s", md);
+	cr_assert(evidence_has(res, child), "names %s: %s", child, md);
+	cr_assert(strstr(md, "1 wait for a child tied to the child that ended it") != NULL, "%s",
+		  md);
+	assert_no_gpu_word(md);
+	free(md);
+	yajl_tree_free(res);
+	globfree(&g);
 	yajl_tree_free(t);
 }
