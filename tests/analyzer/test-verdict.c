@@ -273,6 +273,32 @@ Test(verdict, the_child_that_ends_a_wait_is_its_lever)
 	isc_trace_destroy(b.t);
 }
 
+/* A host-only trace whose window holds no timed event (counters only): nothing to judge,
+ * said without a GPU word; the same window in a trace with CUDA calls outside it names
+ * what could have been timed there, CUDA calls and GPU work among them. */
+Test(verdict, nothing_to_judge_speaks_of_the_host_alone)
+{
+	for (int cuda = 0; cuda <= 1; cuda++) {
+		struct build b = start(100, 1);
+		counter(&b, 100, "cpu_time", 0, 0);
+		counter(&b, 100, "cpu_time", 10 * MS, 0);
+		if (cuda) {
+			ev(&b, ISC_T_CUDA_API, 100, "cudaMalloc", 20 * MS, 1 * MS);
+		}
+		cr_assert_eq(isc_trace_finalize(b.t), 0);
+		struct isc_analyze_opts o = { .window_explicit = true, .window_end = 10 * MS };
+		struct isc_analysis *a = analyse(b.t, &o);
+		cr_assert_eq(a->verdict.type, ISC_BOUND_UNKNOWN, "%s",
+			     isc_bound_name(a->verdict.type));
+		const char *line = a->verdict.evidence[0];
+		cr_assert(strstr(line, "nothing to judge: no timed events") != NULL, "%s", line);
+		cr_assert_eq(strstr(line, "GPU") == NULL && strstr(line, "CUDA") == NULL, !cuda,
+			     "%s", line);
+		isc_analysis_destroy(a);
+		isc_trace_destroy(b.t);
+	}
+}
+
 /* Allocation churn from the exact counters: 500,000 allocations in a 100 ms recording
  * fire alloc.host-churn with the rate; 5,000 do not. */
 Test(verdict, host_churn_from_exact_counters)

@@ -55,37 +55,77 @@ static char *run_py(const char *name, const char *const args[])
 	return out;
 }
 
-/* inferscope-analyze over the traces (a glob in the test's directory) as JSON and
- * markdown; returns the JSON result, the markdown in *md (malloc'd). */
+/* A file of the test's directory, whole (malloc'd). */
+static char *slurp(const char *name)
+{
+	FILE *f = fopen(isc_test_in_dir(name), "r");
+	cr_assert_not_null(f, "%s", name);
+	char *buf = calloc(1, 1 << 23);
+	size_t n = fread(buf, 1, (1 << 23) - 1, f);
+	fclose(f);
+	cr_assert_gt(n, 0, "%s is empty", name);
+	return buf;
+}
+
+/* inferscope-analyze over the traces (a glob in the test's directory) as JSON, markdown
+ * and HTML; returns the JSON result, the markdown in *md (malloc'd). */
 static yajl_val analyse(const char *traces, char **md)
 {
 	const char *analyze = isc_test_env("ISC_ANALYZE");
 	char cmd[16384];
 	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && '%s' -f json -o result.json %s && '%s' -f md -o report.md %s",
-		 isc_test_dir(), analyze, traces, analyze, traces);
+		 "cd '%s' && '%s' -f json -o result.json %s && '%s' -f md -o report.md %s && "
+		 "'%s' -f html -o report.html %s",
+		 isc_test_dir(), analyze, traces, analyze, traces, analyze, traces);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	size_t n = 0;
-	FILE *f = fopen(isc_test_in_dir("report.md"), "r");
-	cr_assert_not_null(f);
-	*md = calloc(1, 1 << 22);
-	n = fread(*md, 1, (1 << 22) - 1, f);
-	fclose(f);
-	cr_assert_gt(n, 0);
+	*md = slurp("report.md");
 	yajl_val res = isc_test_load_json(isc_test_in_dir("result.json"));
 	cr_assert_not_null(res);
 	return res;
 }
 
-/* No word of a GPU in the report of a window without GPU work. */
-static void assert_no_gpu_word(const char *md)
+/* The words of a GPU: none may appear in the report of a window without GPU work. */
+static const char *const gpu_words[] = { "GPU",	   "gpu",	 "CUDA",    "cuda",
+					 "kernel", "DataLoader", "prefetch" };
+
+static void assert_no_word(const char *what, const char *text)
 {
-	static const char *const words[] = { "GPU", "CUDA", "cuda", "kernel", "DataLoader" };
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-		const char *p = strstr(md, words[i]);
-		cr_assert_null(p, "'%s' in a report without GPU work: ...%.160s", words[i],
-			       p != NULL ? (p > md + 80 ? p - 80 : md) : "");
+	for (size_t i = 0; i < sizeof(gpu_words) / sizeof(gpu_words[0]); i++) {
+		const char *p = strstr(text, gpu_words[i]);
+		cr_assert_null(p, "'%s' in the %s of a window without GPU work: ...%.160s",
+			       gpu_words[i], what,
+			       p != NULL ? (p > text + 80 ? p - 80 : text) : "");
 	}
+}
+
+/* Every string under v (the JSON result's texts: keys are its schema, not words). */
+static void assert_no_word_json(const char *what, yajl_val v)
+{
+	if (YAJL_IS_STRING(v)) {
+		assert_no_word(what, v->u.string);
+	} else if (YAJL_IS_ARRAY(v)) {
+		for (size_t i = 0; i < len_of(v); i++) {
+			assert_no_word_json(what, at(v, i));
+		}
+	} else if (YAJL_IS_OBJECT(v)) {
+		for (size_t i = 0; i < YAJL_GET_OBJECT(v)->len; i++) {
+			assert_no_word_json(what, YAJL_GET_OBJECT(v)->values[i]);
+		}
+	}
+}
+
+/* No word of a GPU in any report of the last analyse(): the markdown, the HTML page, and
+ * the JSON result's verdict, suggestions and data quality (an input's own metadata, as
+ * the preload wrote it, says why CUPTI did not load: not the report's words). */
+static void assert_no_gpu_word(yajl_val res, const char *md)
+{
+	assert_no_word("markdown report", md);
+	char *html = slurp("report.html");
+	assert_no_word("HTML report", html);
+	free(html);
+	assert_no_word_json("JSON verdict", isc_trace_get(res, "bottleneck"));
+	assert_no_word_json("JSON suggestions", isc_trace_get(res, "suggestions"));
+	assert_no_word_json("JSON data quality", isc_trace_get(res, "data_quality"));
 }
 
 static const char *verdict(yajl_val res)
@@ -133,7 +173,7 @@ Test(host_programs, oversubscribed_python_is_cpu_starved)
 	yajl_val res = analyse("trace.json", &md);
 	cr_assert_str_eq(verdict(res), "cpu_starved", "%s", md);
 	cr_assert(evidence_has(res, "on a run queue against"), "%s", md);
-	assert_no_gpu_word(md);
+	assert_no_gpu_word(res, md);
 	free(md);
 	free(out);
 	yajl_tree_free(res);
@@ -175,7 +215,7 @@ Test(host_programs, http_server_waits_for_its_input)
 	yajl_val res = analyse("trace.json", &md);
 	cr_assert_str_eq(verdict(res), "idle", "%s", md);
 	cr_assert(evidence_has(res, "the critical path waits in"), "%s", md);
-	assert_no_gpu_word(md);
+	assert_no_gpu_word(res, md);
 	free(md);
 	free(out);
 	yajl_tree_free(res);
@@ -333,7 +373,7 @@ Test(host_programs, sqlite_small_transactions_are_io_bound_with_exact_counts)
 				  strcmp(verdict(res), "cpu_bound") == 0,
 			  "%s", md);
 	}
-	assert_no_gpu_word(md);
+	assert_no_gpu_word(res, md);
 	free(md);
 	free(table);
 	yajl_tree_free(res);
@@ -376,7 +416,7 @@ Test(host_programs, wrapper_shell_is_child_bound)
 	cr_assert(evidence_has(res, "the window waits for a child process in wait"), "%s", md);
 	cr_assert(evidence_has(res, "no child's trace is in this analysis"), "%s", md);
 	cr_assert(strstr(md, "longest on the critical path: call 'wait") != NULL, "%s", md);
-	assert_no_gpu_word(md);
+	assert_no_gpu_word(res, md);
 	free(md);
 	yajl_tree_free(res);
 	char both[512];
@@ -386,7 +426,7 @@ Test(host_programs, wrapper_shell_is_child_bound)
 	cr_assert(evidence_has(res, child), "names %s: %s", child, md);
 	cr_assert(strstr(md, "1 wait for a child tied to the child that ended it") != NULL, "%s",
 		  md);
-	assert_no_gpu_word(md);
+	assert_no_gpu_word(res, md);
 	free(md);
 	yajl_tree_free(res);
 	globfree(&g);
