@@ -223,14 +223,20 @@ void isc_classify(const struct isc_trace *t, struct isc_analysis *a)
 		timed += a->count[k];
 	}
 	if (w <= 0 || timed == 0) {
+		/* What could have been timed: GPU work and CUDA calls only in a trace that
+		 * has some (no GPU word for a host-only program's empty window). */
+		bool gpu = false;
+		for (size_t i = 0; i < t->n && !gpu; i++) {
+			gpu = isc_type_is_gpu(t->ev[i].type) || t->ev[i].type == ISC_T_CUDA_API;
+		}
 		v->type = ISC_BOUND_UNKNOWN;
 		snprintf(v->cause, sizeof(v->cause), "no_data");
-		isc_verdict_evidence(
-			v, "nothing to judge: %s",
-			w <= 0 ? "the window is empty"
-			       : "no timed events (scopes, CUDA calls, GPU work, syscalls or CPU "
-				 "samples) in "
-				 "it");
+		isc_verdict_evidence(v, "nothing to judge: %s%s%s",
+				     w <= 0 ? "the window is empty" : "no timed events (scopes, ",
+				     w <= 0 ? ""
+				     : gpu  ? "CUDA calls, GPU work, "
+					    : "",
+				     w <= 0 ? "" : "syscalls or CPU samples) in it");
 		return;
 	}
 	double g = isc_share(a, a->cat_ns[ISC_CAT_GPU]);

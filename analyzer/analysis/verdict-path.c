@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "analyzer/analysis/analysis.h"
+#include "analyzer/base/escape.h"
 #include "analyzer/base/fmt.h"
 #include "analyzer/causal/graph.h"
 
@@ -357,6 +358,42 @@ static void path_calls(const struct vctx *v,
 	}
 }
 
+/* The waits for a child in the graph, by name, as "wait4 (2 calls, 1.2 s)". */
+static void child_calls(const struct vctx *v, char *out, size_t n)
+{
+	const struct isc_causal *c = v->a->causal;
+	struct {
+		uint32_t name;
+		uint64_t calls;
+		int64_t ns;
+	} by[4] = { { 0, 0, 0 } };
+	size_t m = 0, len = 0;
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		const struct isc_gnode *g = &c->node[i];
+		uint32_t name = v->t->ev[g->ev].name;
+		size_t k = 0;
+		while (k < m && by[k].name != name) {
+			k++;
+		}
+		if (!(g->flags & ISC_GN_CHILD) || k == sizeof(by) / sizeof(by[0])) {
+			continue;
+		}
+		m += k == m;
+		by[k].name = name;
+		by[k].calls += (g->flags & ISC_GN_LAST) != 0;
+		by[k].ns += g->t1 - g->t0;
+	}
+	snprintf(out, n, "wait calls");
+	for (size_t k = 0; k < m && len + 2 < n; k++) {
+		char b[ISC_FMT_LEN];
+		len += (size_t)snprintf(
+			out + len, n - len, "%s%s (%llu call%s, %s)", k ? ", " : "",
+			isc_trace_str(v->t, by[k].name), (unsigned long long)by[k].calls,
+			by[k].calls == 1 ? "" : "s", isc_fmt_dur(b, (double)by[k].ns));
+		len = len < n ? len : n - 1;
+	}
+}
+
 /* The threads whose host code is on the path, by their time on it. */
 static void path_threads(const struct vctx *v, char *out, size_t n)
 {
@@ -508,19 +545,28 @@ static void deciding_evidence(const struct vctx *v, const struct lever *l, doubl
 			thread_label(t, v->rq_thread, lb, sizeof(lb)),
 			isc_fmt_dur(b1, (double)v->rq_ns), isc_fmt_dur(b2, (double)v->cpu_ns),
 			isc_fmt_dur(b3, (double)(v->a->window.end - v->a->window.start)), nc);
-	} else if (l->pick == pick_child && v->child != UINT16_MAX) {
-		const struct isc_input *in = &t->inputs[v->child];
-		isc_verdict_evidence(vd, "the window waits for child process %lld (%s), trace %s",
-				     (long long)in->pid,
-				     in->command != 0 ? isc_trace_str(t, in->command) : "?",
-				     in->path != NULL ? in->path : "?");
 	} else if (l->pick == pick_child) {
-		path_calls(v, l->pick, list, sizeof(list));
-		isc_verdict_evidence(
-			vd,
-			"the critical path waits for a child process in %s; no child's "
-			"trace is in this analysis",
-			list[0] != '\0' ? list : "wait calls");
+		child_calls(v, list, sizeof(list));
+		if (v->child != UINT16_MAX) {
+			/* its command on one line (a `python3 -c` script has several), cut */
+			const struct isc_input *in = &t->inputs[v->child];
+			const char *cmd = in->command != 0 ? isc_trace_str(t, in->command) : "?";
+			char one[64];
+			size_t n_one = isc_esc_ctrl(one, sizeof(one), cmd, ' ');
+			isc_verdict_evidence(vd,
+					     "the window waits for child process %lld (%s%s) in "
+					     "%s; its trace: %s",
+					     (long long)in->pid, one,
+					     n_one < strlen(cmd) ? "..." : "", list,
+					     in->path != NULL ? in->path : "?");
+		} else {
+			isc_verdict_evidence(
+				vd,
+				"the window waits for a child process in %s; no child's trace is "
+				"in this analysis (a traced child writes its own, STEM.PID.json "
+				"beside its parent's: analyse them together to see its work)",
+				list);
+		}
 	} else if (l->pick == pick_io || l->pick == pick_locks || l->pick == pick_input ||
 		   l->pick == pick_sleep) {
 		path_calls(v, l->pick, list, sizeof(list));

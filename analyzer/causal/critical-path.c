@@ -235,7 +235,8 @@ static int host_work(const struct isc_trace *t, struct isc_causal *c)
 	}
 	for (size_t i = 0; i < c->host_nodes; i++) {
 		const struct isc_gnode *n = &c->node[i];
-		if (!(n->flags & (ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_IDLE | ISC_GN_HANDOFF))) {
+		if (!(n->flags &
+		      (ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_WAITING | ISC_GN_HANDOFF))) {
 			sum[n->lane] += n->t1 - n->t0;
 			if (sum[n->lane] > c->host_work) {
 				c->host_work = sum[n->lane];

@@ -76,8 +76,8 @@ static int pollers(const struct isc_trace *t, struct isc_causal *c)
 	for (size_t s = 0, e; s < c->host_nodes; s = e) {
 		int64_t busy = 0;
 		for (e = s; e < c->host_nodes && thread_of(t, c, e) == thread_of(t, c, s); e++) {
-			busy += (c->node[e].flags & ISC_GN_IDLE) ? 0
-								 : c->node[e].t1 - c->node[e].t0;
+			busy += (c->node[e].flags & ISC_GN_WAITING) ? 0
+								    : c->node[e].t1 - c->node[e].t0;
 		}
 		if (busy > top) {
 			top = busy;
@@ -92,7 +92,7 @@ static int pollers(const struct isc_trace *t, struct isc_causal *c)
 		for (e = s; e < c->host_nodes && thread_of(t, c, e) == th; e++) {
 			const struct isc_gnode *g = &c->node[e];
 			uint8_t ty = t->ev[g->ev].type;
-			busy += (g->flags & ISC_GN_IDLE) ? 0 : g->t1 - g->t0;
+			busy += (g->flags & ISC_GN_WAITING) ? 0 : g->t1 - g->t0;
 			calls &= ty == ISC_T_CUDA_API || ty == ISC_T_SYSCALL;
 			if (e == s || g->t0 > c->node[e - 1].t1) {
 				starts[nb++] = g->t0;
@@ -133,7 +133,7 @@ static bool thread_wait(const struct isc_trace *t, const struct isc_ev *e)
 /* Work of node x's thread from s to x's end: recorded segments, waits left out. */
 static int64_t worked(const struct isc_causal *c, uint32_t x, int64_t s)
 {
-	const uint16_t waits = ISC_GN_IDLE | ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_HANDOFF;
+	const uint16_t waits = ISC_GN_WAITING | ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_HANDOFF;
 	int64_t sum = 0;
 	for (; x != ISC_GN_NONE && c->node[x].t1 > s; x = c->node[x].seq) {
 		const struct isc_gnode *g = &c->node[x];
@@ -150,13 +150,13 @@ static void wake(struct isc_causal *c, uint32_t x, uint32_t h, int64_t s)
 {
 	uint32_t w = x;
 	while (c->node[w].seq != ISC_GN_NONE && c->node[c->node[w].seq].t0 >= s &&
-	       !(c->node[c->node[w].seq].flags & ISC_GN_IDLE)) {
+	       !(c->node[c->node[w].seq].flags & ISC_GN_WAITING)) {
 		w = c->node[w].seq;
 	}
 	struct isc_gnode *g = &c->node[w];
 	uint32_t p = g->seq;
 	if (g->t0 < s || g->dep != ISC_GN_NONE ||
-	    (p != ISC_GN_NONE && ((c->node[p].flags & ISC_GN_IDLE) || c->node[p].t1 >= s))) {
+	    (p != ISC_GN_NONE && ((c->node[p].flags & ISC_GN_WAITING) || c->node[p].t1 >= s))) {
 		return;
 	}
 	while (h != ISC_GN_NONE && c->node[h].t1 > g->t0) {
@@ -221,7 +221,7 @@ static size_t working_threads(const struct isc_trace *t, const struct isc_causal
 	for (size_t s = 0, e; s < c->host_nodes && n < 2; s = e) {
 		bool works = false;
 		for (e = s; e < c->host_nodes && thread_of(t, c, e) == thread_of(t, c, s); e++) {
-			works |= !(c->node[e].flags & (ISC_GN_IDLE | ISC_GN_POLL));
+			works |= !(c->node[e].flags & (ISC_GN_WAITING | ISC_GN_POLL));
 		}
 		n += works;
 	}
@@ -241,7 +241,7 @@ int isc_graph_threads(const struct isc_trace *t, struct isc_causal *c)
 	}
 	size_t m = 0;
 	for (size_t i = 0; i < c->host_nodes; i++) {
-		if (!(c->node[i].flags & (ISC_GN_IDLE | ISC_GN_POLL))) {
+		if (!(c->node[i].flags & (ISC_GN_WAITING | ISC_GN_POLL))) {
 			by_end[m++] = (uint32_t)i;
 		}
 	}

@@ -69,9 +69,14 @@ static int emit(struct build *b, uint32_t owner, int64_t s, int64_t e, uint32_t 
 	n->seq = *prev;
 	n->lane = lane;
 	const struct isc_ev *o = &b->t->ev[owner];
-	n->flags = o->type == ISC_T_SYSCALL && (o->sub == ISC_SYS_WAIT || o->sub == ISC_SYS_SLEEP)
-			   ? ISC_GN_IDLE
-			   : 0;
+	bool waits =
+		o->type == ISC_T_SYSCALL && (o->sub == ISC_SYS_WAIT || o->sub == ISC_SYS_SLEEP);
+	/* A wait for a child is the run's work, done by the child (graph-children.c). */
+	n->flags = !waits ? 0
+		   : o->sub == ISC_SYS_WAIT &&
+				   isc_wait_kind_of(isc_trace_str(b->t, o->name)) == ISC_WK_CHILD
+			   ? ISC_GN_CHILD
+			   : ISC_GN_IDLE;
 	*prev = (uint32_t)(b->c->n - 1);
 	b->c->host_nodes++;
 	return 0;
@@ -637,6 +642,7 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 	free(b.sync);
 	free(b.kineto);
 	r = r == 0 ? isc_graph_threads(t, c) : r;
+	r = r == 0 ? isc_graph_children(t, c) : r;
 	r = r == 0 ? order(c) : r;
 	r = r == 0 ? launch_latency(c) : r;
 	c->end = a->window.start;
@@ -644,7 +650,7 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 	for (size_t i = 0; i < c->n && c->samples_only; i++) {
 		const struct isc_gnode *g = &c->node[i];
 		c->samples_only =
-			(g->flags & ISC_GN_IDLE) ||
+			(g->flags & ISC_GN_WAITING) ||
 			(!(g->flags & ISC_GN_GPU) && t->ev[g->ev].type == ISC_T_CPU_SAMPLE);
 	}
 	for (size_t i = 0; i < c->n; i++) {

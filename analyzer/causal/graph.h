@@ -18,7 +18,9 @@
  *    from the GPU partner's end), the GPU operation whose end released it; for a host
  *    wait or a scope's self time that another thread filled, the segment of that thread
  *    that released it, and for that thread's first segment after it sat idle, the
- *    waiting thread's segment that handed the work over (graph-threads.c).
+ *    waiting thread's segment that handed the work over (graph-threads.c); for a wait
+ *    for a child process, the child's last segment, and for the child's first segment,
+ *    the parent's segment that started it (graph-children.c).
  * A third edge, for GPU operations only and kept apart (xdep, NULL when the run has none):
  *  - event: the first operation launched onto a stream after a cudaStreamWaitEvent waits
  *    for the operation the matching cudaEventRecord marked on the other stream
@@ -53,8 +55,14 @@ enum isc_gnode_flag {
 	ISC_GN_HANDOFF = 1u << 9, /* host: waited for dep, a segment of another thread */
 	ISC_GN_WOKEN = 1u << 10,  /* host: started by dep, a segment of another thread */
 	ISC_GN_INFER = 1u << 11,  /* the wait is inferred from its GPU partner's end (Kineto) */
-	ISC_GN_ORDERED = 1u << 12 /* GPU: the event edge is told from order (Kineto) */
+	ISC_GN_ORDERED = 1u << 12, /* GPU: the event edge is told from order (Kineto) */
+	ISC_GN_CHILD = 1u << 13	   /* host: a wait for a child process (wait4, waitpid...): the
+				    * run's work, done by the child; dep, with ISC_GN_HANDOFF,
+				    * the child's last segment when its trace is in the analysis */
 };
+
+/* A host segment in which its thread waits and does no work of its own. */
+#define ISC_GN_WAITING (ISC_GN_IDLE | ISC_GN_CHILD)
 
 struct isc_gnode {
 	int64_t t0, t1; /* the recorded start and end, ns */
@@ -165,6 +173,7 @@ struct isc_causal {
 				 * events with no CPU sample */
 	uint64_t handoffs;	 /* host waits tied to the thread that released them */
 	uint64_t wakes;		 /* thread starts tied to the thread that handed work over */
+	uint64_t child_waits;	 /* waits for a child tied to the child's end (graph-children.c) */
 	uint64_t inferred_waits; /* Kineto calls found blocked by their GPU partner's end */
 	/* Threads that only poll or tick (graph-threads.c): never where the run ends. */
 	uint32_t n_pollers;
@@ -195,8 +204,9 @@ struct isc_causal {
 bool isc_graph_in_window(const struct isc_analysis *a, const struct isc_ev *e);
 int64_t isc_graph_host_dur(const struct isc_ev *e);
 /* Whether node i can be where the run ends (c->end, the critical path's last node, a
- * what-if's end): not a thread waiting until exit nor one that only polls or ticks
- * (graph-threads.c), and not a CPU sample while recorded
+ * what-if's end): not a thread waiting until exit (a wait for a child can: the child's
+ * work is the run's) nor one that only polls or ticks (graph-threads.c), and not a CPU
+ * sample while recorded
  * work exists - a sample is placed one sampling period after the CPU time it stands
  * for, and a wrapper process (a shell, `timeout`) sampled on its way out would end the
  * run after the program did, where re-timing the program cannot move it. */
@@ -238,6 +248,10 @@ static inline uint32_t isc_graph_xdep(const struct isc_causal *c, uint32_t i)
 /* graph-threads.c: marks the segments of threads that only poll or tick, and adds the
  * hand-off edges between host threads (ISC_GN_HANDOFF, ISC_GN_WOKEN). 0 or -ENOMEM. */
 int isc_graph_threads(const struct isc_trace *t, struct isc_causal *c);
+/* graph-children.c: ties every wait for a child process (ISC_GN_CHILD) to the child whose
+ * end released it, where the child's trace is in the analysis, and the child's first
+ * segment to its parent's segment that started it. 0 or -ENOMEM. */
+int isc_graph_children(const struct isc_trace *t, struct isc_causal *c);
 /* The k-th smallest of v[0..n), k < n (quickselect; v is reordered). */
 int64_t isc_graph_kth(int64_t *v, size_t n, size_t k);
 

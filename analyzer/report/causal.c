@@ -138,6 +138,13 @@ void isc_md_causal_quality(FILE *f, const struct isc_trace *t, const struct isc_
 			(unsigned long long)c->inferred_waits,
 			(unsigned long long)c->event_ordered);
 	}
+	if (c->child_waits > 0) {
+		fprintf(f,
+			"- inferred from times: %llu wait%s for a child tied to the child that "
+			"ended %s\n",
+			(unsigned long long)c->child_waits, c->child_waits == 1 ? "" : "s",
+			c->child_waits == 1 ? "it" : "them");
+	}
 }
 
 void isc_json_causal(struct isc_json *j, const struct isc_trace *t, const struct isc_analysis *a)

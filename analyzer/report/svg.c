@@ -29,7 +29,10 @@ void isc_svg_breakdown(FILE *f, const struct isc_analysis *a)
 		"height=\"64\" role=\"img\">\n",
 		ISC_SVG_WIDTH);
 	double x = 0;
-	for (int k = 0; k < ISC_CAT__COUNT; k++) {
+	/* Without GPU work a category with no time (the GPU's, the CUDA runtime's) is not
+	 * named: no GPU word where no GPU works. */
+	bool gpu = isc_has_gpu_work(a);
+	for (int k = 0, key = 0; k < ISC_CAT__COUNT; k++) {
 		enum isc_category c = isc_category_order[k];
 		double w = isc_share(a, a->cat_ns[c]) * ISC_SVG_WIDTH;
 		if (w > 0) {
@@ -42,11 +45,15 @@ void isc_svg_breakdown(FILE *f, const struct isc_analysis *a)
 				isc_fmt_pct(b2, isc_share(a, a->cat_ns[c])));
 		}
 		x += w;
+		if (!gpu && a->cat_ns[c] == 0) {
+			continue;
+		}
 		fprintf(f,
 			"<rect x=\"%d\" y=\"40\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"51\" font-size=\"12\">%s %s</text>\n",
-			k * 200, cat_color[c], k * 200 + 16, isc_category_name(c),
+			key * 200, cat_color[c], key * 200 + 16, isc_category_name(c),
 			isc_fmt_pct(b1, isc_share(a, a->cat_ns[c])));
+		key++;
 	}
 	fprintf(f, "</svg>\n");
 }
@@ -243,11 +250,16 @@ static void legend(struct timeline *tl)
 		{ ISC_T_CPU_SAMPLE, "CPU samples" },
 	};
 	size_t y = lane_top(tl->n) + 8;
+	/* the GPU's marks and CUDA calls only where the window has GPU work */
+	bool gpu = isc_has_gpu_work(tl->a);
 	fprintf(tl->f, "<g class=\"legend\">\n");
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+	for (size_t i = 0, k = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		int row;
 		const struct isc_ev e = { .type = (uint8_t)keys[i].type };
-		double x = 2 + (double)i * (ISC_SVG_WIDTH / 9.0);
+		if (!gpu && (isc_type_is_gpu(e.type) || e.type == ISC_T_CUDA_API)) {
+			continue;
+		}
+		double x = 2 + (double)k++ * (ISC_SVG_WIDTH / 9.0);
 		fprintf(tl->f,
 			"<rect x=\"%.1f\" y=\"%zu\" width=\"10\" height=\"10\" fill=\"%s\"/>"
 			"<text x=\"%.1f\" y=\"%zu\" font-size=\"10\">%s</text>\n",

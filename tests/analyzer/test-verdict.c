@@ -216,6 +216,89 @@ Test(verdict, waiting_for_a_child_is_child_bound)
 	}
 }
 
+/* A wrapper shell whose last record is its wait for a child whose trace is not in the
+ * analysis: the wait is the child's work as the shell saw it, and it ends the window
+ * (a wait for a child is not a thread idling until exit). child_bound, half the wait
+ * gained, the call named. */
+Test(verdict, waiting_for_an_untraced_child_until_the_end_is_child_bound)
+{
+	struct build b = start(100, 1);
+	ev(&b, ISC_T_SCOPE, 100, "sh", 0, 1 * MS);
+	sys(&b, 100, "wait4", ISC_SYS_WAIT, 1 * MS, 100 * MS);
+	struct isc_analysis *a = finish(&b);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_CHILD, "%s: %s", isc_bound_name(a->verdict.type),
+		     a->verdict.evidence[0]);
+	/* 50 ms of the 101 ms window */
+	cr_assert_float_eq(a->verdict.gain_pct, 100.0 * 50 / 101, 0.01);
+	cr_assert(evidence_has(a, "in wait4 (1 call, 100.000 ms); no child's trace"), "%s",
+		  a->verdict.evidence[1]);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(b.t);
+}
+
+/* The shell forks at 1 ms and waits; its child (trace in the analysis) computes 80 ms,
+ * then exits for 19 ms (its teardown, unrecorded) before the wait returns; the shell
+ * reports for 1 ms. The wait is tied to the child's end: making the child's code twice as
+ * fast shortens the wait by as much (a what-if on the child's scopes alone gains 40 ms),
+ * and the child lever, its code and its exit, gains 49.5 ms, naming the child's trace. */
+Test(verdict, the_child_that_ends_a_wait_is_its_lever)
+{
+	struct build b = start(100, 1);
+	ev(&b, ISC_T_SCOPE, 100, "sh", 0, 1 * MS);
+	sys(&b, 100, "wait4", ISC_SYS_WAIT, 1 * MS, 100 * MS);
+	ev(&b, ISC_T_SCOPE, 100, "report", 101 * MS, 1 * MS);
+	int child = isc_trace_add_input(b.t, "trace.200.json");
+	b.t->inputs[child].pid = 200;
+	b.t->inputs[child].ppid = 100;
+	b.input = child;
+	for (int i = 0; i < 10; i++) {
+		ev(&b, ISC_T_SCOPE, 200, "work", 2 * MS + i * 8 * MS, 8 * MS);
+	}
+	struct isc_analysis *a = finish(&b);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_CHILD, "%s: %s", isc_bound_name(a->verdict.type),
+		     a->verdict.evidence[0]);
+	cr_assert_float_eq(a->verdict.gain_pct, 100.0 * 49.5 / 102, 0.01);
+	cr_assert(evidence_has(a, "waits for child process 200"));
+	cr_assert(evidence_has(a, "in wait4 (1 call, 100.000 ms); its trace: trace.200.json"));
+	struct isc_change ch;
+	char pat[64], err[128];
+	cr_assert_eq(isc_whatif_parse("scope:work*0.5", &ch, pat, sizeof(pat), err, sizeof(err)),
+		     0);
+	int64_t before, after;
+	double gain;
+	cr_assert_eq(isc_whatif_run(b.t, a, &ch, &before, &after, &gain), 0);
+	cr_assert_eq(before - after, 40 * MS, "the wait ends with the child: %lld ns earlier",
+		     (long long)(before - after));
+	isc_analysis_destroy(a);
+	isc_trace_destroy(b.t);
+}
+
+/* A host-only trace whose window holds no timed event (counters only): nothing to judge,
+ * said without a GPU word; the same window in a trace with CUDA calls outside it names
+ * what could have been timed there, CUDA calls and GPU work among them. */
+Test(verdict, nothing_to_judge_speaks_of_the_host_alone)
+{
+	for (int cuda = 0; cuda <= 1; cuda++) {
+		struct build b = start(100, 1);
+		counter(&b, 100, "cpu_time", 0, 0);
+		counter(&b, 100, "cpu_time", 10 * MS, 0);
+		if (cuda) {
+			ev(&b, ISC_T_CUDA_API, 100, "cudaMalloc", 20 * MS, 1 * MS);
+		}
+		cr_assert_eq(isc_trace_finalize(b.t), 0);
+		struct isc_analyze_opts o = { .window_explicit = true, .window_end = 10 * MS };
+		struct isc_analysis *a = analyse(b.t, &o);
+		cr_assert_eq(a->verdict.type, ISC_BOUND_UNKNOWN, "%s",
+			     isc_bound_name(a->verdict.type));
+		const char *line = a->verdict.evidence[0];
+		cr_assert(strstr(line, "nothing to judge: no timed events") != NULL, "%s", line);
+		cr_assert_eq(strstr(line, "GPU") == NULL && strstr(line, "CUDA") == NULL, !cuda,
+			     "%s", line);
+		isc_analysis_destroy(a);
+		isc_trace_destroy(b.t);
+	}
+}
+
 /* Allocation churn from the exact counters: 500,000 allocations in a 100 ms recording
  * fire alloc.host-churn with the rate; 5,000 do not. */
 Test(verdict, host_churn_from_exact_counters)
