@@ -892,6 +892,7 @@ static int analyze(struct cli *c)
 int main(int argc, char **argv)
 {
 	struct cli c = { .format = "md", .top = 10 };
+	isc_mem_big_blocks();
 	isc_gate_spec_init(&c.gate);
 	c.max_memory = default_max_memory();
 	isc_mem_bound(c.max_memory, over_memory);

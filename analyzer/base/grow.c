@@ -115,3 +115,9 @@ int isc_grow_slow(void *arr, size_t *cap, size_t need, size_t size, size_t first
 	*cap = c;
 	return 0;
 }
+
+void isc_mem_big_blocks(void)
+{
+	/* A fixed threshold: glibc no longer moves it (nor the heap's trim threshold). */
+	mallopt(M_MMAP_THRESHOLD, (int)ISC_BIG_BLOCK);
+}

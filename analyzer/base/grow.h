@@ -48,6 +48,18 @@ void *isc_mem_calloc(size_t n, size_t size);
 /* Frees a block of isc_mem_calloc or an array of isc_resize, and uncounts it. */
 void isc_mem_free(void *p);
 
+/*
+ * Once at the start of a program: blocks of ISC_BIG_BLOCK bytes or more (the arrays that
+ * grow with the number of events) are mapped on their own and given back to the system
+ * when freed. glibc otherwise raises its threshold to the size of each mapped block freed
+ * (up to 32 MiB), and the next stage's arrays land in the heap, where a block freed stays
+ * part of the peak and one grown by doubling leaves its old copy behind as a hole. A
+ * smaller threshold costs a page fault per page of every transient array (the sorts'),
+ * which this machine's virtualised page tables make dear (docs/benchmarks.md).
+ */
+#define ISC_BIG_BLOCK ((size_t)16 << 20)
+void isc_mem_big_blocks(void);
+
 /* The same on an array named directly: ISC_GROW(t->ev, t->cap, t->n + 1, 4096). */
 #define ISC_GROW(arr, cap, need, first) isc_grow(&(arr), &(cap), (need), sizeof(*(arr)), (first))
 #define ISC_RESIZE(arr, n) isc_resize(&(arr), (n), sizeof(*(arr)))

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,56 @@ Test(units, growable_array_doubles_and_keeps_its_elements)
 	cr_assert_eq(ISC_GROW(v, cap, 5000, 4), 0);
 	cr_assert_eq(cap, 8192, "a jump doubles as often as needed");
 	free(v);
+}
+
+/* The mappings of this process that hold a byte of [p, p + n). */
+static int mappings_over(const void *p, size_t n)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	cr_assert_not_null(f);
+	unsigned long lo, hi;
+	int count = 0;
+	char line[512];
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < (uintptr_t)p + n &&
+		    hi > (uintptr_t)p) {
+			count++;
+		}
+	}
+	fclose(f);
+	return count;
+}
+
+/* gcc says __SANITIZE_ADDRESS__, clang __has_feature(address_sanitizer). */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+/* A big array freed goes back to the system, even after another was: glibc would
+ * otherwise have raised its threshold to the first one's size and put the second in the
+ * heap, where it stays part of the peak once freed. (Not under AddressSanitizer, whose
+ * allocator keeps freed blocks in quarantine.) */
+Test(units, big_array_freed_leaves_no_mapping)
+{
+#ifdef UNDER_ASAN
+	cr_skip_test("AddressSanitizer keeps freed blocks");
+#endif
+	isc_mem_big_blocks();
+	size_t n = ISC_BIG_BLOCK + ISC_BIG_BLOCK / 2; /* each smaller than the one before */
+	for (int round = 0; round < 3; round++, n -= ISC_BIG_BLOCK / 8) {
+		uint8_t *v = NULL;
+		cr_assert_eq(ISC_RESIZE(v, n), 0);
+		memset(v, round + 1, n);
+		cr_assert_eq(mappings_over(v, n), 1);
+		uintptr_t at = (uintptr_t)v;
+		isc_mem_free(v);
+		cr_assert_eq(mappings_over((const void *)at, n), 0,
+			     "round %d: %zu bytes freed are unmapped", round, n);
+	}
 }
 
 Test(units, growable_array_refuses_overflow_and_stays_as_it_was)
