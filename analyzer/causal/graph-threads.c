@@ -19,6 +19,12 @@
  *    scope's self time counts only when the releasing thread worked for at least half
  *    of it (its recorded segments from the wait's start to the release, its own waits
  *    left out: a thread blocked in a synchronize fills no one's time).
+ *  - a Kineto input names the thread a scope waits for where it has `fwdbwd` flows (a
+ *    forward operator to its backward operator): a scope's or operator's self time on
+ *    the forward's thread while a backward operator of that thread's forward starts on
+ *    another thread (autograd's engine thread) waits for that thread, whatever share of
+ *    the time it worked (it may itself wait for the GPU): its release is that thread's
+ *    last segment to end inside it, within the same tolerance.
  *  - the releasing thread's run of work that ends in the release, when the thread sat
  *    idle (no recorded event, no recorded wait) from before the wait began, was started
  *    by the waiting thread: its first segment depends on the waiting thread's segment
@@ -171,8 +177,74 @@ static void wake(struct isc_causal *c, uint32_t x, uint32_t h, int64_t s)
 	c->wakes++;
 }
 
+/* A backward operator that another thread ran for a forward of thread fwd (a Kineto
+ * fwdbwd flow across threads): the backward's start and thread. */
+struct backward {
+	uint32_t fwd, bwd;
+	int64_t ts;
+};
+
+static int backward_cmp(const void *x, const void *y)
+{
+	const struct backward *a = x, *b = y;
+	if (a->fwd != b->fwd) {
+		return a->fwd < b->fwd ? -1 : 1;
+	}
+	if (a->ts != b->ts) {
+		return a->ts < b->ts ? -1 : 1;
+	}
+	return a->bwd < b->bwd ? -1 : a->bwd > b->bwd ? 1 : 0;
+}
+
+/* The fwdbwd flows between two threads, by forward thread and backward start; *n of them
+ * (none: NULL). 0 or -ENOMEM. */
+static int backwards(const struct isc_trace *t, struct backward **out, size_t *n)
+{
+	size_t k = 0;
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < t->n_flows; i++) {
+		const struct isc_flow *f = &t->flows[i];
+		k += f->kind == ISC_FLOW_FWDBWD && t->ev[f->src].thread != t->ev[f->dst].thread;
+	}
+	if (k == 0) {
+		return 0;
+	}
+	struct backward *v = malloc(k * sizeof(*v));
+	if (v == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->n_flows; i++) {
+		const struct isc_flow *f = &t->flows[i];
+		const struct isc_ev *s = &t->ev[f->src], *d = &t->ev[f->dst];
+		if (f->kind == ISC_FLOW_FWDBWD && s->thread != d->thread) {
+			v[(*n)++] = (struct backward){ s->thread, d->thread, d->ts };
+		}
+	}
+	isc_qsort(v, *n, sizeof(*v), backward_cmp);
+	*out = v;
+	return 0;
+}
+
+/* The thread that ran the last backward operator of thread th's forward starting in
+ * [s, e), UINT32_MAX when none did. */
+static uint32_t backward_thread(const struct backward *v, size_t n, uint32_t th, int64_t s,
+				int64_t e)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].fwd < th || (v[mid].fwd == th && v[mid].ts < e)) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo > 0 && v[lo - 1].fwd == th && v[lo - 1].ts >= s ? v[lo - 1].bwd : UINT32_MAX;
+}
+
 static void handoff(const struct isc_trace *t, struct isc_causal *c, const uint32_t *by_end,
-		    size_t m, uint32_t i)
+		    size_t m, const struct backward *bw, size_t n_bw, uint32_t i)
 {
 	struct isc_gnode *g = &c->node[i];
 	const struct isc_ev *o = &t->ev[g->ev];
@@ -195,17 +267,19 @@ static void handoff(const struct isc_trace *t, struct isc_causal *c, const uint3
 		}
 	}
 	uint32_t th = o->thread, x = ISC_GN_NONE;
+	uint32_t by = self ? backward_thread(bw, n_bw, th, g->t0, g->t1) : UINT32_MAX;
 	for (size_t k = lo; k-- > 0;) {
 		const struct isc_gnode *r = &c->node[by_end[k]];
+		uint32_t rt = t->ev[r->ev].thread;
 		if (r->t1 < g->t1 - tol || r->t1 <= g->t0) {
 			break;
 		}
-		if (t->ev[r->ev].thread != th) {
+		if (rt != th && (by == UINT32_MAX || rt == by)) {
 			x = by_end[k];
 			break;
 		}
 	}
-	if (x == ISC_GN_NONE || (self && 2 * worked(c, x, g->t0) < len)) {
+	if (x == ISC_GN_NONE || (self && by == UINT32_MAX && 2 * worked(c, x, g->t0) < len)) {
 		return;
 	}
 	g->dep = x;
@@ -235,8 +309,11 @@ int isc_graph_threads(const struct isc_trace *t, struct isc_causal *c)
 		return r;
 	}
 	/* The segments that can release a wait, by end. */
+	struct backward *bw = NULL;
+	size_t n_bw = 0;
 	uint32_t *by_end = malloc(c->host_nodes * sizeof(*by_end));
-	if (by_end == NULL) {
+	if (by_end == NULL || backwards(t, &bw, &n_bw) < 0) {
+		free(by_end);
 		return -ENOMEM;
 	}
 	size_t m = 0;
@@ -247,11 +324,13 @@ int isc_graph_threads(const struct isc_trace *t, struct isc_causal *c)
 	}
 	if (isc_sort_by_key(&c->node[0].t1, sizeof(struct isc_gnode), by_end, m) < 0) {
 		free(by_end);
+		free(bw);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < c->host_nodes; i++) {
-		handoff(t, c, by_end, m, (uint32_t)i);
+		handoff(t, c, by_end, m, bw, n_bw, (uint32_t)i);
 	}
 	free(by_end);
+	free(bw);
 	return 0;
 }

@@ -32,6 +32,10 @@ none of them):
   show the thread running through the gaps.
 - handoff-kineto.json (Kineto): each step's `## backward ##` scope on the main thread
   waits while the autograd thread runs four 1.9 ms MmBackward0 operators.
+- handoff-fwdbwd.json (Kineto): each step's `## backward ##` scope on the main thread
+  waits while the autograd thread runs the backward of the step's `aten::linear` (a
+  `fwdbwd` flow links the two): MmBackward0 launches a 6 ms kernel and waits for it in a
+  synchronous D2H cudaMemcpyAsync, so the autograd thread works 0.1 ms of the 6.2 ms.
 - handoff-wait.json (InferScope): the main thread hands a batch to a worker and waits in
   pthread_cond_wait while the worker decodes it (5 ms).
 - sync-copy-kineto.json (Kineto): each step an 8 ms kernel, then a cudaMemcpyAsync to
@@ -316,6 +320,48 @@ def handoff_kineto():
     return kineto(ev)
 
 
+def flow(ph, ident, ts, tid):
+    f = {"ph": ph, "cat": "fwdbwd", "name": "fwdbwd", "id": ident, "pid": 1, "tid": tid,
+         "ts": ts}
+    if ph == "f":
+        f["bp"] = "e"
+    return f
+
+
+def handoff_fwdbwd():
+    ev, t, corr = [], 1000, 0
+    for step in range(10):
+        t0 = t
+        corr += 1
+        ev.append(x("cpu_op", "aten::linear", t0 + 10, 1000, 1, 1))
+        ev.append(flow("s", step + 1, t0 + 10, 1))
+        launch_kernel(ev, corr, t0 + 500, "gemm_fwd", t0 + 510, 200)
+        # the autograd thread: the backward kernel, then a copy that returns with it
+        s = t0 + 1300
+        corr += 1
+        kend = launch_kernel(ev, corr, s + 50, "gemm_bwd", s + 60, 6000, tid=2)
+        corr += 1
+        ret = kend + 2 + 100 + 8
+        ev.append(x("cuda_runtime", "cudaMemcpyAsync", s + 100, ret - s - 100, 1, 2,
+                    correlation=corr))
+        ev.append(x("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", kend + 2, 100, 0, 7,
+                    correlation=corr, stream=7, device=0, bytes=4))
+        ev.append(x("cpu_op", "MmBackward0", s, ret + 10 - s, 1, 2))
+        ev.append(flow("f", step + 1, s, 2))
+        ev.append(x("user_annotation", "## backward ##", t0 + 1100, ret + 70 - t0 - 1100,
+                    1, 1))
+        t = ret + 70 + 20
+        corr += 1
+        ev.append(x("cpu_op", "Optimizer.step", t, 500, 1, 1))
+        end = launch_kernel(ev, corr, t + 400, "sgd", t + 410, 100)
+        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 510, end + 5 - t - 510, 1, 1,
+                    correlation=0))
+        t = end + 5
+        ev.append(x("user_annotation", "ProfilerStep#%d" % step, t0, t - t0, 1, 1))
+        t += 20
+    return kineto(ev)
+
+
 def handoff_wait():
     tr, t, MAIN, WORKER = Inferscope(), 1000, 4242, 4243
     for _ in range(20):
@@ -406,7 +452,8 @@ def main():
         f.write(json.dumps(queue_saturated(), separators=(",", ":")).encode() + b"\n")
     for name, doc in (("poller", poller()), ("untraced", untraced()),
                       ("untraced-sampled", untraced_sampled()),
-                      ("handoff-kineto", handoff_kineto()), ("handoff-wait", handoff_wait()),
+                      ("handoff-kineto", handoff_kineto()),
+                      ("handoff-fwdbwd", handoff_fwdbwd()), ("handoff-wait", handoff_wait()),
                       ("sync-copy-kineto", sync_copy_kineto()),
                       ("comm-kineto", comm_kineto()),
                       ("stream-wait-kineto", stream_wait_kineto()),

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyzer/causal/graph.h"
 #include "analyzer/readers/reader.h"
 #include "helpers.h"
 
@@ -147,7 +148,13 @@ Test(kineto_gens, every_generation_reads_to_the_same_model)
 		cr_assert_eq(a->n_streams, 1, "%s", kineto_gens[g]);
 		cr_assert_eq(a->streams[0].stream, 7, "%s", kineto_gens[g]);
 		cr_assert_eq(a->launch.pairs, ra->launch.pairs, "%s", kineto_gens[g]);
-		cr_assert_eq(a->verdict.type, ra->verdict.type, "%s", kineto_gens[g]);
+		/* 1.8 does not say that the step's self time waits for the autograd thread
+		 * (no fwdbwd flow): its path and verdict may differ, the others' may not */
+		if (fwdbwd) {
+			cr_assert_eq(a->verdict.type, ra->verdict.type, "%s", kineto_gens[g]);
+			cr_assert_eq(a->causal->handoffs, ra->causal->handoffs, "%s",
+				     kineto_gens[g]);
+		}
 		isc_analysis_destroy(a);
 		isc_trace_destroy(t);
 	}

@@ -132,6 +132,34 @@ Test(threads, backward_waits_for_the_autograd_thread)
 	isc_trace_destroy(t);
 }
 
+/* The autograd thread mostly waits for the GPU (a synchronous copy after its kernel), so
+ * its recorded work fills a sliver of `## backward ##`; the fwdbwd flow from the step's
+ * aten::linear to MmBackward0 says the scope waits for it all the same. */
+Test(threads, a_fwdbwd_flow_makes_backward_wait_for_the_autograd_thread)
+{
+	struct isc_trace *t = load("causal/handoff-fwdbwd.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	cr_assert_eq(c->handoffs, 10);
+	int64_t bw = 0;
+	for (int i = 0; i < ISC_CP_TOP; i++) {
+		const char *n = isc_trace_str(t, c->top[i].name);
+		bw += strcmp(n, "## backward ##") == 0 ? c->top[i].ns : 0;
+	}
+	/* the scope's self time is a wait, not host computing: the 6 ms kernels are the path */
+	cr_assert_lt(bw, INT64_C(10) * 100000);
+	cr_assert_geq(c->cat[ISC_CP_KERNEL], INT64_C(10) * 6000000);
+	cr_assert_lt(c->cat[ISC_CP_HOST], c->path_ns / 4);
+	/* 10 x 3 ms of backward kernels (and 0.1 ms of the others) off an 80.9 ms window */
+	double g = gain(t, a, scale(ISC_SEL_ALL_GPU, NULL, 0.5));
+	cr_assert_gt(g, 36.0, "%f", g);
+	cr_assert_lt(g, 40.0, "%f", g);
+	cr_assert_eq(a->verdict.type, ISC_BOUND_GPU);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
 Test(threads, a_condition_wait_is_tied_to_the_thread_that_released_it)
 {
 	struct isc_trace *t = load("causal/handoff-wait.json");

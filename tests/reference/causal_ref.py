@@ -89,14 +89,25 @@ def _int(v):
     return None
 
 
+FWDBWD_CATS = ("fwdbwd", "forward_backward")
+
+
 def read_kineto(doc):
+    """The events, and the fwdbwd flows as (forward event, backward event) pairs: a flow's
+    ends bind to the slice of their thread that starts at their time."""
     cats = {"kernel": "kernel", "Kernel": "kernel", "gpu_memcpy": "copy", "Memcpy": "copy",
             "gpu_memset": "memset", "Memset": "memset", "cuda_runtime": "api",
             "Runtime": "api", "cuda_driver": "api", "cpu_op": "op", "Operator": "op",
             "user_annotation": "scope", "cuda_sync": "sync"}
     base = doc.get("baseTimeNanoseconds")
     out = []
+    at = {}  # (tid, ts) -> the host slice starting there
+    ends = {}  # flow id -> {"s": (tid, ts), "f": (tid, ts)}
     for e in doc["traceEvents"]:
+        if e.get("cat") in FWDBWD_CATS and e.get("ph") in ("s", "f"):
+            ts = _us(e["ts"]) + (base or 0)
+            ends.setdefault(e.get("id"), {})[e["ph"]] = (_int(e.get("tid")), ts)
+            continue
         kind = cats.get(e.get("cat"))
         if e.get("ph") != "X" or kind is None or _int(e.get("pid")) is None:
             continue
@@ -120,14 +131,20 @@ def read_kineto(doc):
         out.append(Event(kind, n, ts, _us(e.get("dur", 0)), tid=_int(e["tid"]),
                          corr=a.get("correlation", 0) if kind == "api" else 0,
                          blocked=blocked))
-    return out
+        at.setdefault((out[-1].tid, ts), out[-1])
+    links = []
+    for v in ends.values():
+        if "s" in v and "f" in v and v["s"] in at and v["f"] in at:
+            links.append((at[v["s"]], at[v["f"]]))
+    return out, links
 
 
 def read(path):
     doc = _load(path)
     if isinstance(doc, dict) and "traceEvents" in doc:
-        return read_kineto(doc), True
-    return read_inferscope(doc), False
+        events, links = read_kineto(doc)
+        return events, links, True
+    return read_inferscope(doc), [], False
 
 
 # ---------------------------------------------------------------- model
@@ -172,11 +189,13 @@ class Node:
 class Graph:
     """The graph of one trace (docs/rules.md), its critical path and its what-ifs."""
 
-    def __init__(self, events, kineto, thresholds=None):
+    def __init__(self, events, kineto, thresholds=None, links=()):
         th = dict(DEFAULTS)
         th.update(thresholds or {})
         self.th = th
         self.kineto = kineto
+        # backward operators another thread ran for a thread's forward (fwdbwd flows)
+        self.backwards = [(f.tid, b.tid, b.ts) for f, b in links if f.tid != b.tid]
         # the model's order: stable by start
         self.ev = sorted(events, key=lambda e: e.ts)
         for i, e in enumerate(self.ev):
@@ -591,14 +610,19 @@ class Graph:
         if (not wait and not self_time) or g.dep is not None or g.poll or length <= 0:
             return
         tol = HANDOFF_NS if wait or length // 4 > HANDOFF_NS else length // 4
+        # a backward of this thread's forward starting in it: it waits for that thread
+        by = None
+        if self_time:
+            inside = [(ts, b) for f, b, ts in self.backwards if f == o.tid and g.t0 <= ts < g.t1]
+            by = max(inside)[1] if inside else None
         x = None
         for r in reversed([r for r in release if r.t1 < g.t1]):
             if r.t1 < g.t1 - tol or r.t1 <= g.t0:
                 break
-            if r.ev.tid != o.tid:
+            if r.ev.tid != o.tid and (by is None or r.ev.tid == by):
                 x = r
                 break
-        if x is None or (self_time and 2 * self._worked(x, g.t0) < length):
+        if x is None or (self_time and by is None and 2 * self._worked(x, g.t0) < length):
             return
         g.dep, g.handoff = x, True
         self.handoffs += 1
@@ -851,8 +875,8 @@ def selector(spec, g):
 
 
 def analyze(path, questions, thresholds=None):
-    events, kineto = read(path)
-    g = Graph(events, kineto, thresholds)
+    events, links, kineto = read(path)
+    g = Graph(events, kineto, thresholds, links)
     length, cats = g.critical_path()
     gains = {q: g.whatif(selector(q, g)) for q in questions}
     return {"length_ms": length / 1e6, "categories": {k: v / 1e6 for k, v in cats.items()},
