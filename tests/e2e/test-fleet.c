@@ -226,7 +226,9 @@ Test(fleet, capture_20_steps_then_sigkill)
 		}
 	}
 	closedir(d);
-	cr_assert_eq(parts, 1);
+	/* one open segment, or none where the kill fell inside a rotation (between the
+	 * closed segment's rename and the next one's creation) */
+	cr_assert_leq(parts, 1, "%d open segments", parts);
 	cr_assert(closed >= 3, "%d closed segments", closed);
 	analyze(isc_test_in_dir(last), true); /* the GPU timeline is in the segments */
 	merged(pid);

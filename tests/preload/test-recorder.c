@@ -417,8 +417,14 @@ Test(recorder, sigterm_freezes_sigkill_leaves_segments)
 	char name[96];
 	snprintf(name, sizeof(name), "trace.%d.seg-000001.spill", (int)s.pid);
 	check_segment(isc_test_in_dir(name));
+	/* The open segment stays as .part, unless the kill fell inside a rotation, after the
+	 * closed segment's rename and before the next one's creation (retention runs there):
+	 * then every record is in closed segments. */
 	int parts = count_files(".spill.part", NULL);
-	cr_assert_eq(parts, 1, "the open segment stays as .part");
+	cr_assert_leq(parts, 1, "%d open segments", parts);
+	if (parts == 0) {
+		cr_log_warn("killed inside a segment rotation: no open segment");
+	}
 	DIR *d = opendir(isc_test_dir());
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
