@@ -407,6 +407,19 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 		{ "kernel:", ISC_SEL_KERNEL },
 		{ "call:", ISC_SEL_CALL },
 	};
+	/* Forms that name what they change and take no factor. overlap: the scope runs
+	 * beside the loop (a worker); no-wait: a wait scaled by a factor still ends when what
+	 * it waited for ends (a scope's own time is what "scope:NAME*0" removes), a
+	 * synchronisation removed does not wait. */
+	static const struct {
+		const char *prefix;
+		enum isc_change_op op;
+		enum isc_selector sel;
+		double factor;
+	} named[] = {
+		{ "overlap:", ISC_WI_OFFLOAD, ISC_SEL_SCOPE, 1 },
+		{ "no-wait:", ISC_WI_NO_WAIT, ISC_SEL_WAITS, 0 },
+	};
 	memset(ch, 0, sizeof(*ch));
 	ch->after = INT64_MIN;
 	ch->factor = 1.0;
@@ -424,25 +437,17 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 			return 0;
 		}
 	}
-	if (strncmp(spec, "overlap:", 8) == 0 && spec[8] != '\0' && strlen(spec + 8) < np) {
-		snprintf(pat, np, "%s", spec + 8);
-		*ch = (struct isc_change){ .op = ISC_WI_OFFLOAD,
-					   .sel = ISC_SEL_SCOPE,
-					   .pattern = pat,
-					   .factor = 1,
-					   .after = INT64_MIN };
-		return 0;
-	}
-	/* A wait scaled by a factor still ends when what it waited for ends (a scope's own
-	 * time is what "scope:NAME*0" removes); a synchronisation removed does not wait. */
-	if (strncmp(spec, "no-wait:", 8) == 0 && spec[8] != '\0' && strlen(spec + 8) < np) {
-		snprintf(pat, np, "%s", spec + 8);
-		*ch = (struct isc_change){ .op = ISC_WI_NO_WAIT,
-					   .sel = ISC_SEL_WAITS,
-					   .pattern = pat,
-					   .factor = 0,
-					   .after = INT64_MIN };
-		return 0;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		size_t l = strlen(named[i].prefix);
+		if (strncmp(spec, named[i].prefix, l) == 0 && spec[l] != '\0' &&
+		    strlen(spec + l) < np) {
+			snprintf(pat, np, "%s", spec + l);
+			ch->op = named[i].op;
+			ch->sel = named[i].sel;
+			ch->pattern = pat;
+			ch->factor = named[i].factor;
+			return 0;
+		}
 	}
 	if (strcmp(spec, "no-sync") == 0) {
 		ch->op = ISC_WI_NO_WAIT;
