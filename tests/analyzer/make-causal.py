@@ -308,16 +308,21 @@ def handoff_kineto():
             s += 1920
         ev.append(x("user_annotation", "## backward ##", t0 + 1100, s - 20 + 60 - t0 - 1100,
                     1, 1))
-        t = s - 20 + 60 + 20
         corr += 1
-        ev.append(x("cpu_op", "Optimizer.step", t, 500, 1, 1))
-        end = launch_kernel(ev, corr, t + 400, "sgd", t + 410, 100)
-        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 510, end + 5 - t - 510, 1, 1,
-                    correlation=0))
-        t = end + 5
-        ev.append(x("user_annotation", "ProfilerStep#%d" % step, t0, t - t0, 1, 1))
-        t += 20
+        t = optimizer_step(ev, corr, step, t0, s - 20 + 60 + 20)
     return kineto(ev)
+
+
+def optimizer_step(ev, corr, step, t0, t):
+    """The step's end on the main thread from t: the optimizer's kernel, a stream sync
+    for it, the ProfilerStep span from t0; returns where the next step starts."""
+    ev.append(x("cpu_op", "Optimizer.step", t, 500, 1, 1))
+    end = launch_kernel(ev, corr, t + 400, "sgd", t + 410, 100)
+    ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 510, end + 5 - t - 510, 1, 1,
+                correlation=0))
+    t = end + 5
+    ev.append(x("user_annotation", "ProfilerStep#%d" % step, t0, t - t0, 1, 1))
+    return t + 20
 
 
 def flow(ph, ident, ts, tid):
@@ -350,15 +355,8 @@ def handoff_fwdbwd():
         ev.append(flow("f", step + 1, s, 2))
         ev.append(x("user_annotation", "## backward ##", t0 + 1100, ret + 70 - t0 - 1100,
                     1, 1))
-        t = ret + 70 + 20
         corr += 1
-        ev.append(x("cpu_op", "Optimizer.step", t, 500, 1, 1))
-        end = launch_kernel(ev, corr, t + 400, "sgd", t + 410, 100)
-        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 510, end + 5 - t - 510, 1, 1,
-                    correlation=0))
-        t = end + 5
-        ev.append(x("user_annotation", "ProfilerStep#%d" % step, t0, t - t0, 1, 1))
-        t += 20
+        t = optimizer_step(ev, corr, step, t0, ret + 70 + 20)
     return kineto(ev)
 
 
