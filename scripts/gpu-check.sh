@@ -8,6 +8,8 @@
 # docs/gpu-validation.md and the pairs' rows in docs/causal-pairs.md.
 #
 #   scripts/gpu-check.sh [OUT_DIR]        (default: ./gpu-check-out)
+#   PAIRS_REPEAT=R: runs of each pair's variant per recorder (default 3; each run imports
+#   PyTorch and starts CUDA, ~10 s)
 #
 # Needs: an NVIDIA GPU and driver, the CUDA toolkit (nvcc, cuBLAS), meson, ninja, a C
 # compiler; PyTorch with CUDA for the model part (skipped without it); yajl and zlib for
@@ -74,7 +76,7 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 		say "before/after pairs with CUDA (docs/causal-pairs.md, \"Pairs on PyTorch\")"
 		# each variant recorded twice, by the preload and by torch.profiler; the rows go
 		# to docs/causal-pairs.md
-		python3 "$top/tests/workloads/torch/run_pairs.py" --cuda --repeat 3 \
+		python3 "$top/tests/workloads/torch/run_pairs.py" --cuda --repeat "${PAIRS_REPEAT:-3}" \
 			--analyze "$analyze" --preload "$lib" --keep "$out/torch-pairs" \
 			--table "$out/torch-pairs.md" || status=1
 	fi
