@@ -505,19 +505,10 @@ void isc_remote_start(void)
 	if (make_dir() == -EPERM) {
 		return; /* not ours: said, and no thread for a socket it cannot make */
 	}
-	pthread_attr_t attr;
-	sigset_t all, old;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 128 * 1024); /* joinable: a fork's pause joins it */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	isc_tls_guard++;
 	atomic_store(&rm.alive, true);
 	atomic_store(&rm.counted, false);
-	int r = pthread_create(&rm.thread, &attr, listener_main, NULL);
-	isc_tls_guard--;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
+	/* joinable: a fork's pause joins it */
+	int r = isc_threads_start(&rm.thread, 128 * 1024, listener_main, NULL);
 	if (r != 0) {
 		atomic_store(&rm.alive, false);
 		isc_error("cannot start the control-socket thread (%s): `inferscope capture` "

@@ -226,22 +226,11 @@ void isc_collector_start(void)
 	    atomic_exchange(&starting, true)) {
 		return;
 	}
-	pthread_attr_t attr;
-	sigset_t all, old;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
 	isc_buffer_on_rouse = isc_collector_wake; /* before it can doze */
-	/* Block signals around the create so the new thread starts with them blocked. */
-	sigfillset(&all);
-	isc_tls_guard++; /* the library's own mask change: no sampler timer moves */
-	pthread_sigmask(SIG_BLOCK, &all, &old);
 	atomic_store(&stop_requested, false);
 	atomic_store(&stopped_ack, false);
 	atomic_store(&counted, false);
-	int r = pthread_create(&thread, &attr, collector_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	isc_tls_guard--;
-	pthread_attr_destroy(&attr);
+	int r = isc_threads_start(&thread, 256 * 1024, collector_main, NULL);
 	if (r != 0) {
 		isc_error("cannot start the collector thread (%s); events are kept in memory "
 			  "until exit",

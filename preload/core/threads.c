@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
@@ -243,19 +244,49 @@ static void *private_main(void *p)
 	return NULL;
 }
 
+/* Adds one module's TLS block, at its alignment, to *arg. */
+static int add_tls(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_TLS) {
+			*(size_t *)arg += ph->p_memsz + (ph->p_align > 1 ? ph->p_align : 0);
+		}
+	}
+	return 0;
+}
+
+int isc_threads_start(pthread_t *th, size_t stack, void *(*fn)(void *), void *arg)
+{
+	/*
+	 * Every module's TLS counted, the dlopen'ed ones too (theirs is allocated apart,
+	 * so this over-counts, in address space the thread never touches), plus room for
+	 * the descriptor and glibc's static TLS surplus.
+	 */
+	size_t tls = 0;
+	dl_iterate_phdr(add_tls, &tls);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size = (stack + tls + 64 * 1024 + page - 1) & ~(page - 1);
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, size);
+	sigfillset(&all);
+	isc_tls_guard++; /* the library's own mask change and allocations: no hook counts them */
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int r = pthread_create(th, &attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	isc_tls_guard--;
+	pthread_attr_destroy(&attr);
+	return r;
+}
+
 bool isc_threads_run_private(void (*fn)(void *), void *arg)
 {
 	struct private_run run = { fn, arg, false };
-	pthread_attr_t attr;
-	sigset_t all, old;
 	pthread_t th;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	int r = pthread_create(&th, &attr, private_main, &run);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
+	int r = isc_threads_start(&th, 256 * 1024, private_main, &run);
 	if (r == 0) {
 		pthread_join(th, NULL);
 	}

@@ -7,7 +7,9 @@
 #ifndef ISC_THREADS_H
 #define ISC_THREADS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -62,6 +64,16 @@ bool isc_threads_hide_fds(void);
  * when no such thread can be had. True when it ran hidden.
  */
 bool isc_threads_run_private(void (*fn)(void *), void *arg);
+
+/*
+ * Starts a thread of the library's own: every signal blocked in it from its first
+ * instruction, a stack of `stack` bytes of its own beyond the program's static TLS.
+ * glibc carves the static TLS of every module loaded at start (and the thread's
+ * descriptor) out of the stack size asked for: a program linked with cuBLAS brings
+ * ~106 KiB of it, enough to overflow a 128 KiB stack at its first call. Returns
+ * pthread_create's result.
+ */
+int isc_threads_start(pthread_t *th, size_t stack, void *(*fn)(void *), void *arg);
 
 /* After fork() in the child: none of ours exists there. */
 void isc_threads_reset_after_fork(void);

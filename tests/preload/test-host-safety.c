@@ -3,7 +3,8 @@
  * The host program's signals, descriptors and allocator stay its own under the preload:
  * the sampler's signal never reaches a daemon that reads its signals from a signalfd,
  * no descriptor of the library is ever in the program's table after start-up, and the
- * program's allocator behaves as it does without the library.
+ * program's allocator behaves as it does without the library, and a program whose
+ * libraries bring a large static TLS leaves the library's threads their stacks.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -94,6 +95,33 @@ Test(host_safety, allocator_state_is_the_programs_own)
 				 envs[i][0], r.out, native);
 		isc_run_free(&r);
 	}
+	free(native);
+}
+
+/* A program that brings 120 KiB of static TLS (cuBLAS brings 106 KiB) runs as it does
+ * without the library: the library's threads have their stacks beyond it. */
+Test(host_safety, static_tls_leaves_our_threads_their_stacks)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-bigtls"), NULL };
+	run_ok(argv, NULL, false, &r);
+	char *native = strdup(r.out);
+	isc_run_free(&r);
+	cr_assert(strncmp(native, "ok ", 3) == 0, "without the library: %s", native);
+	run_ok(argv, NULL, true, &r);
+	cr_assert_str_eq(r.out, native, "stderr: %s", r.err);
+	cr_assert_null(strstr(r.err, "cannot start"), "every thread of ours started: %s", r.err);
+	yajl_val t = isc_test_load_json(isc_test_in_dir("trace.json"));
+	cr_assert_not_null(t, "stderr: %s", r.err);
+	yajl_val threads = isc_trace_get(t, "trace_metadata/aggregates/threads");
+	cr_assert_not_null(threads);
+	long long calls = 0;
+	for (size_t i = 0; i < YAJL_GET_ARRAY(threads)->len; i++) {
+		calls += isc_trace_int(YAJL_GET_ARRAY(threads)->values[i], "malloc/calls", 0);
+	}
+	cr_assert_geq(calls, 1000, "the worker's 1,000 allocations are counted: %lld", calls);
+	yajl_tree_free(t);
+	isc_run_free(&r);
 	free(native);
 }
 
