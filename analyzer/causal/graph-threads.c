@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Host threads among each other (graph.h, docs/rules.md "Threads"): which threads only
- * poll or tick, and the hand-offs of work from one thread to another.
+ * poll or tick, which work only in the exit's teardown, and the hand-offs of work from
+ * one thread to another.
  *
  * A poller (PyTorch's NCCL watchdog: one cudaEventQuery every 100 ms; a heartbeat) makes
  * calls (CUDA calls, syscalls; no scope nor operator) at a steady period, launches no GPU
@@ -119,6 +120,52 @@ static int pollers(const struct isc_trace *t, struct isc_causal *c)
 	}
 	free(launches);
 	free(starts);
+	return 0;
+}
+
+/*
+ * Marks ISC_GN_TEARDOWN the segments of a thread that sat in a wait when its process's main
+ * thread (tid == pid) ended its last recorded segment (CPU samples aside: the exit's own
+ * handlers are sampled), and that start after it: the exit
+ * woke that thread (the CUDA runtime's atexit teardown posts the semaphore its helper
+ * thread waited on since the first CUDA call, and the helper then makes its last driver
+ * calls). Such work is not where the run ends. A thread that works on past the main
+ * thread's end without having waited for it (a program whose main thread left with
+ * pthread_exit) is left alone, as is every thread of an input whose main thread has no
+ * recorded segment.
+ */
+static int teardown(const struct isc_trace *t, struct isc_causal *c)
+{
+	int64_t *main_end = malloc((t->n_inputs + 1) * sizeof(*main_end));
+	if (main_end == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k <= t->n_inputs; k++) {
+		main_end[k] = INT64_MIN;
+	}
+	for (size_t i = 0; i < c->host_nodes; i++) {
+		const struct isc_thread_info *th = &t->threads[thread_of(t, c, i)];
+		if (th->input < t->n_inputs && th->tid == t->inputs[th->input].pid &&
+		    t->ev[c->node[i].ev].type != ISC_T_CPU_SAMPLE &&
+		    c->node[i].t1 > main_end[th->input]) {
+			main_end[th->input] = c->node[i].t1;
+		}
+	}
+	for (size_t s = 0, e; s < c->host_nodes; s = e) {
+		const struct isc_thread_info *th = &t->threads[thread_of(t, c, s)];
+		for (e = s; e < c->host_nodes && thread_of(t, c, e) == thread_of(t, c, s); e++) {
+		}
+		int64_t m = th->input < t->n_inputs ? main_end[th->input] : INT64_MIN;
+		bool woken = false;
+		for (size_t i = s; i < e && m != INT64_MIN; i++) {
+			struct isc_gnode *g = &c->node[i];
+			woken |= (g->flags & ISC_GN_IDLE) && g->t0 < m && g->t1 > m;
+			if (woken && g->t0 >= m) {
+				g->flags |= ISC_GN_TEARDOWN;
+			}
+		}
+	}
+	free(main_end);
 	return 0;
 }
 
@@ -305,6 +352,7 @@ static size_t working_threads(const struct isc_trace *t, const struct isc_causal
 int isc_graph_threads(const struct isc_trace *t, struct isc_causal *c)
 {
 	int r = pollers(t, c);
+	r = r == 0 ? teardown(t, c) : r;
 	if (r != 0 || working_threads(t, c) < 2) {
 		return r;
 	}

@@ -664,7 +664,7 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 bool isc_graph_ends_run(const struct isc_trace *t, const struct isc_causal *c, uint32_t i)
 {
 	const struct isc_gnode *g = &c->node[i];
-	if (g->flags & (ISC_GN_IDLE | ISC_GN_POLL)) {
+	if (g->flags & (ISC_GN_IDLE | ISC_GN_POLL | ISC_GN_TEARDOWN)) {
 		return false;
 	}
 	return c->samples_only || (g->flags & ISC_GN_GPU) || t->ev[g->ev].type != ISC_T_CPU_SAMPLE;

@@ -56,9 +56,11 @@ enum isc_gnode_flag {
 	ISC_GN_WOKEN = 1u << 10,  /* host: started by dep, a segment of another thread */
 	ISC_GN_INFER = 1u << 11,  /* the wait is inferred from its GPU partner's end (Kineto) */
 	ISC_GN_ORDERED = 1u << 12, /* GPU: the event edge is told from order (Kineto) */
-	ISC_GN_CHILD = 1u << 13	   /* host: a wait for a child process (wait4, waitpid...): the
+	ISC_GN_CHILD = 1u << 13,   /* host: a wait for a child process (wait4, waitpid...): the
 				    * run's work, done by the child; dep, with ISC_GN_HANDOFF,
 				    * the child's last segment when its trace is in the analysis */
+	ISC_GN_TEARDOWN = 1u << 14 /* host: woken after its process's main thread ended (the
+				    * exit's teardown: graph-threads.c): never ends the run */
 };
 
 /* A host segment in which its thread waits and does no work of its own. */

@@ -38,6 +38,10 @@ none of them):
   synchronous D2H cudaMemcpyAsync, so the autograd thread works 0.1 ms of the 6.2 ms.
 - handoff-wait.json (InferScope): the main thread hands a batch to a worker and waits in
   pthread_cond_wait while the worker decodes it (5 ms).
+- exit-teardown.json (InferScope): 20 steps of 2 ms on the main thread (tid == pid);
+  a helper thread waits in sem_wait from before the first step until 3 ms after the
+  last, then makes a 0.5 ms ioctl (the CUDA runtime's thread, woken by its atexit
+  teardown); the main thread's exit handlers are sampled after its last step.
 - sync-copy-kineto.json (Kineto): each step an 8 ms kernel, then a cudaMemcpyAsync to
   pageable memory that returns with its copy (a synchronous D2H copy).
 - queue-saturated.json.gz (Kineto): 3300 launches onto a launch queue that blocks at
@@ -372,6 +376,22 @@ def handoff_wait():
     return tr.doc()
 
 
+def exit_teardown():
+    tr, t, MAIN, HELPER = Inferscope(), 1000, 1000, 1001
+    # the helper (the CUDA runtime's) waits from before the first step until the exit's
+    # teardown posts its semaphore, then makes its last driver call
+    for _ in range(20):
+        tr.scope("step", t, 2000, MAIN)
+        t += 2100
+    tr.ev("cpu_syscall", "sem_wait", 900, t + 3000 - 900, HELPER, syscall_number=-1,
+          return_value=0, category="wait")
+    tr.ev("cpu_syscall", "ioctl", t + 3200, 500, HELPER, syscall_number=16, fd=5,
+          return_value=0, category="driver")
+    # the exit's own handlers, sampled on the main thread
+    tr.sample(t + 2500, 2400, MAIN)
+    return tr.doc()
+
+
 def sync_copy_kineto():
     ev, t, corr = [], 1000, 0
     for step in range(20):
@@ -452,6 +472,7 @@ def main():
                       ("untraced-sampled", untraced_sampled()),
                       ("handoff-kineto", handoff_kineto()),
                       ("handoff-fwdbwd", handoff_fwdbwd()), ("handoff-wait", handoff_wait()),
+                      ("exit-teardown", exit_teardown()),
                       ("sync-copy-kineto", sync_copy_kineto()),
                       ("comm-kineto", comm_kineto()),
                       ("stream-wait-kineto", stream_wait_kineto()),

@@ -33,7 +33,7 @@ static void invariants(const struct isc_trace *t, const struct isc_analysis *a)
 	cr_assert_leq(c->path_ns, a->window.end - a->window.start);
 	int64_t end = a->window.start;
 	for (size_t i = 0; i < c->n; i++) {
-		if (!(c->node[i].flags & (ISC_GN_POLL | ISC_GN_IDLE)) &&
+		if (!(c->node[i].flags & (ISC_GN_POLL | ISC_GN_IDLE | ISC_GN_TEARDOWN)) &&
 		    (c->samples_only || (c->node[i].flags & ISC_GN_GPU) ||
 		     t->ev[c->node[i].ev].type != ISC_T_CPU_SAMPLE)) {
 			end = c->node[i].t1 > end ? c->node[i].t1 : end;
@@ -51,6 +51,42 @@ static void invariants(const struct isc_trace *t, const struct isc_analysis *a)
 	}
 	cr_assert_eq(gain(t, a, scale(ISC_SEL_ALL_GPU, NULL, 1)), 0.0);
 	cr_assert_leq(isc_cp_gpu(c) + isc_cp_copies(c) + isc_cp_host(c), c->path_ns);
+}
+
+/* A thread the exit woke (the CUDA runtime's helper, posted by its atexit teardown) does
+ * not end the run: the path ends with the main thread's last step, never in the wait. */
+Test(threads, the_exit_teardown_never_ends_the_run)
+{
+	struct isc_trace *t = load("causal/exit-teardown.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	int64_t first_step = INT64_MAX, last_step = 0;
+	size_t teardown = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->ev[i].type == ISC_T_SCOPE) {
+			first_step = t->ev[i].ts < first_step ? t->ev[i].ts : first_step;
+			last_step = t->ev[i].ts + t->ev[i].dur > last_step
+					    ? t->ev[i].ts + t->ev[i].dur
+					    : last_step;
+		}
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		teardown += (c->node[i].flags & ISC_GN_TEARDOWN) != 0;
+	}
+	cr_assert_eq(teardown, 1, "the ioctl after the wait, only it: %zu", teardown);
+	cr_assert_eq(c->end, last_step, "%lld %lld", (long long)c->end, (long long)last_step);
+	cr_assert_eq(c->path_ns, last_step - first_step, "the steps, end to end: %lld",
+		     (long long)c->path_ns);
+	cr_assert_eq(c->cat[ISC_CP_HOST_WAIT], 0, "the wait is not on the path");
+	/* Halving the steps' host work halves the path's steps. */
+	int64_t b, e;
+	double g;
+	struct isc_change half = scale(ISC_SEL_SCOPE, "step", 0.5);
+	cr_assert_eq(isc_whatif_run(t, a, &half, &b, &e, &g), 0);
+	cr_assert_eq(b - e, INT64_C(20) * 1000000, "%lld", (long long)(b - e));
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
 }
 
 Test(threads, a_poller_never_ends_the_run)
