@@ -5,7 +5,8 @@
  * one thread to another.
  *
  * A poller (PyTorch's NCCL watchdog: one cudaEventQuery every 100 ms; a heartbeat) makes
- * calls (CUDA calls, syscalls; no scope nor operator) at a steady period, launches no GPU
+ * calls (CUDA calls, syscalls; no scope nor operator) at a steady period, or only after
+ * timed waits that ended by their timeout (a driver thread's ioctl every 4 s), launches no GPU
  * work and is busy a small share of the time it spans. It is not the program's work: its segments never end the run, so a
  * poll made after the last step does not become the critical path.
  *
@@ -62,6 +63,27 @@ static bool periodic(int64_t *v, size_t n)
 	return m > 0 && 4 * in >= 3 * n;
 }
 
+/* Whether the clock alone wakes the thread of nodes s..e: after its first burst it works,
+ * and every segment it works follows a timed wait that ended by its timeout (a wait
+ * another thread ended hands the thread work). A thread that only waits is no ticker. */
+static bool ticks(const struct isc_trace *t, const struct isc_causal *c, size_t s, size_t e)
+{
+	bool started = false, by_clock = false, timeouts = false, works = false;
+	for (size_t i = s; i < e; i++) {
+		const struct isc_gnode *g = &c->node[i];
+		if (g->flags & ISC_GN_WAITING) {
+			by_clock = (t->ev[g->ev].flags & ISC_F_TIMEDOUT) != 0;
+			timeouts |= by_clock;
+			started |= i > s;
+		} else if (started && !by_clock) {
+			return false;
+		} else {
+			works |= started;
+		}
+	}
+	return timeouts && works;
+}
+
 /* Marks the segments of threads that only poll or tick ISC_GN_POLL. */
 static int pollers(const struct isc_trace *t, struct isc_causal *c)
 {
@@ -106,8 +128,8 @@ static int pollers(const struct isc_trace *t, struct isc_causal *c)
 			}
 		}
 		int64_t span = c->node[e - 1].t1 - c->node[s].t0;
-		if (s == top_s || launches[th] || !calls || nb < POLL_MIN_CALLS ||
-		    10 * busy > span || !periodic(starts, nb)) {
+		if (s == top_s || launches[th] || !calls || 10 * busy > span ||
+		    (!ticks(t, c, s, e) && (nb < POLL_MIN_CALLS || !periodic(starts, nb)))) {
 			continue;
 		}
 		for (size_t i = s; i < e; i++) {

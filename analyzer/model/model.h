@@ -48,6 +48,8 @@ enum isc_ev_flag {
 	/* syscall: a read of a pipe or terminal, whose data arrives at its writer's pace;
 	 * what-ifs never make it return before it did (docs/rules.md, "Paced input") */
 	ISC_F_PACED = 1u << 10,
+	/* syscall: a timed wait that ended by its timeout (ETIMEDOUT): the clock woke it */
+	ISC_F_TIMEDOUT = 1u << 11,
 };
 
 /* Sub-kinds, one enum per type that needs one (isc_ev.sub). */

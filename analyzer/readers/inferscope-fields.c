@@ -4,6 +4,7 @@
 
 #include "analyzer/model/model-extra.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -458,6 +459,14 @@ void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 		out->aux = SEEN(e, K_FD) ? (uint32_t)e->iv[K_FD] : UINT32_MAX;
 		out->flags |= SEEN(e, K_ERRNO) ? ISC_F_ERROR : 0;
 		out->flags |= paced_read(e, name) ? ISC_F_PACED : 0;
+		/* pthread_cond_timedwait returns the error number, sem_timedwait and futex -1
+		 * with it in errno */
+		out->flags |= out->sub == ISC_SYS_WAIT &&
+					      ((SEEN(e, K_RETURN_VALUE) &&
+						e->iv[K_RETURN_VALUE] == ETIMEDOUT) ||
+					       (SEEN(e, K_ERRNO) && e->iv[K_ERRNO] == ETIMEDOUT))
+				      ? ISC_F_TIMEDOUT
+				      : 0;
 		break;
 	case ISC_T_MEMORY: {
 		const char *op = SEEN(e, K_OPERATION) ? e->ev_str[ES_OPERATION] : "";

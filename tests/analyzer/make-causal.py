@@ -42,6 +42,9 @@ none of them):
   a helper thread waits in sem_wait from before the first step until 3 ms after the
   last, then makes a 0.5 ms ioctl (the CUDA runtime's thread, woken by its atexit
   teardown); the main thread's exit handlers are sampled after its last step.
+- ticker.json (InferScope): 20 steps of 2 ms on the main thread; a driver thread twice
+  waits 15 ms in pthread_cond_timedwait, which ends by its timeout (ETIMEDOUT), then
+  makes a 50 us ioctl, the last 1 ms after the last step: too few ticks for a period.
 - sync-copy-kineto.json (Kineto): each step an 8 ms kernel, then a cudaMemcpyAsync to
   pageable memory that returns with its copy (a synchronous D2H copy).
 - queue-saturated.json.gz (Kineto): 3300 launches onto a launch queue that blocks at
@@ -392,6 +395,23 @@ def exit_teardown():
     return tr.doc()
 
 
+def ticker():
+    tr, t, MAIN, TICKER = Inferscope(), 1000, 4242, 4243
+    for _ in range(20):
+        tr.scope("step", t, 2000, MAIN)
+        t += 2100
+    # a driver thread: a 15 ms timed wait that ends by its timeout, then one ioctl, twice;
+    # the last ioctl 1 ms after the last step
+    w = t + 1000 - 2 * 15050
+    for _ in range(2):
+        tr.ev("cpu_syscall", "pthread_cond_timedwait", w, 15000, TICKER, syscall_number=-1,
+              return_value=110, category="wait")
+        tr.ev("cpu_syscall", "ioctl", w + 15000, 50, TICKER, syscall_number=16, fd=5,
+              return_value=0, category="driver")
+        w += 15050
+    return tr.doc()
+
+
 def sync_copy_kineto():
     ev, t, corr = [], 1000, 0
     for step in range(20):
@@ -472,7 +492,7 @@ def main():
                       ("untraced-sampled", untraced_sampled()),
                       ("handoff-kineto", handoff_kineto()),
                       ("handoff-fwdbwd", handoff_fwdbwd()), ("handoff-wait", handoff_wait()),
-                      ("exit-teardown", exit_teardown()),
+                      ("exit-teardown", exit_teardown()), ("ticker", ticker()),
                       ("sync-copy-kineto", sync_copy_kineto()),
                       ("comm-kineto", comm_kineto()),
                       ("stream-wait-kineto", stream_wait_kineto()),

@@ -89,6 +89,27 @@ Test(threads, the_exit_teardown_never_ends_the_run)
 	isc_trace_destroy(t);
 }
 
+/* A thread that only the clock wakes (its timed waits end by their timeout) is a poller
+ * after two ticks, too few for a period: its last tick does not end the run. */
+Test(threads, a_thread_woken_by_timeouts_is_a_poller)
+{
+	struct isc_trace *t = load("causal/ticker.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	const struct isc_causal *c = a->causal;
+	invariants(t, a);
+	cr_assert_eq(c->n_pollers, 1);
+	int64_t last_step = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->ev[i].type == ISC_T_SCOPE && t->ev[i].ts + t->ev[i].dur > last_step) {
+			last_step = t->ev[i].ts + t->ev[i].dur;
+		}
+	}
+	cr_assert_eq(c->end, last_step, "%lld %lld", (long long)c->end, (long long)last_step);
+	cr_assert_eq(c->cat[ISC_CP_HOST_WAIT], 0, "no timed wait on the path");
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
 Test(threads, a_poller_never_ends_the_run)
 {
 	struct isc_trace *t = load("causal/poller.json");
