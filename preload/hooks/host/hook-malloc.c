@@ -24,7 +24,8 @@
  * exists; what is left is the thread, its guard, the arena's range and NULL. The
  * large-allocation threshold costs nothing there: the countdown never holds more than
  * the threshold - 1 bytes (the rest waits in `spare`), so an allocation that large
- * expires it, and the expiry (alloc_expired) tells the two apart.
+ * expires it, and the expiry (alloc_expired) tells a large one from the cap and from
+ * the sample point.
  *
  * errno is the application's: the fast path never touches it and the slow path
  * restores it, so a failed malloc still leaves ENOMEM.
@@ -104,7 +105,7 @@ static inline bool in_pool(const void *p)
  * .bss is zero: calloc needs no memset. */
 static void *pool_alloc(size_t n, size_t align)
 {
-	/* free's fast path does not look for pool blocks: it ends before one exists */
+	/* free's fast path does not look for pool blocks: it is off for good once one exists */
 	atomic_store(&pool_used, true);
 	__atomic_store_n(&hot.fast, false, __ATOMIC_SEQ_CST);
 	size_t top = atomic_load_explicit(&pool_top, memory_order_relaxed);
@@ -460,7 +461,11 @@ static inline bool count_free_usable(struct isc_thread *t, size_t u)
 /* malloc and free: no frame of their own (free ends in a jump; the unwinders read the
  * CFI), and plain adds to the counters, not SSE pairs of them, which cost more
  * instructions than they save. */
+#if defined(__clang__)
+#define HOT_HOOK /* clang has no optimize attribute (the sanitizer build) */
+#else
 #define HOT_HOOK __attribute__((optimize("omit-frame-pointer", "no-tree-slp-vectorize")))
+#endif
 
 /* malloc's rare cases, out of its fast path: a thread not attached yet, a failure. p
  * returned: a tail call, so that the fast path keeps nothing across it. */
@@ -488,7 +493,8 @@ static __attribute__((noinline)) void *malloc_general(size_t n)
 	return p;
 }
 
-/* Counting off: forwarded at once (the guard still sends the library's own to its arena). */
+/* malloc off its fast path: with counting off, forwarded at once (the guard still sends
+ * the library's own to its arena); the rest in malloc_general. */
 static __attribute__((noinline)) HOT_HOOK void *malloc_slow(size_t n)
 {
 	if (!hot.on && !ours() && __atomic_load_n(&resolved, __ATOMIC_ACQUIRE)) {
