@@ -25,7 +25,8 @@ struct hdr {
 
 _Static_assert(sizeof(struct hdr) == HDR, "header");
 
-uintptr_t isc_arena_lo, isc_arena_hi;
+uintptr_t isc_arena_lo, isc_arena_span;
+static uintptr_t arena_hi;
 
 static _Atomic int lock;
 static _Atomic int state; /* 0 not tried, 1 reserving, 2 ready, 3 none to be had */
@@ -64,8 +65,10 @@ static bool reserve(void)
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
 			if (p != NULL) {
 				top = committed = (uintptr_t)p;
-				isc_arena_hi = (uintptr_t)p + sizes[i];
+				arena_hi = (uintptr_t)p + sizes[i];
+				/* lo before span: a reader that sees the span sees where it starts */
 				__atomic_store_n(&isc_arena_lo, (uintptr_t)p, __ATOMIC_RELEASE);
+				__atomic_store_n(&isc_arena_span, sizes[i], __ATOMIC_RELEASE);
 				atomic_store(&state, 2);
 				return true;
 			}
@@ -98,12 +101,12 @@ static struct hdr *block(unsigned c)
 		return h;
 	}
 	uintptr_t start = size >= LARGE ? (top + 4095) & ~(uintptr_t)4095 : top;
-	if (start + size > isc_arena_hi || start + size < start) {
+	if (start + size > arena_hi || start + size < start) {
 		return NULL;
 	}
 	if (start + size > committed) {
 		uintptr_t want = (start + size + COMMIT_STEP - 1) & ~(uintptr_t)(COMMIT_STEP - 1);
-		want = want > isc_arena_hi ? isc_arena_hi : want;
+		want = want > arena_hi ? arena_hi : want;
 		if (syscall(SYS_mprotect, committed, want - committed, PROT_READ | PROT_WRITE) !=
 		    0) {
 			return NULL;
@@ -123,7 +126,7 @@ void *isc_arena_alloc(size_t n, size_t align)
 	}
 	align = align < HDR ? HDR : align;
 	size_t extra = align > HDR ? align : 0;
-	if (n > isc_arena_hi - isc_arena_lo || align > (1u << 30)) {
+	if (n > isc_arena_span || align > (1u << 30)) {
 		errno = ENOMEM;
 		return NULL;
 	}

@@ -30,11 +30,13 @@ void isc_arena_free(void *p);
 /* Usable bytes of a block of ours. */
 size_t isc_arena_usable(const void *p);
 
-extern uintptr_t isc_arena_lo, isc_arena_hi; /* the region, 0 before the first use */
+/* The region, [lo, lo + span), 0 before the first use: read by every free(), hence
+ * hidden (a direct load, not one through the GOT) and its size stored, not computed. */
+extern __attribute__((visibility("hidden"))) uintptr_t isc_arena_lo, isc_arena_span;
 
 static inline bool isc_arena_owns(const void *p)
 {
-	return (uintptr_t)p - isc_arena_lo < isc_arena_hi - isc_arena_lo;
+	return (uintptr_t)p - isc_arena_lo < isc_arena_span;
 }
 
 /* fork child: the lock may have been held by a thread that does not exist there. */

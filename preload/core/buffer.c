@@ -15,8 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-__thread struct isc_thread *isc_tls_self ISC_TLS;
-__thread unsigned isc_tls_guard ISC_TLS;
+__thread struct isc_tls isc_tls ISC_TLS;
 
 #define MAX_THREADS 65536u
 /* The slots are reserved at once (NORESERVE, touched as threads come): under strict

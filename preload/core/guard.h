@@ -22,8 +22,17 @@ struct isc_thread;
 
 #define ISC_TLS __attribute__((tls_model("initial-exec")))
 
-extern __thread struct isc_thread *isc_tls_self ISC_TLS;
-extern __thread unsigned isc_tls_guard ISC_TLS;
+/* Both in one block: a hook finds the two with one load of the block's offset from the
+ * GOT (initial-exec in a shared library), not two. */
+struct isc_tls {
+	struct isc_thread *self;
+	unsigned guard;
+};
+
+extern __thread struct isc_tls isc_tls ISC_TLS;
+
+#define isc_tls_self (isc_tls.self)
+#define isc_tls_guard (isc_tls.guard)
 
 /* Returns true when the caller may record (the guard was 0); the guard is raised. */
 static inline bool isc_guard_enter(void)

@@ -69,10 +69,12 @@ struct isc_malloc_counters {
 	int64_t live;	      /* allocated - freed by this thread (< 0 when it frees
 					 * what other threads allocated) */
 	int64_t peak;
-	int64_t countdown; /* requested bytes until the next sample */
+	int64_t countdown; /* requested bytes until the next sample, at most the threshold
+			    * - 1 (so that a large allocation expires it too: hook-malloc.c) */
 	/* the rest: failures, the sampler's expiries, mappings */
 	uint64_t failed;  /* allocations that returned NULL */
 	uint64_t rng;	  /* xorshift state of the sampler, 0 = unseeded */
+	int64_t spare;	  /* the rest of the countdown beyond that cap */
 	uint64_t sampled; /* memory events recorded */
 	uint64_t mmaps, munmaps, mremaps;
 	uint64_t mapped_bytes, unmapped_bytes;

@@ -146,6 +146,63 @@ Test(malloc, counters_exact_records_sampled)
 	isc_run_free(&r);
 }
 
+/* The countdown holds at most the threshold - 1 bytes (hook-malloc.c): reaching that cap is
+ * no sample. 12.8 MB in 64-byte blocks at a 256 KiB mean are ~49 samples (sd 7), whatever
+ * the 4 KiB threshold's ~3,100 caps reached on the way. */
+Test(malloc, a_threshold_below_the_mean_samples_at_the_mean)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-alloc"), "sample", "200000", "64", NULL };
+	const char *env[] = { "INFERSCOPE_MALLOC_SAMPLE=256K", "INFERSCOPE_MALLOC_THRESHOLD=4K",
+			      NULL };
+	yajl_val t = host_trace(argv, env, &r);
+	double weights = 0;
+	size_t n = 0;
+	for (size_t i = 0;; i++) {
+		yajl_val e = isc_trace_find(t, "memory_event", "malloc", i);
+		if (e == NULL) {
+			break;
+		}
+		if (isc_trace_int(e, "metadata/bytes", 0) == 64) {
+			weights += isc_trace_num(e, "metadata/weight", 0);
+			n++;
+		}
+	}
+	cr_assert(n >= 20 && n <= 85, "%zu samples", n);
+	cr_assert(weights > 12.8e6 * 0.5 && weights < 12.8e6 * 1.6, "estimate %.0f", weights);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
+/* Large allocations after the hooks' fast path took over (the first 64 blocks are checked
+ * on the general one): every one an event of its own weight, and its release too. */
+Test(malloc, every_large_allocation_is_an_event_on_the_fast_path)
+{
+	struct isc_run r;
+	const char *argv[] = { isc_test_workload("wl-alloc"), "sample", "3000", "5000", NULL };
+	const char *env[] = { "INFERSCOPE_MALLOC_THRESHOLD=4K", NULL };
+	yajl_val t = host_trace(argv, env, &r);
+	size_t n = 0, frees = 0;
+	for (size_t i = 0;; i++) {
+		yajl_val e = isc_trace_find(t, "memory_event", "malloc", i);
+		if (e == NULL) {
+			break;
+		}
+		if (isc_trace_int(e, "metadata/bytes", 0) == 5000) {
+			cr_assert_eq(isc_trace_int(e, "metadata/weight", 0), 5000);
+			n++;
+		}
+	}
+	for (size_t i = 0; isc_trace_find(t, "memory_event", "free", i) != NULL; i++) {
+		frees += isc_trace_int(isc_trace_find(t, "memory_event", "free", i),
+				       "metadata/bytes", 0) >= 5000;
+	}
+	cr_assert_eq(n, 3000, "%zu of the 3,000 allocations of 5000 bytes recorded", n);
+	cr_assert_eq(frees, 3000, "%zu of their releases", frees);
+	yajl_tree_free(t);
+	isc_run_free(&r);
+}
+
 Test(malloc, large_allocations_are_always_events)
 {
 	struct isc_run r;

@@ -5,8 +5,8 @@
  *
  * Real functions come from dlsym(RTLD_NEXT), so a tcmalloc or jemalloc preloaded
  * after us keeps serving the program. dlsym itself may call calloc: until the real
- * functions are known, allocations come from a bump pool in .bss, and free()
- * recognises (and ignores) pool pointers.
+ * functions are known, allocations come from the library's arena (core/arena.h), or
+ * where it has none from a bump pool in .bss, which free() recognises (and ignores).
  *
  * The fast path is the point of this file: a malloc+free pair must stay within 2x
  * of glibc's ~7 ns tcache pair. So it reads no clock, takes no lock, does no atomic
@@ -18,6 +18,14 @@
  * of the real allocator gives it, and counting usable sizes on both sides keeps
  * allocated - freed exact. For glibc's own malloc that size is read from the
  * chunk header inline (see usable()), which is a quarter of the hooks' cost saved.
+ *
+ * malloc and free test one flag (hot.fast) and then know all that the general path
+ * checks: the real functions are resolved, chunk sizes are glibc's, no pool block
+ * exists; what is left is the thread, its guard, the arena's range and NULL. The
+ * large-allocation threshold costs nothing there: the countdown never holds more than
+ * the threshold - 1 bytes (the rest waits in `spare`), so an allocation that large
+ * expires it, and the expiry (alloc_expired) tells a large one from the cap and from
+ * the sample point.
  *
  * errno is the application's: the fast path never touches it and the slow path
  * restores it, so a failed malloc still leaves ENOMEM.
@@ -59,16 +67,23 @@ struct real_malloc {
 	size_t (*usable)(void *);
 };
 
-static struct real_malloc real;
+static void *boot_malloc(size_t n);
+static void boot_free(void *p);
+
+/* malloc and free start as the bootstrap's, so that their fast paths need no test */
+static struct real_malloc real = { .malloc = boot_malloc, .free = boot_free };
 static _Atomic bool resolving;
+static bool resolved;
 
 /* Read on every call: one cache line. */
 static _Alignas(64) struct {
+	bool fast; /* malloc's and free's fast paths (update_fast) */
 	bool on;
 	bool glibc_chunks;	 /* usable sizes read from glibc's chunk headers (usable()) */
 	uint64_t threshold;	 /* allocations this large are always events */
 	uint64_t free_threshold; /* so are releases (0: every one, with sample=0) */
 	uint64_t mean;		 /* sampling mean, 0 = every allocation */
+	int64_t cap;		 /* the most a countdown holds: threshold - 1 */
 } hot;
 
 bool isc_host_malloc_on;
@@ -79,6 +94,7 @@ uint64_t isc_host_map_threshold = UINT64_MAX;
 #define POOL_BYTES (256u << 10)
 static _Alignas(64) unsigned char pool[POOL_BYTES];
 static _Atomic size_t pool_top;
+static _Atomic bool pool_used;
 
 static inline bool in_pool(const void *p)
 {
@@ -89,6 +105,9 @@ static inline bool in_pool(const void *p)
  * .bss is zero: calloc needs no memset. */
 static void *pool_alloc(size_t n, size_t align)
 {
+	/* free's fast path does not look for pool blocks: it is off for good once one exists */
+	atomic_store(&pool_used, true);
+	__atomic_store_n(&hot.fast, false, __ATOMIC_SEQ_CST);
 	size_t top = atomic_load_explicit(&pool_top, memory_order_relaxed);
 	align = align < 16 ? 16 : align;
 	for (;;) {
@@ -111,6 +130,14 @@ static size_t pool_size(const void *p)
 	size_t n;
 	memcpy(&n, (const char *)p - sizeof(size_t), sizeof(n));
 	return n;
+}
+
+/* Before the real functions are known: the arena, or the pool where it has no region.
+ * A block of the arena stays there whoever frees or resizes it. */
+static void *boot_alloc(size_t n, size_t align)
+{
+	void *p = isc_arena_alloc(n, align);
+	return p != NULL || isc_arena_lo != 0 ? p : pool_alloc(n, align);
 }
 
 /* ---- resolution ---- */
@@ -141,6 +168,11 @@ static void resolve(void)
 	r.usable = isc_host_next("malloc_usable_size");
 	r.usable = r.usable ? r.usable : no_usable;
 	r.malloc = isc_host_next("malloc");
+	if (r.malloc == NULL || r.free == NULL) {
+		/* no allocator to forward to: the bootstrap's stay (an arena that may fill) */
+		atomic_store(&resolving, false);
+		return;
+	}
 	real.free = r.free;
 	real.calloc = r.calloc;
 	real.realloc = r.realloc;
@@ -150,18 +182,33 @@ static void resolve(void)
 	real.valloc = r.valloc;
 	real.pvalloc = r.pvalloc;
 	real.usable = r.usable;
-	/* malloc last: its being set is what the other hooks test */
-	__atomic_store_n(&real.malloc, r.malloc, __ATOMIC_RELEASE);
+	real.malloc = r.malloc;
+	/* last: its being set is what the other hooks test */
+	__atomic_store_n(&resolved, true, __ATOMIC_RELEASE);
 	atomic_store(&resolving, false);
 }
 
 static inline bool ready(void)
 {
-	if (__builtin_expect(real.malloc != NULL, 1)) {
+	if (__builtin_expect(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE), 1)) {
 		return true;
 	}
 	resolve();
-	return __atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE) != NULL;
+	return __atomic_load_n(&resolved, __ATOMIC_ACQUIRE);
+}
+
+/* real.malloc and real.free until resolved (malloc's and free's fast paths call them
+ * without asking) */
+static void *boot_malloc(size_t n)
+{
+	return ready() ? real.malloc(n) : boot_alloc(n, 16);
+}
+
+static void boot_free(void *p)
+{
+	if (ready()) {
+		real.free(p);
+	}
 }
 
 /*
@@ -181,14 +228,30 @@ static bool glibc_candidate;
 static _Atomic int verify_left;
 #define VERIFY 64
 
+/* malloc and free may take their fast paths: counting on, chunk sizes glibc's, the
+ * real functions resolved, a sampling mean (with 0, everything is an event) and no
+ * pool block handed out (pool_alloc clears the flag; seen here after it set it). */
+static void update_fast(void)
+{
+	bool fast = hot.on && hot.glibc_chunks && ready() && hot.threshold > 0;
+	__atomic_store_n(&hot.fast, fast, __ATOMIC_SEQ_CST);
+	if (atomic_load(&pool_used)) {
+		__atomic_store_n(&hot.fast, false, __ATOMIC_SEQ_CST);
+	}
+}
+
 static inline size_t chunk_usable(const void *p)
 {
 	size_t head;
 	memcpy(&head, (const char *)p - sizeof(size_t), sizeof(head));
-	/* minus one header word, or two for a chunk of its own mapping: (head & 2) << 2 is the
-	 * second word's 8 bytes, without a branch */
+	/* minus one header word (the flags are the low 3 bits: subtracting 8 first leaves
+	 * them), or two for a chunk of its own mapping, which is rare */
 	_Static_assert(sizeof(size_t) == 8, "the chunk header's arithmetic is for 64 bits");
-	return (head & ~(size_t)7) - sizeof(size_t) - ((head & 2) << 2);
+	size_t u = (head - sizeof(size_t)) & ~(size_t)7;
+	if (__builtin_expect(head & 2, 0)) {
+		u -= sizeof(size_t);
+	}
+	return u;
 }
 
 static __attribute__((noinline)) size_t usable_checked(void *p)
@@ -199,6 +262,7 @@ static __attribute__((noinline)) size_t usable_checked(void *p)
 			glibc_candidate = false;
 		} else if (atomic_fetch_sub(&verify_left, 1) == 1) {
 			hot.glibc_chunks = true;
+			update_fast();
 		}
 	}
 	return u;
@@ -265,9 +329,17 @@ void isc_host_record_memory(struct isc_thread *t, unsigned op, const void *ptr, 
 	errno = saved;
 }
 
+/* The countdown holds at most hot.cap bytes, the rest waits in m->spare. */
+static void arm(struct isc_malloc_counters *m)
+{
+	if (m->countdown > hot.cap) {
+		m->spare += m->countdown - hot.cap;
+		m->countdown = hot.cap;
+	}
+}
+
 /* The countdown expired (or was never set): draw the next gap, record if sampled. */
-static __attribute__((noinline, cold)) void sample_alloc(struct isc_thread *t, unsigned op,
-							 const void *p, size_t n)
+static void sample_alloc(struct isc_thread *t, unsigned op, const void *p, size_t n)
 {
 	struct isc_malloc_counters *m = &t->malloc;
 	if (m->rng == 0) {
@@ -285,6 +357,26 @@ static __attribute__((noinline, cold)) void sample_alloc(struct isc_thread *t, u
 		m->countdown += isc_sample_gap(&m->rng, hot.mean);
 	}
 	isc_host_record_memory(t, op, p, n, isc_sample_weight(n, hot.mean));
+}
+
+/* An allocation of n bytes took the capped countdown below 0: a large one (an event of
+ * its own, outside the sampling: the countdown as it was), the cap reached (the spare
+ * bytes go on counting), or the sample point. */
+static __attribute__((noinline, cold)) void alloc_expired(struct isc_thread *t, unsigned op,
+							  const void *p, size_t n)
+{
+	struct isc_malloc_counters *m = &t->malloc;
+	if (n >= hot.threshold) {
+		m->countdown += (int64_t)n;
+		isc_host_record_memory(t, op, p, n, n);
+		return;
+	}
+	m->countdown += m->spare;
+	m->spare = 0;
+	if (m->countdown < 0) {
+		sample_alloc(t, op, p, n);
+	}
+	arm(m);
 }
 
 static __attribute__((noinline)) struct isc_thread *slow_thread(void)
@@ -305,22 +397,31 @@ static inline struct isc_thread *counting_thread(void)
 	return slow_thread();
 }
 
+/* The counters of an allocation of n bytes (u usable) on thread t. The countdown's cap
+ * catches a large allocation where the threshold is not 0 (the fast path's case); the
+ * general path asks. */
+static inline void count_alloc_usable(struct isc_thread *t, void *p, size_t n, size_t u,
+				      unsigned op, bool ask_large)
+{
+	struct isc_malloc_counters *m = &t->malloc;
+	/* bytes requested are the core's alloc_bytes; bytes allocated are live + freed */
+	m->calls++;
+	int64_t live = m->live + (int64_t)u;
+	m->live = live;
+	if (live > m->peak) {
+		m->peak = live;
+	}
+	t->alloc_bytes += n;
+	if (__builtin_expect((m->countdown -= (int64_t)n) < 0 || (ask_large && n >= hot.threshold),
+			     0)) {
+		alloc_expired(t, op, p, n);
+	}
+}
+
 /* The counters of an allocation of n bytes that returned p (not NULL) on thread t. */
 static inline void count_alloc(struct isc_thread *t, void *p, size_t n, unsigned op)
 {
-	struct isc_malloc_counters *m = &t->malloc;
-	size_t u = usable(p);
-	/* bytes requested are the core's alloc_bytes; bytes allocated are live + freed */
-	m->calls++;
-	m->live += (int64_t)u;
-	m->peak = m->live > m->peak ? m->live : m->peak;
-	t->alloc_bytes += n;
-	if (__builtin_expect(n >= hot.threshold, 0)) {
-		/* large: always an event, standing for itself, outside the sampling */
-		isc_host_record_memory(t, op, p, n, n);
-	} else if (__builtin_expect((m->countdown -= (int64_t)n) < 0, 0)) {
-		sample_alloc(t, op, p, n);
-	}
+	count_alloc_usable(t, p, n, usable(p), op, true);
 }
 
 static inline void note_alloc(void *p, size_t n, unsigned op)
@@ -336,68 +437,97 @@ static inline void note_alloc(void *p, size_t n, unsigned op)
 	count_alloc(t, p, n, op);
 }
 
-/* malloc's rare cases, out of its fast path: a thread not attached yet, a failure. */
-static __attribute__((noinline)) void note_malloc_slow(void *p, size_t n)
+/* A release large enough to be an event, and the release: out of free's fast path,
+ * which then keeps nothing across a call and ends in a jump. */
+static __attribute__((noinline, cold)) void free_event(struct isc_thread *t, void *p, size_t u)
 {
-	note_alloc(p, n, ISC_MEM_MALLOC);
+	isc_host_record_memory(t, ISC_MEM_FREE, p, u, u);
+	real.free(p);
 }
 
-/* A release large enough to be an event: out of free's fast path, which then needs no
- * register saved around a call and ends in a jump to the real free. */
-static __attribute__((noinline, cold)) void free_event(struct isc_thread *t, void *p, size_t u,
-						       unsigned op)
-{
-	isc_host_record_memory(t, op, p, u, u);
-}
-
-/* The counters of a release of p (not NULL) on thread t: its usable size. */
-static inline void count_free(struct isc_thread *t, void *p, unsigned op)
+/* The counters of a release of p (not NULL, u usable bytes) on thread t; true when it
+ * is an event (free_event). */
+static inline bool count_free_usable(struct isc_thread *t, size_t u)
 {
 	struct isc_malloc_counters *m = &t->malloc;
-	size_t u = usable(p);
 	m->frees++;
 	m->bytes_freed += u;
 	m->live -= (int64_t)u;
-	if (__builtin_expect(u >= hot.free_threshold, 0)) {
-		free_event(t, p, u, op);
-	}
-}
-
-/* free's rare cases: a thread not attached yet, our own call (counting_thread). */
-static __attribute__((noinline)) void note_free_slow(void *p)
-{
-	struct isc_thread *t = counting_thread();
-	if (t != NULL) {
-		count_free(t, p, ISC_MEM_FREE);
-	}
+	return __builtin_expect(u >= hot.free_threshold, 0);
 }
 
 /* ---- the hooks ---- */
 
-ISC_EXPORT void *malloc(size_t n)
+/* malloc and free: no frame of their own (free ends in a jump; the unwinders read the
+ * CFI), and plain adds to the counters, not SSE pairs of them, which cost more
+ * instructions than they save. */
+#if defined(__clang__)
+#define HOT_HOOK /* clang has no optimize attribute (the sanitizer build) */
+#else
+#define HOT_HOOK __attribute__((optimize("omit-frame-pointer", "no-tree-slp-vectorize")))
+#endif
+
+/* malloc's rare cases, out of its fast path: a thread not attached yet, a failure. p
+ * returned: a tail call, so that the fast path keeps nothing across it. */
+static __attribute__((noinline)) void *note_malloc_slow(void *p, size_t n)
+{
+	note_alloc(p, n, ISC_MEM_MALLOC);
+	return p;
+}
+
+/* malloc without the fast path's knowledge: the library's own call, the bootstrap,
+ * counting off or not yet sure of the chunk sizes, a thread not attached yet, a
+ * failure. */
+static __attribute__((noinline)) void *malloc_general(size_t n)
 {
 	if (ours()) {
 		return arena_or_real(n, 16);
 	}
 	if (__builtin_expect(!ready(), 0)) {
-		return pool_alloc(n, 16);
+		return boot_alloc(n, 16);
 	}
 	void *p = real.malloc(n);
-	/* The guard was 0 before the call and the real malloc leaves it as it found it (what
-	 * it calls of ours raises and lowers it): only the thread and the result to check. */
-	struct isc_thread *t = isc_tls_self;
-	if (__builtin_expect(!hot.on, 0)) {
-		return p;
-	}
-	if (__builtin_expect(t != NULL && p != NULL, 1)) {
-		count_alloc(t, p, n, ISC_MEM_MALLOC);
-	} else {
-		note_malloc_slow(p, n);
+	if (hot.on) {
+		note_alloc(p, n, ISC_MEM_MALLOC);
 	}
 	return p;
 }
 
-ISC_EXPORT void free(void *p)
+/* malloc off its fast path: with counting off, forwarded at once (the guard still sends
+ * the library's own to its arena); the rest in malloc_general. */
+static __attribute__((noinline)) HOT_HOOK void *malloc_slow(size_t n)
+{
+	if (!hot.on && !ours() && __atomic_load_n(&resolved, __ATOMIC_ACQUIRE)) {
+		return real.malloc(n);
+	}
+	return malloc_general(n);
+}
+
+/* The fast path proper (hot.fast, the guard 0): a function of its own, so that malloc
+ * itself saves no register before it knows which path it takes. */
+static __attribute__((noinline)) HOT_HOOK void *malloc_fast(size_t n)
+{
+	void *p = real.malloc(n);
+	/* The guard was 0 before the call and the real malloc leaves it as it found it (what
+	 * it calls of ours raises and lowers it): only the thread and the result to check. */
+	struct isc_thread *t = isc_tls_self;
+	if (__builtin_expect(t == NULL || p == NULL, 0)) {
+		return note_malloc_slow(p, n);
+	}
+	count_alloc_usable(t, p, n, chunk_usable(p), ISC_MEM_MALLOC, false);
+	return p;
+}
+
+ISC_EXPORT HOT_HOOK void *malloc(size_t n)
+{
+	if (__builtin_expect(hot.fast && !ours(), 1)) {
+		return malloc_fast(n);
+	}
+	return malloc_slow(n);
+}
+
+/* free without the fast path's knowledge (see malloc_slow) */
+static __attribute__((noinline)) void free_slow(void *p)
 {
 	if (isc_arena_owns(p)) {
 		isc_arena_free(p);
@@ -406,17 +536,45 @@ ISC_EXPORT void free(void *p)
 	if (p == NULL || in_pool(p)) {
 		return;
 	}
-	if (__builtin_expect(!ready(), 0)) {
-		return; /* cannot happen: a pointer not from the pool came from real malloc */
+	if (!hot.on) {
+		real.free(p);
+		return;
 	}
 	/* before the real release: the address may be reused by another thread at once */
+	struct isc_thread *t = counting_thread();
+	if (t != NULL) {
+		size_t u = usable(p);
+		if (count_free_usable(t, u)) {
+			free_event(t, p, u);
+			return;
+		}
+	}
+	real.free(p);
+}
+
+ISC_EXPORT HOT_HOOK void free(void *p)
+{
+	if (__builtin_expect(!hot.fast, 0)) {
+		free_slow(p);
+		return;
+	}
+	if (isc_arena_owns(p)) {
+		isc_arena_free(p);
+		return;
+	}
+	if (p == NULL) {
+		return;
+	}
 	struct isc_thread *t = isc_tls_self;
-	if (__builtin_expect(!hot.on, 0)) {
-		/* hooks off: forwarded */
-	} else if (__builtin_expect(t != NULL && isc_tls_guard == 0, 1)) {
-		count_free(t, p, ISC_MEM_FREE);
-	} else {
-		note_free_slow(p);
+	if (__builtin_expect(t == NULL || isc_tls_guard != 0, 0)) {
+		free_slow(p);
+		return;
+	}
+	/* before the real release: the address may be reused by another thread at once */
+	size_t u = chunk_usable(p);
+	if (count_free_usable(t, u)) {
+		free_event(t, p, u);
+		return;
 	}
 	real.free(p);
 }
@@ -440,7 +598,12 @@ ISC_EXPORT void *calloc(size_t k, size_t n)
 			errno = ENOMEM;
 			return NULL;
 		}
-		return pool_alloc(bytes, 16);
+		void *p = boot_alloc(bytes, 16);
+		if (p != NULL && !in_pool(p)) {
+			memset(p, 0,
+			       bytes); /* the pool is .bss, never reused; the arena is reused */
+		}
+		return p;
 	}
 	void *p = real.calloc(k, n);
 	note_alloc(p, __builtin_mul_overflow(k, n, &bytes) ? SIZE_MAX : bytes, ISC_MEM_CALLOC);
@@ -474,10 +637,10 @@ static void *do_realloc(void *old, size_t n, unsigned op)
 	}
 	if (__builtin_expect(!ready() || in_pool(old), 0)) {
 		if (!in_pool(old)) {
-			return pool_alloc(n, 16);
+			return boot_alloc(n, 16);
 		}
 		/* from the pool: move it to the real heap (or a new pool block) */
-		void *p = ready() ? malloc(n) : pool_alloc(n, 16);
+		void *p = ready() ? malloc(n) : boot_alloc(n, 16);
 		if (p) {
 			size_t had = pool_size(old);
 			memcpy(p, old, had < n ? had : n);
@@ -531,7 +694,7 @@ ISC_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		return 0;
 	}
 	if (__builtin_expect(!ready(), 0)) {
-		void *p = pool_alloc(n, align);
+		void *p = boot_alloc(n, align);
 		if (p == NULL) {
 			return ENOMEM;
 		}
@@ -549,7 +712,7 @@ ISC_EXPORT void *aligned_alloc(size_t align, size_t n)
 		return arena_or_real(n, align);
 	}
 	if (__builtin_expect(!ready(), 0)) {
-		return pool_alloc(n, align);
+		return boot_alloc(n, align);
 	}
 	void *p = real.aligned_alloc(align, n);
 	note_alloc(p, n, ISC_MEM_ALIGNED_ALLOC);
@@ -562,7 +725,7 @@ ISC_EXPORT void *memalign(size_t align, size_t n)
 		return arena_or_real(n, align);
 	}
 	if (__builtin_expect(!ready(), 0)) {
-		return pool_alloc(n, align);
+		return boot_alloc(n, align);
 	}
 	void *p = real.memalign(align, n);
 	note_alloc(p, n, ISC_MEM_MEMALIGN);
@@ -576,7 +739,7 @@ ISC_EXPORT void *valloc(size_t n)
 		return arena_or_real(n, page);
 	}
 	if (__builtin_expect(!ready(), 0)) {
-		return pool_alloc(n, page);
+		return boot_alloc(n, page);
 	}
 	void *p = real.valloc ? real.valloc(n) : real.memalign(page, n);
 	note_alloc(p, n, ISC_MEM_VALLOC);
@@ -591,7 +754,7 @@ ISC_EXPORT void *pvalloc(size_t n)
 		return arena_or_real(rounded ? rounded : page, page);
 	}
 	if (__builtin_expect(!ready(), 0)) {
-		return pool_alloc(rounded ? rounded : page, page);
+		return boot_alloc(rounded ? rounded : page, page);
 	}
 	void *p = real.pvalloc ? real.pvalloc(n) : real.memalign(page, rounded ? rounded : page);
 	note_alloc(p, n, ISC_MEM_PVALLOC);
@@ -636,6 +799,7 @@ void isc_hooks_malloc_init(void)
 	hot.mean = isc_config.malloc_sample;
 	hot.threshold = hot.mean ? isc_config.malloc_threshold : 0;
 	hot.free_threshold = hot.threshold;
+	hot.cap = hot.threshold > 0 ? (int64_t)(hot.threshold - 1) : -1;
 	isc_host_map_threshold = hot.threshold;
 	if (real.usable == no_usable) {
 		isc_error("the allocator has no malloc_usable_size: live heap bytes are not "
@@ -643,4 +807,5 @@ void isc_hooks_malloc_init(void)
 	}
 	isc_host_malloc_on = isc_config.hook_malloc;
 	hot.on = isc_config.hook_malloc;
+	update_fast();
 }
