@@ -159,6 +159,8 @@ struct isc_thread {
 	uint64_t stack_window;	     /* event stacks: start of the current second (ns) */
 	uint32_t stack_budget[2];    /* event stacks taken in it: launches, other events */
 	uint64_t stack_lo, stack_hi; /* the unwinder's checked range of this thread's stack */
+	/* the unwind rows its walks used (samplers/unwind-cfi.c): return address, packed rules */
+	uint64_t unwind_rows[256][2];
 };
 
 #endif /* ISC_THREAD_H */

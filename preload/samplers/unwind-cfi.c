@@ -35,7 +35,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "preload/core/guard.h"
 #include "preload/core/thread.h"
 #include "preload/samplers/cpu-sampler.h"
 #include "preload/samplers/unwind-dwarf.h"
@@ -176,37 +175,36 @@ static void slot_put(struct rslot *s, uint64_t pc, uint64_t v)
 }
 
 /*
- * And the rows this thread used, in front of the shared cache: a sample of libtorch
- * spent most of its native walk waiting for the shared slots, one cache line and often
- * one page of a 384 KiB table per frame, cold after 10 ms of the program. A thread's own
- * rows (6 KiB in its static TLS) come back sample after sample. Slots of the same kind,
- * checked the same way: the handler may interrupt an unwinding of the thread that is
- * not marked (a thread not yet attached), and a slot it wrote halfway reads as a miss.
+ * And the rows this thread used, in front of the shared cache (struct isc_thread's
+ * unwind_rows, 4 KiB): a sample of libtorch spent most of its native walk waiting for the
+ * shared slots, one cache line and often one page of a 384 KiB table per frame, cold
+ * after 10 ms of the program, and a thread's own rows come back sample after sample. Only
+ * the thread writes them, in the handler or in an unwinding the handler stays out of
+ * (t->in_unwind): never two writers at once, no check word.
  */
-#define TCACHE 256
-static __thread struct rslot tcache[TCACHE] ISC_TLS;
-
-/* The row of pc: the rules in r. false: no unwind table covers it (*known = false) or
- * it is not one we follow. */
-static bool rules_at(uint64_t pc, struct isc_cfi_rules *r, bool *known)
+static bool rules_at(struct isc_thread *t, uint64_t pc, struct isc_cfi_rules *r, bool *known)
 {
-	struct rslot *m = &tcache[(pc ^ pc >> 7 ^ pc >> 14) % TCACHE];
-	uint64_t v;
-	bool mine = slot_get(m, pc, &v);
-	if (mine || slot_get(rslot_of(pc), pc, &v)) {
-		if (!mine) {
-			slot_put(m, pc, v);
-		}
-		unpack(v, r);
+	enum { ROWS = sizeof(t->unwind_rows) / sizeof(t->unwind_rows[0]) };
+	uint64_t *m = t ? t->unwind_rows[(pc ^ pc >> 7 ^ pc >> 14) % ROWS] : NULL;
+	if (m && m[0] == pc) {
+		unpack(m[1], r);
 		*known = true;
 		return true;
 	}
-	if (!isc_cfi_rules(pc, r, known)) {
+	uint64_t v;
+	if (slot_get(rslot_of(pc), pc, &v)) {
+		unpack(v, r);
+		*known = true;
+	} else if (!isc_cfi_rules(pc, r, known)) {
 		return false;
-	}
-	if (pack(r, &v)) {
+	} else if (pack(r, &v)) {
 		slot_put(rslot_of(pc), pc, v);
-		slot_put(m, pc, v);
+	} else {
+		return true; /* not one the caches hold */
+	}
+	if (m) {
+		m[0] = pc;
+		m[1] = v;
 	}
 	return true;
 }
@@ -214,12 +212,12 @@ static bool rules_at(uint64_t pc, struct isc_cfi_rules *r, bool *known)
 /* ---- the walk ---- */
 
 /* One frame up: 1 stepped, 0 the outermost frame, -1 cannot. */
-static int step(uint64_t look, uint64_t *sp, uint64_t *fp, bool *fp_ok, uint64_t *ra, uint64_t lo,
-		uint64_t hi)
+static int step(struct isc_thread *t, uint64_t look, uint64_t *sp, uint64_t *fp, bool *fp_ok,
+		uint64_t *ra, uint64_t lo, uint64_t hi)
 {
 	struct isc_cfi_rules r;
 	bool known;
-	if (!rules_at(look, &r, &known)) {
+	if (!rules_at(t, look, &r, &known)) {
 		if (known || !*fp_ok || *fp < *sp || *fp % 8) {
 			return -1;
 		}
@@ -273,7 +271,7 @@ unsigned isc_unwind_cfi(const ucontext_t *uc, struct isc_thread *t, uint64_t *pc
 	uint64_t look = pc; /* the interrupted instruction itself; callers: the call */
 	while (n < max) {
 		uint64_t ra;
-		int r = step(look, &sp, &fp, &fp_ok, &ra, lo, hi);
+		int r = step(t, look, &sp, &fp, &fp_ok, &ra, lo, hi);
 		if (r == 0) {
 			*complete = true;
 			break;
