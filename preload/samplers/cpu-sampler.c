@@ -281,11 +281,13 @@ void isc_sampler_catch_up(struct isc_thread *t)
 	t->in_unwind++; /* the handler steps aside: no sample lands in ours */
 	uint64_t cpu = cpu_now();
 	uint64_t weighed = t->sample_cpu_ns - t->sample_owed_ns;
-	if (cpu >= t->sample_cpu_ns + period_ns && !masks_our_signal()) {
-		struct timer_slot *s = slot_of(t->tid, false);
-		if (s != NULL && s->id >= 0) {
-			timer_rearm(s->id, cpu + period_ns);
-		}
+	bool owed = cpu >= t->sample_cpu_ns + period_ns && !masks_our_signal();
+	struct timer_slot *s = owed ? slot_of(t->tid, false) : NULL;
+	if (s != NULL && s->id >= 0) {
+		timer_rearm(s->id, cpu + period_ns);
+	}
+	unlock_table();
+	if (owed) {
 		uint64_t now = isc_now(), weight = cpu - weighed;
 		isc_tls_guard++;
 		uint64_t w[ISC_SAMPLE_NATIVE_MAX + 2 * ISC_SAMPLE_PY_MAX];
@@ -302,7 +304,6 @@ void isc_sampler_catch_up(struct isc_thread *t)
 		t->sample_wall_ns = now;
 	}
 	t->in_unwind--;
-	unlock_table();
 }
 
 /* ---- timers ---- */

@@ -13,8 +13,10 @@
  * per frame is the code object's address and the instruction offset.
  *
  * 3.11+ keep a thread's frames in its data-stack chunks (tstate->datastack_chunk, a list
- * of mappings, newest first). The thread state is read through isc_safe_read as before
- * and its thread id checked; when it runs a frame, its chunks are read in place (the
+ * of mappings, newest first). The thread state is read through isc_safe_read as before,
+ * or in place where it lies in the interpreter's static data (the main interpreter's
+ * first thread state: the main thread's), and its thread id checked; when it runs a
+ * frame, its chunks are read in place (the
  * head from the thread state, each next one from its successor's link; the list is
  * read through isc_safe_read instead whenever its head is not the one the previous
  * sample found), and so is a frame that lies inside one of them. The handler runs on the
@@ -369,10 +371,12 @@ static uint64_t current_frame(struct isc_thread *t, uint64_t self, uint64_t *ds)
 		return f;
 	}
 	/* the evaluator's _PyCFrame is a local of its C frame: on this thread's stack, in
-	 * the range the native unwinder checked, it is read without a system call */
+	 * the range the native unwinder checked, it is read without a system call; so is the
+	 * static thread state's own root_cframe, its cframe outside the evaluator */
 	uint64_t at_frame = f + L.cur_frame;
-	if (t->stack_hi && at_frame >= t->stack_lo && at_frame <= t->stack_hi - 8 &&
-	    at_frame % 8 == 0) {
+	bool on_stack = t->stack_hi && at_frame >= t->stack_lo && at_frame <= t->stack_hi - 8;
+	bool in_static = at_frame >= static_lo && at_frame + 8 <= static_hi; /* root_cframe */
+	if ((on_stack || in_static) && at_frame % 8 == 0) {
 		return *(const uint64_t *)(uintptr_t)at_frame;
 	}
 	return walk_rd_ptr(at_frame);
