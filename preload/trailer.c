@@ -352,6 +352,8 @@ static void json_sampling(struct isc_json *j)
 	isc_json_ns_as_us(j, (int64_t)r.handler_median_ns);
 	isc_json_key(j, "python_walk_median_us");
 	isc_json_ns_as_us(j, (int64_t)r.python_median_ns);
+	isc_json_kv_uint(j, "cpu_clock_reads", r.clock_reads);
+	isc_json_kv_uint(j, "python_reads", r.python_reads);
 	isc_json_end_object(j);
 }
 

@@ -66,13 +66,20 @@ int main(void)
 #else
 	unsigned code_start = 0;
 #endif
+#if PY_VERSION_HEX >= 0x030B0000
+	unsigned datastack = O(PyThreadState, datastack_chunk);
+	unsigned finalizing = O(_PyRuntimeState, _finalizing);
+#else
+	unsigned datastack = 0, finalizing = 0;
+#endif
 	printf("\t{ 0x%x, %u, %u, %u, %u, %u, %u, %u, %u, %u, %u, %u, %u, %u, %u, %u, %u, %u, "
-	       "%u, %u, %u, %u },\n",
+	       "%u, %u, %u, %u, %u, %u },\n",
 	       PY_MAJOR_VERSION << 8 | PY_MINOR_VERSION, interp_head, tstate_head,
 	       O(PyThreadState, next), O(PyThreadState, thread_id), native_tid, cframe, cur, f_prev,
 	       f_code, f_instr, f_owner, f_entry, O(PyCodeObject, co_name),
 	       O(PyCodeObject, co_filename), O(PyCodeObject, co_firstlineno), lines, code_start,
 	       (unsigned)offsetof(PyBytesObject, ob_sval), (unsigned)sizeof(PyASCIIObject),
-	       (unsigned)sizeof(PyCompactUnicodeObject), O(PyASCIIObject, state));
+	       (unsigned)sizeof(PyCompactUnicodeObject), O(PyASCIIObject, state), datastack,
+	       finalizing);
 	return 0;
 }

@@ -144,9 +144,13 @@ struct isc_thread {
 	uint64_t py_tstate;    /* last PyThreadState found for this thread (a hint) */
 	uint64_t py_chain[32]; /* addresses of its Python frames at the last sample */
 	uint32_t py_chain_n;
+	uint32_t py_chunks_n; /* 3.11+: its data-stack chunks at the last sample, newest first */
+	uint64_t py_chunks[4];
 	uint16_t py_absent;	 /* samples left before looking for its PyThreadState again */
 	uint16_t py_backoff;	 /* and how many the next miss skips (doubling, at most 64) */
-	uint64_t sample_cpu_ns;	 /* its CPU clock at its previous sample, or attach */
+	uint64_t sample_cpu_ns;	 /* CPU time its samples have weighed up to (cpu-sampler.c) */
+	uint64_t sample_owed_ns; /* of it, expiries the handler skipped: the next sample's */
+	int32_t sample_timer;	 /* 1 + the id of the timer its last sample came from */
 	uint64_t sample_wall_ns; /* isc_now() just after that CPU clock was read */
 	uint64_t sample_ns;	 /* time spent in the sampling handler (ns) */
 	uint64_t sample_py_ns;	 /* of which walking Python frames */
@@ -157,6 +161,8 @@ struct isc_thread {
 	uint64_t stack_window;	     /* event stacks: start of the current second (ns) */
 	uint32_t stack_budget[2];    /* event stacks taken in it: launches, other events */
 	uint64_t stack_lo, stack_hi; /* the unwinder's checked range of this thread's stack */
+	/* the unwind rows its walks used (samplers/unwind-cfi.c): return address, packed rules */
+	uint64_t unwind_rows[256][2];
 };
 
 #endif /* ISC_THREAD_H */

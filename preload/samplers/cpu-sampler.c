@@ -26,7 +26,9 @@
  *
  * Handler: errno saved and restored; the stack into the thread's sample chunk
  * (buffer.h), never into the chunk the interrupted code may be writing. Weight: the
- * thread's CPU time since its previous sample (the clock is read through the vDSO).
+ * timer's period for each expiry the signal stands for (one plus its overrun count, from
+ * the siginfo): no system call. The thread's CPU clock is a system call on Linux, not
+ * the vDSO, and read only at a timer's first sample and at a catch-up (below).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -70,7 +72,8 @@ static unsigned n_timers;
 static uint64_t ticks;
 static bool stepped_aside;
 static uint64_t timer_failures;
-static uint64_t blocked_threads; /* threads seen blocking our signal: not sampled then */
+static uint64_t blocked_threads;     /* threads seen blocking our signal: not sampled then */
+static _Atomic uint64_t clock_reads; /* by the handler (trace_metadata.sampling) */
 /* The table's lock: the collector's scans and a thread changing its own signal mask
  * (isc_sampler_mask_*) take turns, so that no timer is ever armed for a thread that
  * blocks its signal (a signal pending there would reach the program's signalfd or
@@ -177,21 +180,38 @@ void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
 		errno = saved;
 		return;
 	}
+	/* the CPU time this signal stands for: the timer's expiries since its previous one */
+	uint64_t due = period_ns * (1 + (unsigned)si->si_overrun);
 	if (t->in_unwind || t->py_skip) {
 		/* interrupted our own unwinding (libunwind is not re-entrant) or a catch-up
 		 * sample: the CPU time stays owed to the next sample */
 		t->samples_lost++;
+		if (t->sample_cpu_ns) {
+			t->sample_cpu_ns += due;
+			t->sample_owed_ns += due;
+		}
 		errno = saved;
 		return;
 	}
-	/* the CPU clock is a system call: read before the handler's own account starts, as a
-	 * system call is where a loaded machine preempts, and that wait is not our cost */
-	uint64_t cpu = cpu_now();
-	uint64_t weight = !fresh && t->sample_cpu_ns && cpu > t->sample_cpu_ns
-				  ? cpu - t->sample_cpu_ns
-				  : period_ns * (1 + (unsigned)si->si_overrun);
+	/* The baseline of the catch-up samples: the CPU time the samples weighed so far. The
+	 * first sample of a timer (a thread's first, or after the thread unblocked our signal)
+	 * reads the CPU clock for it (a system call, once a timer), before the handler's own
+	 * account starts: a system call is where a loaded machine preempts, and that wait is
+	 * not our cost. It weighs the CPU time since the baseline, as the timer was armed after
+	 * the thread started. From then on the expiries add their periods, and a catch-up,
+	 * which reads the clock, re-arms the timer from there. */
+	uint64_t weight = due + t->sample_owed_ns;
+	if (fresh || t->sample_cpu_ns == 0 || t->sample_timer != si->si_timerid + 1) {
+		uint64_t cpu = cpu_now(), weighed = t->sample_cpu_ns - t->sample_owed_ns;
+		atomic_fetch_add_explicit(&clock_reads, 1, memory_order_relaxed);
+		weight = !fresh && t->sample_cpu_ns && cpu > weighed ? cpu - weighed : due;
+		t->sample_cpu_ns = cpu;
+		t->sample_timer = si->si_timerid + 1;
+	} else {
+		t->sample_cpu_ns += due;
+	}
+	t->sample_owed_ns = 0;
 	uint64_t now = isc_now();
-	t->sample_cpu_ns = cpu;
 	t->sample_wall_ns = now;
 	if (!isc_capturing_signal_safe(now)) {
 		errno = saved;
@@ -221,6 +241,12 @@ void isc_samplers_on_signal(int s, siginfo_t *si, void *ucv)
  * sample the timer owes: when the thread leaves the CPU with a period or more of CPU time
  * since its previous sample, it is sampled there, at the call that ends the burst, with
  * that CPU time as the weight. The timer keeps sampling long runs as before.
+ *
+ * The timer's samples weigh a period per expiry, counted from its arming; a catch-up
+ * weighs the clock's reading since the CPU time the samples reached, and re-arms the
+ * timer to expire a period after that reading (absolute, on the thread's own clock), so
+ * that its next expiry counts from where the catch-up stopped: no CPU time is weighed
+ * twice or left out.
  */
 /* A thread that blocks our signal is not sampled (its timer is gone, the trace counts it
  * among the unsampled): the catch-up leaves it alone too. The mask is read raw, past the
@@ -231,6 +257,9 @@ static bool masks_our_signal(void)
 	return syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, sizeof(long)) == 0 &&
 	       sigismember(&cur, sig) == 1;
 }
+
+static int timer_rearm(int id, uint64_t at_cpu_ns);
+static struct timer_slot *slot_of(uint32_t tid, bool add);
 
 void isc_sampler_catch_up(struct isc_thread *t)
 {
@@ -244,12 +273,22 @@ void isc_sampler_catch_up(struct isc_thread *t)
 	if (isc_now() - t->sample_wall_ns < period_ns) {
 		return;
 	}
+	/* the timer table, for this thread's timer id; taken by the collector or the mask
+	 * hooks: the sample stays owed to the next call */
+	if (atomic_exchange_explicit(&table_lock, 1, memory_order_acquire)) {
+		return;
+	}
 	t->in_unwind++; /* the handler steps aside: no sample lands in ours */
 	uint64_t cpu = cpu_now();
-	if (cpu >= t->sample_cpu_ns + period_ns && !masks_our_signal()) {
-		uint64_t now = isc_now(), weight = cpu - t->sample_cpu_ns;
-		t->sample_cpu_ns = cpu;
-		t->sample_wall_ns = now;
+	uint64_t weighed = t->sample_cpu_ns - t->sample_owed_ns;
+	bool owed = cpu >= t->sample_cpu_ns + period_ns && !masks_our_signal();
+	struct timer_slot *s = owed ? slot_of(t->tid, false) : NULL;
+	if (s != NULL && s->id >= 0) {
+		timer_rearm(s->id, cpu + period_ns);
+	}
+	unlock_table();
+	if (owed) {
+		uint64_t now = isc_now(), weight = cpu - weighed;
 		isc_tls_guard++;
 		uint64_t w[ISC_SAMPLE_NATIVE_MAX + 2 * ISC_SAMPLE_PY_MAX];
 		unsigned native = isc_unwind_here(w, ISC_SAMPLE_NATIVE_MAX);
@@ -259,11 +298,26 @@ void isc_sampler_catch_up(struct isc_thread *t)
 		write_sample(t, now, weight, 0, w, native, py, status);
 		account(t, isc_now() - now, py_ns);
 		isc_tls_guard--;
+		/* after the re-arm: an expiry the handler skipped meanwhile is in this weight */
+		t->sample_cpu_ns = cpu;
+		t->sample_owed_ns = 0;
+		t->sample_wall_ns = now;
 	}
 	t->in_unwind--;
 }
 
 /* ---- timers ---- */
+
+/* Timer id to expire at the thread's CPU time at_cpu_ns, then every period. */
+static int timer_rearm(int id, uint64_t at_cpu_ns)
+{
+	struct itimerspec its;
+	its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+	its.it_value.tv_sec = (time_t)(at_cpu_ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(at_cpu_ns % 1000000000u);
+	return (int)syscall(SYS_timer_settime, id, TIMER_ABSTIME, &its, NULL);
+}
 
 static int timer_start(uint32_t tid, clockid_t clock)
 {
@@ -570,6 +624,8 @@ void isc_samplers_fork_child(void)
 		struct isc_thread *t = isc_tls_self;
 		if (t) {
 			t->sample_cpu_ns = 0;
+			t->sample_owed_ns = 0;
+			t->sample_timer = 0;
 		}
 		ensure_timer((uint32_t)syscall(SYS_gettid), true);
 	}
@@ -609,6 +665,8 @@ bool isc_sampling_report(struct isc_sampling_report *r)
 	}
 	r->handler_median_ns = median_ns(h[0]);
 	r->python_median_ns = median_ns(h[1]);
+	r->clock_reads = atomic_load(&clock_reads);
+	r->python_reads = isc_py_walk_reads();
 	r->cpu_hz = sig ? isc_config.cpu_sample_hz : 0;
 	r->signal = sig;
 	r->python = isc_py_status();

@@ -60,6 +60,8 @@ struct isc_sampling_report {
 	uint64_t unwind_fallbacks;	/* stacks unwound by libunwind: the tables could not */
 	uint64_t handler_ns, python_ns; /* time in the handler, of which the Python walk */
 	uint64_t handler_median_ns, python_median_ns; /* the same per sample, medians */
+	uint64_t clock_reads;  /* the handler's system calls: the thread's CPU clock */
+	uint64_t python_reads; /* and its Python walks' process_vm_readv */
 	bool stepped_aside;
 };
 bool isc_sampling_report(struct isc_sampling_report *r);
@@ -125,6 +127,7 @@ struct isc_py_layout {
 	uint32_t f_prev, f_code, f_instr, f_owner, f_entry;
 	uint32_t co_name, co_filename, co_firstlineno, co_lines, co_code_start;
 	uint32_t bytes_sval, ascii_size, compact_size, str_state;
+	uint32_t ts_datastack, rt_finalizing; /* 3.11+: frames' chunks; _PyRuntime._finalizing */
 };
 extern const struct isc_py_layout isc_py_layouts[];
 
@@ -134,6 +137,8 @@ void isc_py_discover(void);
 const char *isc_py_status(void);
 /* An interpreter was found (isc_py_walk may return frames); async-signal-safe. */
 bool isc_py_present(void);
+/* process_vm_readv calls of the handler's Python walks so far (trace_metadata.sampling). */
+uint64_t isc_py_walk_reads(void);
 /* In the handler: Python frames of the calling thread t as word pairs; returns frames
  * and sets *status (enum isc_py_status). t->py_tstate (the thread's PyThreadState last
  * time) and t->py_chain (its frames' addresses) are hints, updated. */

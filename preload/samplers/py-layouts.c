@@ -12,23 +12,23 @@
  * or .current_frame), frame: previous|f_back, code (f_code|f_executable), instruction
  * (f_lasti|prev_instr|instr_ptr), owner, is_entry (3.11); code: co_name, co_filename,
  * co_firstlineno, co_lnotab|co_linetable, co_code_adaptive; PyBytesObject.ob_sval,
- * sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject), PyASCIIObject.state.
+ * sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject), PyASCIIObject.state;
+ * 3.11+: PyThreadState.datastack_chunk, _PyRuntimeState._finalizing.
  */
 #include "preload/samplers/cpu-sampler.h"
 
-const struct isc_py_layout
-	isc_py_layouts[] = {
-		{ 0x308, 32, 8,	  8,   176, 0,	 0, 24, 24, 32, 104,
-		  0,	 0,  112, 104, 40,  120, 0, 32, 48, 72, 32 },
-		{ 0x309, 32, 8,	  8,   176, 0,	 0, 24, 24, 32, 104,
-		  0,	 0,  112, 104, 40,  120, 0, 32, 48, 72, 32 },
-		{ 0x30a, 32, 8,	  8,   176, 0,	 0, 24, 24, 32, 96,
-		  0,	 0,  112, 104, 40,  120, 0, 32, 48, 72, 32 },
-		{ 0x30b, 40, 16,  8,   152, 160, 56,  8,  48, 32, 56,
-		  69,	 68, 120, 112, 72,  136, 184, 32, 48, 72, 32 },
-		{ 0x30c, 40, 72,  8,   136, 144, 56,  0,  8,  0,  56,
-		  70,	 0,  120, 112, 68,  136, 192, 32, 40, 56, 32 },
-		{ 0x30d, 632, 7344, 8,	 152, 160, 0,	72, 8,	0,  56,
-		  70,	 0,   120,  112, 68,  136, 200, 32, 40, 56, 32 },
-		{ 0 },
-	};
+const struct isc_py_layout isc_py_layouts[] = {
+	{ 0x308, 32,  8,   8,  176, 0, 0,  24, 24, 32, 104, 0,
+	  0,	 112, 104, 40, 120, 0, 32, 48, 72, 32, 0,   0 },
+	{ 0x309, 32,  8,   8,  176, 0, 0,  24, 24, 32, 104, 0,
+	  0,	 112, 104, 40, 120, 0, 32, 48, 72, 32, 0,   0 },
+	{ 0x30a, 32,  8,   8,  176, 0, 0,  24, 24, 32, 96, 0,
+	  0,	 112, 104, 40, 120, 0, 32, 48, 72, 32, 0,  0 },
+	{ 0x30b, 40,  16,  8,  152, 160, 56, 8,	 48, 32, 56,  69,
+	  68,	 120, 112, 72, 136, 184, 32, 48, 72, 32, 296, 24 },
+	{ 0x30c, 40,  72,  8,  136, 144, 56, 0,	 8,  0,	 56,  70,
+	  0,	 120, 112, 68, 136, 192, 32, 40, 56, 32, 232, 24 },
+	{ 0x30d, 632, 7344, 8,	152, 160, 0,  72, 8,  0,  56,  70,
+	  0,	 120, 112,  68, 136, 200, 32, 40, 56, 32, 232, 608 },
+	{ 0 },
+};

@@ -12,6 +12,20 @@
  * fault; the walk is bounded and stops at the first read that fails. What it records
  * per frame is the code object's address and the instruction offset.
  *
+ * 3.11+ keep a thread's frames in its data-stack chunks (tstate->datastack_chunk, a list
+ * of mappings, newest first). The thread state is read through isc_safe_read as before,
+ * or in place where it lies in the interpreter's static data (the main interpreter's
+ * first thread state: the main thread's), and its thread id checked; when it runs a
+ * frame, its chunks are read in place (the
+ * head from the thread state, each next one from its successor's link; the list is
+ * read through isc_safe_read instead whenever its head is not the one the previous
+ * sample found), and so is a frame that lies inside one of them. The handler runs on the
+ * sampled thread, which alone pushes and frees its chunks and unlinks one before freeing
+ * it; another thread frees them only with the thread state, which CPython does not allow
+ * for a thread state that runs a frame, but for daemon threads at finalisation: while
+ * _PyRuntime's finalizing is set, every frame is read through isc_safe_read again.
+ * Frames elsewhere (a generator's, in its heap object) are read as before.
+ *
  * On the collector (isc_spill_prepare), before the records are written: each code
  * object is read - checked to be a code object - for co_name, co_filename and the
  * line table, and the frame becomes (name, file, line). That happens within a tick of
@@ -22,6 +36,7 @@
  * stack below each call. The last frame of each group carries ISC_PYF_ENTRY.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -38,6 +53,10 @@
 static struct isc_py_layout L;
 static _Atomic int state; /* 0 absent (not yet), 1 ok, 2 unsupported */
 static uint64_t runtime;
+/* The interpreter's static data (the loaded segment that holds _PyRuntime): mapped for as
+ * long as the interpreter is loaded. The main interpreter's first thread state lies in
+ * it (3.11+), so the main thread's is read in place. */
+static uint64_t static_lo, static_hi;
 static uint64_t code_type, unicode_type, bytes_type;
 static char why[96];
 
@@ -91,12 +110,14 @@ static bool use_debug_offsets(void)
 	}
 	/* runtime_state at word 3, interpreter_state at 6, thread_state at 19,
 	 * interpreter_frame at 28, code_object at 34 (each starts with its size) */
+	L.rt_finalizing = (uint32_t)d[4];
 	L.interp_head = (uint32_t)d[5];
 	L.tstate_head = (uint32_t)d[9];
 	L.ts_next = (uint32_t)d[21];
 	L.cur_frame = (uint32_t)d[23];
 	L.ts_thread_id = (uint32_t)d[24];
 	L.ts_native_tid = (uint32_t)d[25];
+	L.ts_datastack = (uint32_t)d[26];
 	L.f_prev = (uint32_t)d[29];
 	L.f_code = (uint32_t)d[30];
 	L.f_instr = (uint32_t)d[31];
@@ -107,6 +128,23 @@ static bool use_debug_offsets(void)
 	L.co_firstlineno = (uint32_t)d[39];
 	L.co_code_start = (uint32_t)d[43];
 	return true;
+}
+
+/* The loaded segment that holds address a[0]: [a[0], a[1]) on return 1. */
+static int segment_of(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uint64_t *a = data;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && a[0] >= lo && a[0] < lo + ph->p_memsz) {
+			a[0] = lo;
+			a[1] = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
 }
 
 void isc_py_discover(void)
@@ -133,6 +171,11 @@ void isc_py_discover(void)
 	}
 	L = *l;
 	runtime = (uintptr_t)rt;
+	uint64_t seg[2] = { runtime, 0 };
+	if (dl_iterate_phdr(segment_of, seg) == 1) {
+		static_lo = seg[0];
+		static_hi = seg[1];
+	}
 	if (v >= 0x30d && !use_debug_offsets()) {
 		return;
 	}
@@ -160,40 +203,153 @@ const char *isc_py_status(void)
 
 /* ---- the handler's walk ---- */
 
+/* The walk's reads through process_vm_readv, counted (trace_metadata.sampling): what
+ * the in-place reads leave to system calls. */
+static _Atomic uint64_t walk_reads;
+
+static size_t walk_readv(const struct iovec *local, const struct iovec *remote, unsigned n)
+{
+	atomic_fetch_add_explicit(&walk_reads, 1, memory_order_relaxed);
+	return isc_safe_readv(local, remote, n);
+}
+
+static bool walk_rd(uint64_t addr, void *out, size_t n)
+{
+	atomic_fetch_add_explicit(&walk_reads, 1, memory_order_relaxed);
+	return rd(addr, out, n);
+}
+
+static uint64_t walk_rd_ptr(uint64_t addr)
+{
+	uint64_t v = 0;
+	return walk_rd(addr, &v, 8) ? v : 0;
+}
+
+uint64_t isc_py_walk_reads(void)
+{
+	return atomic_load(&walk_reads);
+}
+
 static uint64_t find_tstate(uint64_t self, uint64_t hint)
 {
-	if (hint && rd_ptr(hint + L.ts_thread_id) == self) {
+	if (hint && walk_rd_ptr(hint + L.ts_thread_id) == self) {
 		return hint;
 	}
-	uint64_t interp = rd_ptr(runtime + L.interp_head);
+	uint64_t interp = walk_rd_ptr(runtime + L.interp_head);
 	for (unsigned i = 0; interp && i < 16; i++) {
-		uint64_t ts = rd_ptr(interp + L.tstate_head);
+		uint64_t ts = walk_rd_ptr(interp + L.tstate_head);
 		for (unsigned k = 0; ts && k < MAX_THREADS_WALKED; k++) {
-			if (rd_ptr(ts + L.ts_thread_id) == self) {
+			if (walk_rd_ptr(ts + L.ts_thread_id) == self) {
 				return ts;
 			}
-			ts = rd_ptr(ts + L.ts_next);
+			ts = walk_rd_ptr(ts + L.ts_next);
 		}
-		interp = rd_ptr(interp + 0); /* PyInterpreterState.next is its first member */
+		interp = walk_rd_ptr(interp + 0); /* PyInterpreterState.next is its first member */
 	}
 	return 0;
 }
 
+#define CHUNKS (sizeof(((struct isc_thread *)0)->py_chunks) / sizeof(uint64_t))
+#define CHUNK_DATA 24	       /* _PyStackChunk: previous, size, top, then the frames */
+#define CHUNK_MAX (1ull << 30) /* a size beyond it is not a chunk's */
+
+/* Data-stack chunks checked in this handler: [lo, hi) readable in place. */
+struct chunks {
+	unsigned n;
+	uint64_t lo[CHUNKS], hi[CHUNKS];
+};
+
+static bool chunk_ok(uint64_t c, uint64_t size)
+{
+	return c % 8 == 0 && size > CHUNK_DATA && size <= CHUNK_MAX && c + size > c;
+}
+
+/* The chunk list from its head ds, each header read through isc_safe_read: the cache
+ * of the next samples, and this sample's ranges. */
+static void chunks_walk(struct isc_thread *t, uint64_t ds, struct chunks *ck)
+{
+	unsigned n = 0;
+	for (uint64_t h[2]; ds && n < CHUNKS && walk_rd(ds, h, sizeof(h)) && chunk_ok(ds, h[1]);
+	     ds = h[0]) {
+		t->py_chunks[n] = ds;
+		ck->lo[n] = ds + CHUNK_DATA;
+		ck->hi[n] = ds + h[1];
+		n++;
+	}
+	t->py_chunks_n = ck->n = n;
+}
+
+/* Is the frame [f, f + span) inside a chunk checked in this handler? */
+static bool in_chunks(const struct chunks *ck, uint64_t f, unsigned span)
+{
+	for (unsigned i = 0; i < ck->n; i++) {
+		if (f >= ck->lo[i] && f % 8 == 0 && f + span <= ck->hi[i] && f + span > f) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Ranges of the thread's chunk list, whose head ds was just read from its thread state.
+ * While the head is the one the cache holds, the headers are read in place: each chunk
+ * is then in the list of a live thread state (the head from it, each next one from its
+ * successor's link), which only this thread, interrupted, changes. */
+static void chunks_of(struct isc_thread *t, uint64_t ds, struct chunks *ck)
+{
+	ck->n = 0;
+	if (ds == 0 || t->py_chunks_n == 0 || ds != t->py_chunks[0]) {
+		chunks_walk(t, ds, ck);
+		return;
+	}
+	for (unsigned i = 0; i < t->py_chunks_n; i++) {
+		const volatile uint64_t *h = (const volatile uint64_t *)(uintptr_t)t->py_chunks[i];
+		uint64_t prev = h[0], size = h[1];
+		if (!chunk_ok(t->py_chunks[i], size)) {
+			break;
+		}
+		ck->lo[i] = t->py_chunks[i] + CHUNK_DATA;
+		ck->hi[i] = t->py_chunks[i] + size;
+		ck->n = i + 1;
+		if (i + 1 < t->py_chunks_n && prev != t->py_chunks[i + 1]) {
+			break;
+		}
+	}
+	if (ck->n < t->py_chunks_n) {
+		t->py_chunks_n = 0; /* the list changed: read again at the next sample */
+	}
+}
+
 /* The thread's current frame; ts from the hint when it still is this thread's: its
- * thread id and frame pointer in one read. */
-static uint64_t current_frame(struct isc_thread *t, uint64_t self)
+ * thread id, frame pointer and (3.11+) data-stack chunk in one read. *ds: that chunk,
+ * 0 when not read. */
+static uint64_t current_frame(struct isc_thread *t, uint64_t self, uint64_t *ds)
 {
 	bool cframe = L.ts_cframe || L.version == 0x30c; /* 3.11, 3.12: ts->cframe->frame */
 	uint32_t at = cframe ? L.ts_cframe : L.cur_frame;
-	uint64_t ts = 0, f = 0, v[2];
+	uint64_t ts = 0, f = 0, v[3] = { 0 };
+	*ds = 0;
 	if (t->py_tstate) {
-		struct iovec local[2] = { { &v[0], 8 }, { &v[1], 8 } };
-		struct iovec remote[2] = { { (void *)(uintptr_t)(t->py_tstate + L.ts_thread_id),
-					     8 },
-					   { (void *)(uintptr_t)(t->py_tstate + at), 8 } };
-		if (isc_safe_readv(local, remote, 2) == 16 && v[0] == self) {
+		struct iovec local[3] = { { &v[0], 8 }, { &v[1], 8 }, { &v[2], 8 } };
+		struct iovec remote[3] = {
+			{ (void *)(uintptr_t)(t->py_tstate + L.ts_thread_id), 8 },
+			{ (void *)(uintptr_t)(t->py_tstate + at), 8 },
+			{ (void *)(uintptr_t)(t->py_tstate + L.ts_datastack), 8 },
+		};
+		unsigned k = L.ts_datastack ? 3 : 2;
+		bool in_static = true;
+		for (unsigned i = 0; i < k; i++) {
+			uint64_t a = (uintptr_t)remote[i].iov_base;
+			in_static = in_static && a >= static_lo && a + 8 <= static_hi && a % 8 == 0;
+		}
+		if (in_static) {
+			for (unsigned i = 0; i < k; i++) {
+				v[i] = *(const volatile uint64_t *)remote[i].iov_base;
+			}
+		}
+		if ((in_static || walk_readv(local, remote, k) == 8 * k) && v[0] == self) {
 			ts = t->py_tstate;
 			f = v[1];
+			*ds = v[2];
 		}
 	}
 	if (ts == 0 && t->py_absent > 0) {
@@ -205,7 +361,7 @@ static uint64_t current_frame(struct isc_thread *t, uint64_t self)
 		/* one read per thread state of the interpreter: not at every sample of a
 		 * thread that has none, but again after 1, 2, 4 ... 64 samples */
 		ts = find_tstate(self, 0);
-		f = ts ? rd_ptr(ts + at) : 0;
+		f = ts ? walk_rd_ptr(ts + at) : 0;
 		t->py_backoff = ts ? 0 : t->py_backoff ? (uint16_t)(t->py_backoff * 2) : 1;
 		t->py_backoff = t->py_backoff > 64 ? 64 : t->py_backoff;
 		t->py_absent = t->py_backoff;
@@ -215,13 +371,15 @@ static uint64_t current_frame(struct isc_thread *t, uint64_t self)
 		return f;
 	}
 	/* the evaluator's _PyCFrame is a local of its C frame: on this thread's stack, in
-	 * the range the native unwinder checked, it is read without a system call */
+	 * the range the native unwinder checked, it is read without a system call; so is the
+	 * static thread state's own root_cframe, its cframe outside the evaluator */
 	uint64_t at_frame = f + L.cur_frame;
-	if (t->stack_hi && at_frame >= t->stack_lo && at_frame <= t->stack_hi - 8 &&
-	    at_frame % 8 == 0) {
+	bool on_stack = t->stack_hi && at_frame >= t->stack_lo && at_frame <= t->stack_hi - 8;
+	bool in_static = at_frame >= static_lo && at_frame + 8 <= static_hi; /* root_cframe */
+	if ((on_stack || in_static) && at_frame % 8 == 0) {
 		return *(const uint64_t *)(uintptr_t)at_frame;
 	}
-	return rd_ptr(at_frame);
+	return walk_rd_ptr(at_frame);
 }
 
 /* One frame read at b: appended to words unless it is a 3.12+ shim; *prev its caller. */
@@ -275,7 +433,13 @@ unsigned isc_py_walk(struct isc_thread *t, uint64_t *words, unsigned max, uint16
 	if (atomic_load_explicit(&state, memory_order_acquire) != 1) {
 		return 0;
 	}
-	uint64_t f = current_frame(t, (uint64_t)pthread_self());
+	uint64_t ds;
+	uint64_t f = current_frame(t, (uint64_t)pthread_self(), &ds);
+	/* _PyRuntime is the interpreter's static data: its finalizing read in place */
+	struct chunks ck = { 0 };
+	if (f && ds && *(const volatile uint64_t *)(uintptr_t)(runtime + L.rt_finalizing) == 0) {
+		chunks_of(t, ds, &ck);
+	}
 	unsigned span = L.f_instr + 8;
 	span = L.f_owner + 1 > span ? L.f_owner + 1 : span;
 	span = L.f_code + 8 > span ? L.f_code + 8 : span;
@@ -287,6 +451,18 @@ unsigned isc_py_walk(struct isc_thread *t, uint64_t *words, unsigned max, uint16
 	unsigned n = 0, steps = 0, cn = 0, prev_n = t->py_chain_n;
 	*status = f ? ISC_PY_OK : ISC_PY_NONE;
 	while (f && n < max && steps < 1024) {
+		if (in_chunks(&ck, f, span) ||
+		    (t->stack_hi && f >= t->stack_lo && f + span <= t->stack_hi && f % 8 == 0)) {
+			/* in a chunk of this thread's list (see the top), or on its stack in the
+			 * range the native unwinder checked (3.12+: the evaluator's entry frame
+			 * is a local of its C frame): read in place */
+			if (cn < CHAIN) {
+				chain[cn++] = f;
+			}
+			parse_frame((const unsigned char *)(uintptr_t)f, words, &n, &f);
+			steps++;
+			continue;
+		}
 		uint64_t addr[BATCH];
 		unsigned k = 1, j = 0;
 		addr[0] = f;
@@ -301,7 +477,7 @@ unsigned isc_py_walk(struct isc_thread *t, uint64_t *words, unsigned max, uint16
 			local[i] = (struct iovec){ b + i * span, span };
 			remote[i] = (struct iovec){ (void *)(uintptr_t)addr[i], span };
 		}
-		size_t got = batch ? isc_safe_readv(local, remote, k) / span : 0;
+		size_t got = batch ? walk_readv(local, remote, k) / span : 0;
 		if (got == 0) {
 			*status = ISC_PY_TRUNCATED;
 			break;

@@ -110,8 +110,10 @@ static bool load(uint64_t a, uint64_t lo, uint64_t hi, uint64_t *v)
  * and the same return addresses come back sample after sample. A slot is three words
  * written without a lock; a reader takes it only when the check word matches the
  * other two, so a slot that two threads wrote at once reads as a miss, never as a mix.
+ * 16384 slots (384 KiB): with 4096, two lookups in a hundred of the libtorch loop found
+ * their slot taken by another of its ~1 000 rows, and each such miss parses the row again.
  */
-#define RCACHE 4096
+#define RCACHE 16384
 #define RCHECK 0x9e3779b97f4a7c15ull
 
 struct rslot {
@@ -156,26 +158,53 @@ static void unpack(uint64_t w, struct isc_cfi_rules *r)
 	}
 }
 
-/* The row of pc: the rules in r. false: no unwind table covers it (*known = false) or
- * it is not one we follow. */
-static bool rules_at(uint64_t pc, struct isc_cfi_rules *r, bool *known)
+/* A slot's rules when it holds pc's (key and check agree); false otherwise. */
+static bool slot_get(struct rslot *s, uint64_t pc, uint64_t *v)
 {
-	struct rslot *s = rslot_of(pc);
 	uint64_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
-	uint64_t v = atomic_load_explicit(&s->val, memory_order_relaxed);
+	*v = atomic_load_explicit(&s->val, memory_order_relaxed);
 	uint64_t c = atomic_load_explicit(&s->check, memory_order_relaxed);
-	if (k == pc && c == (k ^ v ^ RCHECK)) {
-		unpack(v, r);
+	return k == pc && c == (k ^ *v ^ RCHECK);
+}
+
+static void slot_put(struct rslot *s, uint64_t pc, uint64_t v)
+{
+	atomic_store_explicit(&s->key, pc, memory_order_relaxed);
+	atomic_store_explicit(&s->val, v, memory_order_relaxed);
+	atomic_store_explicit(&s->check, pc ^ v ^ RCHECK, memory_order_relaxed);
+}
+
+/*
+ * And the rows this thread used, in front of the shared cache (struct isc_thread's
+ * unwind_rows, 4 KiB): a sample of libtorch spent most of its native walk waiting for the
+ * shared slots, one cache line and often one page of a 384 KiB table per frame, cold
+ * after 10 ms of the program, and a thread's own rows come back sample after sample. Only
+ * the thread writes them, in the handler or in an unwinding the handler stays out of
+ * (t->in_unwind): never two writers at once, no check word.
+ */
+static bool rules_at(struct isc_thread *t, uint64_t pc, struct isc_cfi_rules *r, bool *known)
+{
+	enum { ROWS = sizeof(t->unwind_rows) / sizeof(t->unwind_rows[0]) };
+	uint64_t *m = t ? t->unwind_rows[(pc ^ pc >> 7 ^ pc >> 14) % ROWS] : NULL;
+	if (m && m[0] == pc) {
+		unpack(m[1], r);
 		*known = true;
 		return true;
 	}
-	if (!isc_cfi_rules(pc, r, known)) {
+	uint64_t v;
+	if (slot_get(rslot_of(pc), pc, &v)) {
+		unpack(v, r);
+		*known = true;
+	} else if (!isc_cfi_rules(pc, r, known)) {
 		return false;
+	} else if (pack(r, &v)) {
+		slot_put(rslot_of(pc), pc, v);
+	} else {
+		return true; /* not one the caches hold */
 	}
-	if (pack(r, &v)) {
-		atomic_store_explicit(&s->key, pc, memory_order_relaxed);
-		atomic_store_explicit(&s->val, v, memory_order_relaxed);
-		atomic_store_explicit(&s->check, pc ^ v ^ RCHECK, memory_order_relaxed);
+	if (m) {
+		m[0] = pc;
+		m[1] = v;
 	}
 	return true;
 }
@@ -183,12 +212,12 @@ static bool rules_at(uint64_t pc, struct isc_cfi_rules *r, bool *known)
 /* ---- the walk ---- */
 
 /* One frame up: 1 stepped, 0 the outermost frame, -1 cannot. */
-static int step(uint64_t look, uint64_t *sp, uint64_t *fp, bool *fp_ok, uint64_t *ra, uint64_t lo,
-		uint64_t hi)
+static int step(struct isc_thread *t, uint64_t look, uint64_t *sp, uint64_t *fp, bool *fp_ok,
+		uint64_t *ra, uint64_t lo, uint64_t hi)
 {
 	struct isc_cfi_rules r;
 	bool known;
-	if (!rules_at(look, &r, &known)) {
+	if (!rules_at(t, look, &r, &known)) {
 		if (known || !*fp_ok || *fp < *sp || *fp % 8) {
 			return -1;
 		}
@@ -242,7 +271,7 @@ unsigned isc_unwind_cfi(const ucontext_t *uc, struct isc_thread *t, uint64_t *pc
 	uint64_t look = pc; /* the interrupted instruction itself; callers: the call */
 	while (n < max) {
 		uint64_t ra;
-		int r = step(look, &sp, &fp, &fp_ok, &ra, lo, hi);
+		int r = step(t, look, &sp, &fp, &fp_ok, &ra, lo, hi);
 		if (r == 0) {
 			*complete = true;
 			break;

@@ -278,6 +278,12 @@ Test(cpu_samples, c_split)
 	cr_assert(med > 0 && med <= sum, "median %.3f us of a %.3f us sum", med, sum);
 	cr_assert(py_med == 0 && py_sum == 0, "Python walk: median %.3f us, %.3f us in all", py_med,
 		  py_sum);
+	/* a sample's weight is its timer's period per expiry: the thread's CPU clock (a system
+	 * call) is read at the first sample of a timer, not at every sample */
+	long long samples = isc_trace_int(t, "trace_metadata/sampling/samples", 0);
+	long long clock_reads = isc_trace_int(t, "trace_metadata/sampling/cpu_clock_reads", -1);
+	cr_assert(clock_reads >= 1 && clock_reads * 10 <= samples,
+		  "%lld CPU clock reads in the handler for %lld samples", clock_reads, samples);
 	/* native frames carry module, offset and the build-id of the executable, and the
 	 * source line from its line table (the workload is built with -g): hot_six's own
 	 * frames are at the line that defines it, or in what it inlined (cpu_ns) */
@@ -391,6 +397,19 @@ static size_t pythons(char out[][256], size_t max)
 	return n;
 }
 
+/* The interpreter's minor version (3.x), asked of it. */
+static int minor_of(const char *py)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "%s -c 'import sys; print(sys.version_info[1])'", py);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	int minor = -1;
+	cr_assert_eq(fscanf(p, "%d", &minor), 1, "%s: no version", py);
+	pclose(p);
+	return minor;
+}
+
 static const char *hot_py(void)
 {
 	static char p[4096];
@@ -421,6 +440,17 @@ static void python_split(const char *mode)
 			       isc_trace_int(f, "line", 0) == 25;
 		}
 		cr_expect(line, "%s: a python frame hot_six at hot.py:25", what);
+		/* 3.11+: the main thread's state lies in the interpreter's static data and its
+		 * frames in its data-stack chunks, read in place; a sample of it makes no
+		 * process_vm_readv (the first finds the thread state; a chunk list that
+		 * changed is read again) */
+		long long samples = isc_trace_int(t, "trace_metadata/sampling/samples", 0);
+		long long reads = isc_trace_int(t, "trace_metadata/sampling/python_reads", -1);
+		if (strcmp(mode, "slices") == 0 && minor_of(py[i]) >= 11) {
+			cr_expect(reads >= 0 && reads * 4 <= samples,
+				  "%s: %lld process_vm_readv in the Python walks of %lld samples",
+				  what, reads, samples);
+		}
 		yajl_tree_free(t);
 	}
 }
