@@ -408,7 +408,7 @@ static void path_threads(const struct vctx *v, char *out, size_t n)
 		const struct isc_cp_piece *p = &c->pieces[i];
 		if (p->cat == ISC_CP_HOST && p->ev != ISC_GN_NONE &&
 		    t->ev[p->ev].thread < t->n_threads) {
-			by[t->ev[p->ev].thread] += p->e - p->s;
+			by[t->ev[p->ev].thread] += isc_cp_piece_end(c, i) - p->s;
 		}
 	}
 	size_t len = 0;

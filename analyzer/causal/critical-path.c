@@ -99,11 +99,14 @@ static int add_piece(struct walk *w, int64_t s, int64_t e, int cat, uint32_t ev,
 		}
 		w->by_name[(size_t)kind * w->ns + name] += e - s;
 	}
-	/* The walk goes backwards: a piece that ends where the last one started and has
-	 * its category joins it. */
-	if (c->n_pieces > 0) {
+	/* The walk goes backwards and every step starts where the last one ended, so a
+	 * piece ends where the last one started (the first: where the path ends); one of
+	 * the same category joins it. */
+	if (c->n_pieces == 0) {
+		c->path_end = e;
+	} else {
 		struct isc_cp_piece *p = &c->pieces[c->n_pieces - 1];
-		if (p->cat == cat && p->s == e) {
+		if (p->cat == cat) {
 			p->s = s;
 			p->ev = ev != ISC_GN_NONE ? ev : p->ev;
 			return 0;
@@ -118,7 +121,7 @@ static int add_piece(struct walk *w, int64_t s, int64_t e, int cat, uint32_t ev,
 		c->pieces = v;
 		w->cap = cap;
 	}
-	c->pieces[c->n_pieces++] = (struct isc_cp_piece){ s, e, ev, (uint8_t)cat, gpu };
+	c->pieces[c->n_pieces++] = (struct isc_cp_piece){ s, ev, (uint8_t)cat, gpu };
 	return 0;
 }
 

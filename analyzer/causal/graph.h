@@ -128,13 +128,18 @@ struct isc_cp_name {
 	int64_t ns;
 };
 
-/* A piece of the path: consecutive time of one category, for the HTML timeline. */
+/* A piece of the path: consecutive time of one category, for the HTML timeline and the
+ * verdict. The path is contiguous (each piece ends where the next starts, the last at
+ * isc_causal.path_end), so a piece keeps its start only: 16 bytes, where the path of a
+ * trace of alternating kernels and launch gaps has about one piece per event. */
 struct isc_cp_piece {
-	int64_t s, e;
+	int64_t s;
 	uint32_t ev; /* first owner event of the piece, ISC_GN_NONE for gaps */
 	uint8_t cat;
 	uint8_t gpu;
 };
+
+_Static_assert(sizeof(struct isc_cp_piece) == 16, "critical-path pieces are 16 bytes");
 
 struct isc_whatif_result {
 	char spec[128]; /* what the user asked, or the rule's change */
@@ -186,6 +191,7 @@ struct isc_causal {
 	struct isc_cp_name top[ISC_CP_TOP];
 	struct isc_cp_piece *pieces;
 	size_t n_pieces;
+	int64_t path_end; /* the end of the last piece */
 	uint64_t path_nodes;
 	bool kineto;	   /* an input has no wait records (Kineto) */
 	bool samples_only; /* the host work is CPU samples alone: no recorded host event */
@@ -260,6 +266,12 @@ void isc_causal_destroy(struct isc_causal *c);
 /* The critical path (critical-path.c), on a built graph. 0 or -ENOMEM. */
 int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a,
 		      struct isc_causal *c);
+
+/* The end of piece i: where the next one starts. */
+static inline int64_t isc_cp_piece_end(const struct isc_causal *c, size_t i)
+{
+	return i + 1 < c->n_pieces ? c->pieces[i + 1].s : c->path_end;
+}
 
 const char *isc_cp_cat_name(enum isc_cp_cat c);
 enum isc_cp_side isc_cp_side(enum isc_cp_cat c);

@@ -40,6 +40,13 @@ static void invariants(const struct isc_trace *t, const struct isc_analysis *a)
 		}
 	}
 	cr_assert_eq(c->end, end);
+	/* The pieces keep their starts only: the path must be contiguous to add up. */
+	int64_t sum = 0;
+	for (size_t i = 0; i < c->n_pieces; i++) {
+		cr_assert_gt(isc_cp_piece_end(c, i), c->pieces[i].s);
+		sum += isc_cp_piece_end(c, i) - c->pieces[i].s;
+	}
+	cr_assert_eq(sum, c->path_ns);
 	if (c->n_pieces > 0) {
 		const struct isc_cp_piece *p = &c->pieces[c->n_pieces - 1];
 		if (p->ev != ISC_GN_NONE && !p->gpu) {
