@@ -507,50 +507,51 @@ static int waits(struct build *b)
 
 /*
  * The order the what-if engine re-times nodes in: by end, a GPU operation before the host
- * segment that ends at the same instant (a sync returning as its kernel ends). Every edge
- * goes from an earlier end to a later one; an edge that does not (a corrupt trace) is
- * left out, so the order is topological.
+ * segment that ends at the same instant (a sync returning as its kernel ends: the sort is
+ * stable and the GPU operations go in first). Every edge goes from an earlier end to a
+ * later one; an edge that does not (a corrupt trace) is left out, so the order is
+ * topological.
  */
 static int order(struct isc_causal *c)
 {
 	c->order = malloc((c->n + 1) * sizeof(*c->order));
-	c->scratch = malloc((c->n + 1) * sizeof(*c->scratch));
-	if (c->order == NULL || c->scratch == NULL) {
+	if (c->order == NULL) {
 		return -ENOMEM;
 	}
-	const int64_t lim = INT64_C(1) << 61;
+	size_t n_gpu = c->n - c->host_nodes;
 	for (size_t i = 0; i < c->n; i++) {
-		int64_t t1 = c->node[i].t1 < -lim  ? -lim
-			     : c->node[i].t1 > lim ? lim
-						   : c->node[i].t1;
-		c->scratch[i] = 2 * t1 + ((c->node[i].flags & ISC_GN_GPU) ? 0 : 1);
-		c->order[i] = (uint32_t)i;
+		c->order[i] = (uint32_t)(i < n_gpu ? c->host_nodes + i : i - n_gpu);
 	}
-	if (isc_sort_by_key(c->scratch, sizeof(*c->scratch), c->order, c->n) < 0) {
+	if (isc_sort_by_key(&c->node[0].t1, sizeof(struct isc_gnode), c->order, c->n) < 0) {
+		return -ENOMEM;
+	}
+	uint32_t *pos = malloc((c->n + 1) * sizeof(*pos));
+	if (pos == NULL) {
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < c->n; k++) {
-		c->scratch[c->order[k]] = (int64_t)k; /* position */
+		pos[c->order[k]] = (uint32_t)k;
 	}
 	for (size_t i = 0; i < c->n; i++) {
 		struct isc_gnode *n = &c->node[i];
-		if (n->seq != ISC_GN_NONE && c->scratch[n->seq] >= c->scratch[i]) {
+		if (n->seq != ISC_GN_NONE && pos[n->seq] >= pos[i]) {
 			n->seq = ISC_GN_NONE;
 			c->cycle_edges++;
 		}
 		uint32_t x = isc_graph_xdep(c, (uint32_t)i);
-		if (x != ISC_GN_NONE && c->scratch[x] >= c->scratch[i]) {
+		if (x != ISC_GN_NONE && pos[x] >= pos[i]) {
 			c->xdep[i] = ISC_GN_NONE;
 			c->event_edges--;
 			c->cycle_edges++;
 		}
-		if (n->dep != ISC_GN_NONE && c->scratch[n->dep] >= c->scratch[i]) {
+		if (n->dep != ISC_GN_NONE && pos[n->dep] >= pos[i]) {
 			n->dep = ISC_GN_NONE;
 			n->flags &= (uint16_t) ~(ISC_GN_WAIT | ISC_GN_SYNC | ISC_GN_COPY |
 						 ISC_GN_QFULL | ISC_GN_HANDOFF | ISC_GN_WOKEN);
 			c->cycle_edges++;
 		}
 	}
+	free(pos);
 	return 0;
 }
 
@@ -678,7 +679,7 @@ void isc_causal_destroy(struct isc_causal *c)
 	free(c->node);
 	free(c->xdep);
 	free(c->order);
-	free(c->scratch);
+	free(c->retimed);
 	free(c->pieces);
 	free(c->whatif);
 	free(c);

@@ -157,7 +157,8 @@ struct isc_causal {
 	uint32_t *xdep;	  /* per node: the operation an event wait holds it for, ISC_GN_NONE;
 			   * NULL when no event edge exists */
 	uint32_t *order;  /* topological order */
-	int64_t *scratch; /* re-timed ends, one per node (the what-if engine's) */
+	int64_t *retimed; /* the what-if engine's re-timed ends, one per node, NULL before
+			   * its first run */
 	uint32_t n_lanes;
 	/* What the builder found. */
 	uint64_t host_nodes, gpu_nodes, launch_edges, stream_edges, wait_edges;

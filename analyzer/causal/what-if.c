@@ -349,14 +349,20 @@ int isc_whatif_run_picked(const struct isc_trace *t, const struct isc_analysis *
 		err = r.ch[k] != NULL ? prepare(&r, k) : 0;
 	}
 	r.worker = malloc((c->n_lanes + 1) * sizeof(*r.worker));
-	if (err != 0 || r.worker == NULL) {
+	/* The re-timed ends, one per node: allocated by the first what-if, not by the graph
+	 * (an analysis without one never holds them), and kept for the next ones (a block
+	 * this size is mapped afresh, its pages faulted in again, each time). */
+	if (c->retimed == NULL) {
+		((struct isc_causal *)c)->retimed = malloc(c->n * sizeof(*c->retimed));
+	}
+	int64_t *ne = c->retimed, end = a->window.start;
+	if (err != 0 || r.worker == NULL || ne == NULL) {
 		finish(&r);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i <= c->n_lanes; i++) {
 		r.worker[i] = INT64_MIN;
 	}
-	int64_t *ne = c->scratch, end = a->window.start;
 	for (size_t k = 0; k < c->n; k++) {
 		uint32_t i = c->order[k];
 		ne[i] = retime(&r, i, ne);
