@@ -219,8 +219,8 @@ static int64_t picked_ns(const struct vctx *v, const struct lever *l)
 	int64_t ns = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct isc_gnode *g = &c->node[i];
-		ns += l->pick(v->t, &v->t->ev[g->ev], v) >= 0 ? g->t1 - g->t0 + (g->t1 == g->t0)
-							      : 0;
+		int64_t t0 = isc_gn_t0(c, g);
+		ns += l->pick(v->t, &v->t->ev[g->ev], v) >= 0 ? g->t1 - t0 + (g->t1 == t0) : 0;
 	}
 	return ns;
 }
@@ -381,7 +381,7 @@ static void child_calls(const struct vctx *v, char *out, size_t n)
 		m += k == m;
 		by[k].name = name;
 		by[k].calls += (g->flags & ISC_GN_LAST) != 0;
-		by[k].ns += g->t1 - g->t0;
+		by[k].ns += g->t1 - isc_gn_t0(c, g);
 	}
 	snprintf(out, n, "wait calls");
 	for (size_t k = 0; k < m && len + 2 < n; k++) {

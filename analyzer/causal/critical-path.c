@@ -177,7 +177,7 @@ static int step(struct walk *w, uint32_t *at, int64_t *cur)
 	bool gpu = (v->flags & ISC_GN_GPU) != 0;
 	const struct isc_ev *e = &w->t->ev[v->ev];
 	int r;
-	if ((v->flags & (ISC_GN_WAIT | ISC_GN_HANDOFF)) && c->node[v->dep].t1 > v->t0) {
+	if ((v->flags & (ISC_GN_WAIT | ISC_GN_HANDOFF)) && c->node[v->dep].t1 > isc_gn_t0(c, v)) {
 		/* Blocked: the path goes to what the call or the thread waited for. */
 		int64_t rel = c->node[v->dep].t1 < *cur ? c->node[v->dep].t1 : *cur;
 		int cat = (v->flags & ISC_GN_WAIT) ? ISC_CP_SYNC : ISC_CP_HOST_WAIT;
@@ -189,7 +189,7 @@ static int step(struct walk *w, uint32_t *at, int64_t *cur)
 	int cat = gpu				 ? gpu_cat(w, e)
 		  : (v->flags & ISC_GN_BLOCKING) ? ISC_CP_BLOCKED
 						 : host_cat(w, e);
-	int64_t s = v->t0 < *cur ? v->t0 : *cur;
+	int64_t s = isc_gn_t0(c, v) < *cur ? isc_gn_t0(c, v) : *cur;
 	r = add_piece(w, s, *cur, cat, v->ev, gpu);
 	c->path_nodes++;
 	*cur = s;
@@ -240,7 +240,7 @@ static int host_work(const struct isc_trace *t, struct isc_causal *c)
 		const struct isc_gnode *n = &c->node[i];
 		if (!(n->flags &
 		      (ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_WAITING | ISC_GN_HANDOFF))) {
-			sum[n->lane] += n->t1 - n->t0;
+			sum[n->lane] += n->t1 - isc_gn_t0(c, n);
 			if (sum[n->lane] > c->host_work) {
 				c->host_work = sum[n->lane];
 				c->main_lane = n->lane;
@@ -253,8 +253,8 @@ static int host_work(const struct isc_trace *t, struct isc_causal *c)
 		if (n->lane == c->main_lane && n->seq != ISC_GN_NONE &&
 		    t->ev[n->ev].type != ISC_T_CPU_SAMPLE &&
 		    t->ev[c->node[n->seq].ev].type != ISC_T_CPU_SAMPLE &&
-		    n->t0 > c->node[n->seq].t1) {
-			c->untraced += n->t0 - c->node[n->seq].t1;
+		    isc_gn_t0(c, n) > c->node[n->seq].t1) {
+			c->untraced += isc_gn_t0(c, n) - c->node[n->seq].t1;
 		}
 	}
 	return 0;

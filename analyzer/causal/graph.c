@@ -63,12 +63,12 @@ static int emit(struct build *b, uint32_t owner, int64_t s, int64_t e, uint32_t 
 	if (n == NULL) {
 		return -ENOMEM;
 	}
-	n->t0 = s;
 	n->t1 = e;
 	n->ev = owner;
 	n->seq = *prev;
 	n->lane = lane;
 	const struct isc_ev *o = &b->t->ev[owner];
+	uint16_t first = *prev == ISC_GN_NONE ? ISC_GN_FIRST : 0;
 	bool waits =
 		o->type == ISC_T_SYSCALL && (o->sub == ISC_SYS_WAIT || o->sub == ISC_SYS_SLEEP);
 	/* A wait for a child is the run's work, done by the child (graph-children.c). */
@@ -77,6 +77,7 @@ static int emit(struct build *b, uint32_t owner, int64_t s, int64_t e, uint32_t 
 				   isc_wait_kind_of(isc_trace_str(b->t, o->name)) == ISC_WK_CHILD
 			   ? ISC_GN_CHILD
 			   : ISC_GN_IDLE;
+	n->flags |= first;
 	*prev = (uint32_t)(b->c->n - 1);
 	b->c->host_nodes++;
 	return 0;
@@ -214,7 +215,6 @@ static int gpu_nodes(struct build *b)
 			r = -ENOMEM;
 			break;
 		}
-		n->t0 = e->ts;
 		n->t1 = e->ts + e->dur;
 		n->ev = (uint32_t)i;
 		n->flags = ISC_GN_GPU;
@@ -230,7 +230,7 @@ static int gpu_nodes(struct build *b)
 			/* Started before its call returned (a synchronous copy, a launch onto an
 			 * idle GPU): it depends on the call's start, the segment before it. */
 			while (s != ISC_GN_NONE && e->ts < api->ts + api->dur &&
-			       b->c->node[s].t0 >= api->ts) {
+			       isc_gn_t0(b->c, &b->c->node[s]) >= api->ts) {
 				s = b->c->node[s].seq;
 			}
 			n->dep = s;
@@ -362,7 +362,8 @@ static bool gpu_busy(const struct isc_causal *c, const uint32_t *by_end, ptrdiff
 		if (g->t1 <= s) {
 			continue; /* ends are sorted, starts are not */
 		}
-		sum += g->t1 - (g->t0 > s ? g->t0 : s);
+		int64_t t0 = isc_gn_t0(c, g);
+		sum += g->t1 - (t0 > s ? t0 : s);
 	}
 	return k >= 0 || 2 * sum >= e - s;
 }
@@ -379,7 +380,8 @@ static void infer(const struct isc_trace *t, struct isc_causal *c, struct isc_gn
 	const struct isc_gnode *g = k >= 0 ? &c->node[by_end[k]] : NULL;
 	bool launch = (n->flags & ISC_GN_QFULL) != 0;
 	n->flags &= (uint16_t) ~(ISC_GN_COPY | ISC_GN_QFULL | ISC_GN_INFER);
-	if (g == NULL || g->t1 <= n->t0 || n->t1 - g->t1 > ret || n->t1 - n->t0 <= ret) {
+	int64_t t0 = isc_gn_t0(c, n);
+	if (g == NULL || g->t1 <= t0 || n->t1 - g->t1 > ret || n->t1 - t0 <= ret) {
 		return;
 	}
 	const struct isc_ev *e = &t->ev[n->ev], *o = &t->ev[g->ev];
@@ -387,7 +389,7 @@ static void infer(const struct isc_trace *t, struct isc_causal *c, struct isc_gn
 	 * loading runs the first launch of a module that way): only a copy returns with its
 	 * operation */
 	bool own = !launch && o->corr == e->corr && o->input == e->input && e->corr != 0;
-	if (!own && ((launch && d < 1) || !gpu_busy(c, by_end, k, n->t0, n->t1))) {
+	if (!own && ((launch && d < 1) || !gpu_busy(c, by_end, k, t0, n->t1))) {
 		return;
 	}
 	n->dep = by_end[k];
@@ -599,9 +601,10 @@ static int launch_latency(struct isc_causal *c)
 		const struct isc_gnode *n = &c->node[i];
 		int64_t ed = n->dep != ISC_GN_NONE ? c->node[n->dep].t1 : INT64_MAX;
 		uint32_t x = isc_graph_xdep(c, (uint32_t)i);
-		if (n->t0 >= ed && (n->seq == ISC_GN_NONE || c->node[n->seq].t1 < ed) &&
+		int64_t t0 = isc_gn_t0(c, n);
+		if (t0 >= ed && (n->seq == ISC_GN_NONE || c->node[n->seq].t1 < ed) &&
 		    (x == ISC_GN_NONE || c->node[x].t1 < ed)) {
-			v[m++] = n->t0 - ed;
+			v[m++] = t0 - ed;
 		}
 	}
 	c->launch_latency = m > 0 ? isc_graph_kth(v, m, m / 2) : 0;
@@ -634,6 +637,7 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 		b.kineto[i] =
 			t->inputs[i].format != NULL && strcmp(t->inputs[i].format, "kineto") == 0;
 	}
+	c->ev = t->ev;
 	int r = host_nodes(&b);
 	r = r == 0 ? gpu_nodes(&b) : r;
 	free(b.last_seg);

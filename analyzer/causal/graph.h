@@ -56,16 +56,18 @@ enum isc_gnode_flag {
 	ISC_GN_WOKEN = 1u << 10,  /* host: started by dep, a segment of another thread */
 	ISC_GN_INFER = 1u << 11,  /* the wait is inferred from its GPU partner's end (Kineto) */
 	ISC_GN_ORDERED = 1u << 12, /* GPU: the event edge is told from order (Kineto) */
-	ISC_GN_CHILD = 1u << 13	   /* host: a wait for a child process (wait4, waitpid...): the
+	ISC_GN_CHILD = 1u << 13,   /* host: a wait for a child process (wait4, waitpid...): the
 				    * run's work, done by the child; dep, with ISC_GN_HANDOFF,
 				    * the child's last segment when its trace is in the analysis */
+	ISC_GN_FIRST = 1u << 14,   /* host: its thread's first segment */
 };
 
 /* A host segment in which its thread waits and does no work of its own. */
 #define ISC_GN_WAITING (ISC_GN_IDLE | ISC_GN_CHILD)
 
+/* A node keeps its recorded end; its start is its event's (isc_gn_t0). */
 struct isc_gnode {
-	int64_t t0, t1; /* the recorded start and end, ns */
+	int64_t t1;	/* the recorded end, ns */
 	uint32_t ev;	/* owner event (index into the trace) */
 	uint32_t seq;	/* previous node on the thread or stream, ISC_GN_NONE */
 	uint32_t dep;	/* launch (GPU) or the GPU operation waited for (host) */
@@ -73,7 +75,7 @@ struct isc_gnode {
 	uint16_t flags; /* ISC_GN_* */
 };
 
-_Static_assert(sizeof(struct isc_gnode) == 32, "graph nodes are 32 bytes");
+_Static_assert(sizeof(struct isc_gnode) == 24, "graph nodes are 24 bytes");
 
 /* Critical-path categories: what the path runs through. Names, and the side each counts
  * for (isc_cp_side), are in one table (critical-path.c); a new category goes at the end. */
@@ -154,10 +156,11 @@ struct isc_whatif_result {
 struct isc_causal {
 	struct isc_gnode *node;
 	size_t n;
-	uint32_t *xdep;	  /* per node: the operation an event wait holds it for, ISC_GN_NONE;
+	const struct isc_ev *ev; /* the trace's events, which the nodes' starts are read from */
+	uint32_t *xdep;		 /* per node: the operation an event wait holds it for, ISC_GN_NONE;
 			   * NULL when no event edge exists */
-	uint32_t *order;  /* topological order */
-	int64_t *retimed; /* the what-if engine's re-timed ends, one per node, NULL before
+	uint32_t *order;	 /* topological order */
+	int64_t *retimed;	 /* the what-if engine's re-timed ends, one per node, NULL before
 			   * its first run */
 	uint32_t n_lanes;
 	/* What the builder found. */
@@ -201,6 +204,20 @@ struct isc_causal {
 	struct isc_whatif_result *whatif;
 	size_t n_whatif;
 };
+
+/* The recorded start of node g. A GPU operation starts with its event. A host segment
+ * starts at the last boundary of its thread's timeline: where the segment before it on
+ * the thread ended (host segments of one thread are consecutive nodes), unless the thread
+ * had nothing open in between - then it starts with the event that the thread opened
+ * after the gap, which is its owner or an ancestor of it starting at the same time. */
+static inline int64_t isc_gn_t0(const struct isc_causal *c, const struct isc_gnode *g)
+{
+	int64_t ts = c->ev[g->ev].ts;
+	if (g->flags & (ISC_GN_GPU | ISC_GN_FIRST)) {
+		return ts;
+	}
+	return g[-1].t1 > ts ? g[-1].t1 : ts;
+}
 
 /* Builds the graph of the window and its critical path into a->causal. 0 or -ENOMEM. */
 /* graph.c and graph-host.c: whether an event starts in the analysis window; how long a

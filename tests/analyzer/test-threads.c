@@ -40,6 +40,18 @@ static void invariants(const struct isc_trace *t, const struct isc_analysis *a)
 		}
 	}
 	cr_assert_eq(c->end, end);
+	/* A node's start is read from its event and the segment before it: each segment lies
+	 * in its event, after the one before it on its thread. */
+	for (size_t i = 0; i < c->n; i++) {
+		const struct isc_gnode *g = &c->node[i];
+		int64_t t0 = isc_gn_t0(c, g);
+		cr_assert_leq(t0, g->t1);
+		cr_assert_geq(t0, t->ev[g->ev].ts);
+		if (!(g->flags & (ISC_GN_GPU | ISC_GN_FIRST))) {
+			cr_assert_eq(c->node[i - 1].lane, g->lane);
+			cr_assert_geq(t0, c->node[i - 1].t1);
+		}
+	}
 	/* The pieces keep their starts only: the path must be contiguous to add up. */
 	int64_t sum = 0;
 	for (size_t i = 0; i < c->n_pieces; i++) {
