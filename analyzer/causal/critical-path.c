@@ -21,7 +21,20 @@ struct walk {
 	size_t ns;
 	size_t cap;
 	bool *comm;
+	bool keep;	  /* the pieces are kept, else only the one being built */
+	int64_t open_end; /* the end of the piece being built (the last one) */
 };
+
+/* A finished piece (it ends at e) counts for the thread of its event. */
+static void count_piece(struct walk *w, const struct isc_cp_piece *p, int64_t e)
+{
+	if (p->ev == ISC_GN_NONE || w->t->ev[p->ev].thread >= w->t->n_threads) {
+		return;
+	}
+	struct isc_cp_thread *x = &w->c->path_thread[w->t->ev[p->ev].thread];
+	x->on_path |= !p->gpu;
+	x->host_ns += p->cat == ISC_CP_HOST ? e - p->s : 0;
+}
 
 static int host_cat(const struct walk *w, const struct isc_ev *e)
 {
@@ -102,15 +115,21 @@ static int add_piece(struct walk *w, int64_t s, int64_t e, int cat, uint32_t ev,
 	/* The walk goes backwards and every step starts where the last one ended, so a
 	 * piece ends where the last one started (the first: where the path ends); one of
 	 * the same category joins it. */
-	if (c->n_pieces == 0) {
-		c->path_end = e;
-	} else {
+	if (c->n_pieces > 0) {
 		struct isc_cp_piece *p = &c->pieces[c->n_pieces - 1];
 		if (p->cat == cat) {
 			p->s = s;
 			p->ev = ev != ISC_GN_NONE ? ev : p->ev;
 			return 0;
 		}
+		count_piece(w, p, w->open_end);
+	} else {
+		c->path_end = e;
+	}
+	w->open_end = e;
+	if (!w->keep && c->n_pieces > 0) {
+		c->pieces[0] = (struct isc_cp_piece){ s, ev, (uint8_t)cat, gpu };
+		return 0;
 	}
 	if (c->n_pieces == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 256;
@@ -262,10 +281,18 @@ static int host_work(const struct isc_trace *t, struct isc_causal *c)
 
 int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a, struct isc_causal *c)
 {
+	c->path_thread = calloc(t->n_threads + 1, sizeof(*c->path_thread));
+	if (c->path_thread == NULL) {
+		return -ENOMEM;
+	}
 	if (c->n == 0 || host_work(t, c) < 0) {
 		return c->n == 0 ? 0 : -ENOMEM;
 	}
-	struct walk w = { .t = t, .c = c, .ws = a->window.start, .ns = isc_trace_n_strings(t) };
+	struct walk w = { .t = t,
+			  .c = c,
+			  .ws = a->window.start,
+			  .ns = isc_trace_n_strings(t),
+			  .keep = !a->no_path_pieces };
 	w.by_name = calloc(w.ns * ISC_CPK__COUNT + 1, sizeof(*w.by_name));
 	w.comm = calloc(w.ns + 1, sizeof(*w.comm));
 	if (w.by_name == NULL || w.comm == NULL) {
@@ -290,6 +317,14 @@ int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a, s
 	uint64_t guard = 2 * (uint64_t)c->n + 2;
 	while (r == 0 && at != ISC_GN_NONE && cur > w.ws && guard-- > 0) {
 		r = step(&w, &at, &cur);
+	}
+	if (c->n_pieces > 0) {
+		count_piece(&w, &c->pieces[c->n_pieces - 1], w.open_end);
+	}
+	if (!w.keep) {
+		free(c->pieces);
+		c->pieces = NULL;
+		c->n_pieces = 0;
 	}
 	/* Pieces were found backwards. */
 	for (size_t i = 0, j = c->n_pieces; i + 1 < j; i++, j--) {

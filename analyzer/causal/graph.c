@@ -685,6 +685,7 @@ void isc_causal_destroy(struct isc_causal *c)
 	free(c->order);
 	free(c->retimed);
 	free(c->pieces);
+	free(c->path_thread);
 	free(c->whatif);
 	free(c);
 }

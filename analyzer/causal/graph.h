@@ -143,6 +143,14 @@ struct isc_cp_piece {
 
 _Static_assert(sizeof(struct isc_cp_piece) == 16, "critical-path pieces are 16 bytes");
 
+/* A thread's share of the path, summed over the pieces (kept or not), each piece counted
+ * for the thread of its first event: whether host time of the thread is on the path, and
+ * its host computing there (ISC_CP_HOST). */
+struct isc_cp_thread {
+	int64_t host_ns;
+	bool on_path;
+};
+
 struct isc_whatif_result {
 	char spec[128]; /* what the user asked, or the rule's change */
 	char what[ISC_LINE];
@@ -193,9 +201,11 @@ struct isc_causal {
 	int64_t path_ns;
 	int64_t cat[ISC_CP__COUNT];
 	struct isc_cp_name top[ISC_CP_TOP];
-	struct isc_cp_piece *pieces;
+	struct isc_cp_piece *pieces; /* NULL where the analysis was told no output draws them
+				      * (isc_analysis.no_path_pieces) */
 	size_t n_pieces;
-	int64_t path_end; /* the end of the last piece */
+	int64_t path_end;		   /* the end of the last piece */
+	struct isc_cp_thread *path_thread; /* per trace thread */
 	uint64_t path_nodes;
 	bool kineto;	   /* an input has no wait records (Kineto) */
 	bool samples_only; /* the host work is CPU samples alone: no recorded host event */

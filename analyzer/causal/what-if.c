@@ -105,20 +105,20 @@ static bool inside_scope(const struct run *r, int k, uint32_t thread, int64_t s,
 	return lo > 0 && v[lo - 1].thread == thread && v[lo - 1].s <= s && e <= v[lo - 1].e;
 }
 
-/* Whether change k picks node n; its factor in *f. */
-static bool picks(const struct run *r, int k, const struct isc_gnode *n, double *f)
+/* Whether change k picks node n, which starts at t0; its factor in *f. */
+static bool picks(const struct run *r, int k, const struct isc_gnode *n, int64_t t0, double *f)
 {
 	const struct isc_change *ch = r->ch[k];
 	const struct isc_ev *e = &r->t->ev[n->ev];
 	bool gpu = (n->flags & ISC_GN_GPU) != 0;
 	bool call = !gpu && (e->type == ISC_T_CUDA_API || e->type == ISC_T_SYSCALL);
 	*f = ch->factor;
-	if (isc_gn_t0(r->c, n) < ch->after) {
+	if (t0 < ch->after) {
 		return false;
 	}
 	switch (ch->sel) {
 	case ISC_SEL_SCOPE:
-		return !gpu && inside_scope(r, k, e->thread, isc_gn_t0(r->c, n), n->t1);
+		return !gpu && inside_scope(r, k, e->thread, t0, n->t1);
 	case ISC_SEL_KERNEL:
 		return gpu && e->type == ISC_T_KERNEL && r->match[k][e->name];
 	case ISC_SEL_CALL:
@@ -155,7 +155,7 @@ static bool picks(const struct run *r, int k, const struct isc_gnode *n, double 
 		       (n->flags &
 			(ISC_GN_WAIT | ISC_GN_HANDOFF | ISC_GN_BLOCKING | ISC_GN_IDLE)) &&
 		       ((call && r->match[k][e->name]) ||
-			inside_scope(r, k, e->thread, isc_gn_t0(r->c, n), n->t1));
+			inside_scope(r, k, e->thread, t0, n->t1));
 	}
 	return false;
 }
@@ -238,7 +238,7 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 	int k = -1;
 	double f = 1.0;
 	for (int j = 0; j < 2 && k < 0; j++) {
-		k = r->ch[j] != NULL && picks(r, j, n, &f) ? j : -1;
+		k = r->ch[j] != NULL && picks(r, j, n, s0, &f) ? j : -1;
 	}
 	enum isc_change_op op = k >= 0 ? r->ch[k]->op : ISC_WI_SCALE;
 	r->picked += k >= 0;
