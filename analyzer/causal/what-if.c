@@ -154,8 +154,7 @@ static bool picks(const struct run *r, int k, const struct isc_gnode *n, int64_t
 		return !gpu &&
 		       (n->flags &
 			(ISC_GN_WAIT | ISC_GN_HANDOFF | ISC_GN_BLOCKING | ISC_GN_IDLE)) &&
-		       ((call && r->match[k][e->name]) ||
-			inside_scope(r, k, e->thread, t0, n->t1));
+		       ((call && r->match[k][e->name]) || inside_scope(r, k, e->thread, t0, n->t1));
 	}
 	return false;
 }
