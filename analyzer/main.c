@@ -839,6 +839,8 @@ static int analyze(struct cli *c)
 		return EXIT_USAGE;
 	}
 	c->ao.th = &th;
+	/* only the HTML report draws the critical path's pieces */
+	c->ao.no_path_pieces = strcmp(c->format, "html") != 0;
 	if (c->merge) {
 		return run_merge(c);
 	}

@@ -20,7 +20,8 @@ struct isc_analyze_opts {
 	const struct isc_thresholds *th;  /* NULL: defaults */
 	const char *const *what_if;	  /* --what-if questions (analyzer/causal/graph.h) */
 	size_t n_what_if;
-	bool one_rank; /* set by ranks.c for its per-rank analyses */
+	bool one_rank;	     /* set by ranks.c for its per-rank analyses */
+	bool no_path_pieces; /* no output draws the critical path (isc_analysis) */
 };
 
 /* Returns 0, -EINVAL (diag set: e.g. no scope matched the window) or -ENOMEM. */

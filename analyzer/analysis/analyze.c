@@ -99,6 +99,7 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 	}
 	r = r == 0 ? stages(t, a) : r;
 	r = r == 0 ? isc_profile_build(t, a) : r;
+	a->no_path_pieces = o != NULL && o->no_path_pieces;
 	r = r == 0 ? isc_causal_build(t, a) : r;
 	if (r == 0) {
 		isc_classify(t, a);

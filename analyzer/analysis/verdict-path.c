@@ -219,8 +219,10 @@ static int64_t picked_ns(const struct vctx *v, const struct lever *l)
 	int64_t ns = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct isc_gnode *g = &c->node[i];
-		ns += l->pick(v->t, &v->t->ev[g->ev], v) >= 0 ? g->t1 - g->t0 + (g->t1 == g->t0)
-							      : 0;
+		if (l->pick(v->t, &v->t->ev[g->ev], v) >= 0) {
+			int64_t t0 = isc_gn_t0(c, g);
+			ns += g->t1 - t0 + (g->t1 == t0);
+		}
 	}
 	return ns;
 }
@@ -257,17 +259,10 @@ static double run_queue_gain(struct vctx *v)
 	const struct isc_causal *c = a->causal;
 	size_t nt = t->n_threads;
 	struct growth *g = calloc(2 * (nt + 1), sizeof(*g));
-	bool *on_path = calloc(nt + 1, sizeof(*on_path));
 	double gain = 0;
 	v->rq_thread = UINT32_MAX;
-	if (g == NULL || on_path == NULL) {
+	if (g == NULL) {
 		goto out;
-	}
-	for (size_t i = 0; i < c->n_pieces; i++) {
-		const struct isc_cp_piece *p = &c->pieces[i];
-		if (!p->gpu && p->ev != ISC_GN_NONE && t->ev[p->ev].thread < nt) {
-			on_path[t->ev[p->ev].thread] = true;
-		}
 	}
 	for (size_t i = 0; i < t->n; i++) {
 		const struct isc_ev *e = &t->ev[i];
@@ -301,7 +296,7 @@ static double run_queue_gain(struct vctx *v)
 		const struct growth *cpu = &g[2 * k], *rq = &g[2 * k + 1];
 		int64_t rq_ns = (int64_t)((rq->last - rq->first) * 1000.0);
 		int64_t cpu_ns = (int64_t)((cpu->last - cpu->first) * 1000.0);
-		if (!on_path[k] || !rq->any || rq_ns <= 0 ||
+		if (!c->path_thread[k].on_path || !rq->any || rq_ns <= 0 ||
 		    (double)rq_ns < ratio * (double)cpu_ns || rq_ns <= v->rq_ns) {
 			continue;
 		}
@@ -313,7 +308,6 @@ static double run_queue_gain(struct vctx *v)
 	gain = v->rq_thread != UINT32_MAX && w > 0 ? fmin(50.0, 50.0 * (double)v->rq_ns / w) : 0;
 out:
 	free(g);
-	free(on_path);
 	return gain;
 }
 
@@ -381,7 +375,7 @@ static void child_calls(const struct vctx *v, char *out, size_t n)
 		m += k == m;
 		by[k].name = name;
 		by[k].calls += (g->flags & ISC_GN_LAST) != 0;
-		by[k].ns += g->t1 - g->t0;
+		by[k].ns += g->t1 - isc_gn_t0(c, g);
 	}
 	snprintf(out, n, "wait calls");
 	for (size_t k = 0; k < m && len + 2 < n; k++) {
@@ -404,12 +398,8 @@ static void path_threads(const struct vctx *v, char *out, size_t n)
 	if (by == NULL) {
 		return;
 	}
-	for (size_t i = 0; i < c->n_pieces; i++) {
-		const struct isc_cp_piece *p = &c->pieces[i];
-		if (p->cat == ISC_CP_HOST && p->ev != ISC_GN_NONE &&
-		    t->ev[p->ev].thread < t->n_threads) {
-			by[t->ev[p->ev].thread] += p->e - p->s;
-		}
+	for (size_t k = 0; k < t->n_threads; k++) {
+		by[k] = c->path_thread[k].host_ns;
 	}
 	size_t len = 0;
 	for (int k = 0; k < 3; k++) {

@@ -21,7 +21,20 @@ struct walk {
 	size_t ns;
 	size_t cap;
 	bool *comm;
+	bool keep;	  /* the pieces are kept, else only the one being built */
+	int64_t open_end; /* the end of the piece being built (the last one) */
 };
+
+/* A finished piece (it ends at e) counts for the thread of its event. */
+static void count_piece(struct walk *w, const struct isc_cp_piece *p, int64_t e)
+{
+	if (p->ev == ISC_GN_NONE || w->t->ev[p->ev].thread >= w->t->n_threads) {
+		return;
+	}
+	struct isc_cp_thread *x = &w->c->path_thread[w->t->ev[p->ev].thread];
+	x->on_path |= !p->gpu;
+	x->host_ns += p->cat == ISC_CP_HOST ? e - p->s : 0;
+}
 
 static int host_cat(const struct walk *w, const struct isc_ev *e)
 {
@@ -99,15 +112,24 @@ static int add_piece(struct walk *w, int64_t s, int64_t e, int cat, uint32_t ev,
 		}
 		w->by_name[(size_t)kind * w->ns + name] += e - s;
 	}
-	/* The walk goes backwards: a piece that ends where the last one started and has
-	 * its category joins it. */
+	/* The walk goes backwards and every step starts where the last one ended, so a
+	 * piece ends where the last one started (the first: where the path ends); one of
+	 * the same category joins it. */
 	if (c->n_pieces > 0) {
 		struct isc_cp_piece *p = &c->pieces[c->n_pieces - 1];
-		if (p->cat == cat && p->s == e) {
+		if (p->cat == cat) {
 			p->s = s;
 			p->ev = ev != ISC_GN_NONE ? ev : p->ev;
 			return 0;
 		}
+		count_piece(w, p, w->open_end);
+	} else {
+		c->path_end = e;
+	}
+	w->open_end = e;
+	if (!w->keep && c->n_pieces > 0) {
+		c->pieces[0] = (struct isc_cp_piece){ s, ev, (uint8_t)cat, gpu };
+		return 0;
 	}
 	if (c->n_pieces == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 256;
@@ -118,7 +140,7 @@ static int add_piece(struct walk *w, int64_t s, int64_t e, int cat, uint32_t ev,
 		c->pieces = v;
 		w->cap = cap;
 	}
-	c->pieces[c->n_pieces++] = (struct isc_cp_piece){ s, e, ev, (uint8_t)cat, gpu };
+	c->pieces[c->n_pieces++] = (struct isc_cp_piece){ s, ev, (uint8_t)cat, gpu };
 	return 0;
 }
 
@@ -174,7 +196,7 @@ static int step(struct walk *w, uint32_t *at, int64_t *cur)
 	bool gpu = (v->flags & ISC_GN_GPU) != 0;
 	const struct isc_ev *e = &w->t->ev[v->ev];
 	int r;
-	if ((v->flags & (ISC_GN_WAIT | ISC_GN_HANDOFF)) && c->node[v->dep].t1 > v->t0) {
+	if ((v->flags & (ISC_GN_WAIT | ISC_GN_HANDOFF)) && c->node[v->dep].t1 > isc_gn_t0(c, v)) {
 		/* Blocked: the path goes to what the call or the thread waited for. */
 		int64_t rel = c->node[v->dep].t1 < *cur ? c->node[v->dep].t1 : *cur;
 		int cat = (v->flags & ISC_GN_WAIT) ? ISC_CP_SYNC : ISC_CP_HOST_WAIT;
@@ -186,7 +208,7 @@ static int step(struct walk *w, uint32_t *at, int64_t *cur)
 	int cat = gpu				 ? gpu_cat(w, e)
 		  : (v->flags & ISC_GN_BLOCKING) ? ISC_CP_BLOCKED
 						 : host_cat(w, e);
-	int64_t s = v->t0 < *cur ? v->t0 : *cur;
+	int64_t s = isc_gn_t0(c, v) < *cur ? isc_gn_t0(c, v) : *cur;
 	r = add_piece(w, s, *cur, cat, v->ev, gpu);
 	c->path_nodes++;
 	*cur = s;
@@ -237,7 +259,7 @@ static int host_work(const struct isc_trace *t, struct isc_causal *c)
 		const struct isc_gnode *n = &c->node[i];
 		if (!(n->flags &
 		      (ISC_GN_WAIT | ISC_GN_BLOCKING | ISC_GN_WAITING | ISC_GN_HANDOFF))) {
-			sum[n->lane] += n->t1 - n->t0;
+			sum[n->lane] += n->t1 - isc_gn_t0(c, n);
 			if (sum[n->lane] > c->host_work) {
 				c->host_work = sum[n->lane];
 				c->main_lane = n->lane;
@@ -250,8 +272,8 @@ static int host_work(const struct isc_trace *t, struct isc_causal *c)
 		if (n->lane == c->main_lane && n->seq != ISC_GN_NONE &&
 		    t->ev[n->ev].type != ISC_T_CPU_SAMPLE &&
 		    t->ev[c->node[n->seq].ev].type != ISC_T_CPU_SAMPLE &&
-		    n->t0 > c->node[n->seq].t1) {
-			c->untraced += n->t0 - c->node[n->seq].t1;
+		    isc_gn_t0(c, n) > c->node[n->seq].t1) {
+			c->untraced += isc_gn_t0(c, n) - c->node[n->seq].t1;
 		}
 	}
 	return 0;
@@ -259,10 +281,18 @@ static int host_work(const struct isc_trace *t, struct isc_causal *c)
 
 int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a, struct isc_causal *c)
 {
+	c->path_thread = calloc(t->n_threads + 1, sizeof(*c->path_thread));
+	if (c->path_thread == NULL) {
+		return -ENOMEM;
+	}
 	if (c->n == 0 || host_work(t, c) < 0) {
 		return c->n == 0 ? 0 : -ENOMEM;
 	}
-	struct walk w = { .t = t, .c = c, .ws = a->window.start, .ns = isc_trace_n_strings(t) };
+	struct walk w = { .t = t,
+			  .c = c,
+			  .ws = a->window.start,
+			  .ns = isc_trace_n_strings(t),
+			  .keep = !a->no_path_pieces };
 	w.by_name = calloc(w.ns * ISC_CPK__COUNT + 1, sizeof(*w.by_name));
 	w.comm = calloc(w.ns + 1, sizeof(*w.comm));
 	if (w.by_name == NULL || w.comm == NULL) {
@@ -287,6 +317,14 @@ int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a, s
 	uint64_t guard = 2 * (uint64_t)c->n + 2;
 	while (r == 0 && at != ISC_GN_NONE && cur > w.ws && guard-- > 0) {
 		r = step(&w, &at, &cur);
+	}
+	if (c->n_pieces > 0) {
+		count_piece(&w, &c->pieces[c->n_pieces - 1], w.open_end);
+	}
+	if (!w.keep) {
+		free(c->pieces);
+		c->pieces = NULL;
+		c->n_pieces = 0;
 	}
 	/* Pieces were found backwards. */
 	for (size_t i = 0, j = c->n_pieces; i + 1 < j; i++, j--) {

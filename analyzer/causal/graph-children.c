@@ -49,14 +49,15 @@ static uint32_t last_by(const struct isc_trace *t, const struct isc_causal *c, c
 }
 
 /* The child of the waiting process whose work ended last inside wait g, or -1. */
-static int child_of(const struct isc_trace *t, const struct proc *p, const struct isc_gnode *g)
+static int child_of(const struct isc_trace *t, const struct isc_causal *c, const struct proc *p,
+		    const struct isc_gnode *g)
 {
 	uint16_t in = t->ev[g->ev].input;
 	int64_t pid = t->inputs[in].pid;
 	int best = -1;
 	for (size_t k = 0; pid != 0 && k < t->n_inputs; k++) {
 		if (k == in || t->inputs[k].ppid != pid || t->inputs[k].pid == pid ||
-		    p[k].first == ISC_GN_NONE || p[k].end <= g->t0 || p[k].end > g->t1) {
+		    p[k].first == ISC_GN_NONE || p[k].end <= isc_gn_t0(c, g) || p[k].end > g->t1) {
 			continue;
 		}
 		best = best < 0 || p[k].end > p[best].end ? (int)k : best;
@@ -86,9 +87,11 @@ int isc_graph_children(const struct isc_trace *t, struct isc_causal *c)
 			continue; /* the process's work (a wait for its own child is) */
 		}
 		struct proc *x = &p[t->ev[g->ev].input];
-		int64_t end = is_sample(t, g) ? g->t0 : g->t1;
-		x->first = x->first == ISC_GN_NONE || g->t0 < c->node[x->first].t0 ? (uint32_t)i
-										   : x->first;
+		int64_t end = is_sample(t, g) ? isc_gn_t0(c, g) : g->t1;
+		x->first = x->first == ISC_GN_NONE ||
+					   isc_gn_t0(c, g) < isc_gn_t0(c, &c->node[x->first])
+				   ? (uint32_t)i
+				   : x->first;
 		x->last = x->last == ISC_GN_NONE || g->t1 > c->node[x->last].t1 ? (uint32_t)i
 										: x->last;
 		x->end = end > x->end ? end : x->end;
@@ -99,9 +102,9 @@ int isc_graph_children(const struct isc_trace *t, struct isc_causal *c)
 		    g->dep != ISC_GN_NONE) {
 			continue;
 		}
-		int k = child_of(t, p, g);
+		int k = child_of(t, c, p, g);
 		uint32_t x = k >= 0 ? last_by(t, c, &p[k], (uint16_t)k, g->t1) : ISC_GN_NONE;
-		if (x == ISC_GN_NONE || c->node[x].t1 <= g->t0) {
+		if (x == ISC_GN_NONE || c->node[x].t1 <= isc_gn_t0(c, g)) {
 			continue; /* the release must end inside the wait (what-if.c) */
 		}
 		g->dep = x;
@@ -111,7 +114,7 @@ int isc_graph_children(const struct isc_trace *t, struct isc_causal *c)
 		/* The child started after the parent's segment that ended last before it. */
 		struct isc_gnode *f = &c->node[p[k].first];
 		uint32_t h = g->seq;
-		while (h != ISC_GN_NONE && c->node[h].t1 > f->t0) {
+		while (h != ISC_GN_NONE && c->node[h].t1 > isc_gn_t0(c, f)) {
 			h = c->node[h].seq;
 		}
 		if (h != ISC_GN_NONE && f->seq == ISC_GN_NONE && f->dep == ISC_GN_NONE) {

@@ -155,7 +155,7 @@ static int op(struct kpass *p, uint32_t k, size_t *assumed, size_t *refuted)
 		return 0;
 	}
 	uint32_t src = p->it[w - 1].node;
-	if (c->node[src].t1 - c->node[it->node].t0 >= ROUNDING_NS) {
+	if (c->node[src].t1 - isc_gn_t0(c, &c->node[it->node]) >= ROUNDING_NS) {
 		(*refuted)++;
 		return 0;
 	}
@@ -295,14 +295,14 @@ int isc_graph_kineto_inferred_waits(const struct isc_trace *t, struct isc_causal
 		int64_t rel = INT64_MIN;
 		rel = n->seq != ISC_GN_NONE && c->node[n->seq].t1 > rel ? c->node[n->seq].t1 : rel;
 		rel = n->dep != ISC_GN_NONE && c->node[n->dep].t1 > rel ? c->node[n->dep].t1 : rel;
-		if (n->t0 - rel < INFER_GAP_NS) {
+		if (isc_gn_t0(c, n) - rel < INFER_GAP_NS) {
 			continue;
 		}
 		/* the operations ending by its start, the last first */
 		size_t lo = 0, hi = c->gpu_nodes;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
-			if (c->node[by_end[mid]].t1 <= n->t0) {
+			if (c->node[by_end[mid]].t1 <= isc_gn_t0(c, n)) {
 				lo = mid + 1;
 			} else {
 				hi = mid;
@@ -311,7 +311,7 @@ int isc_graph_kineto_inferred_waits(const struct isc_trace *t, struct isc_causal
 		for (size_t k = lo; k-- > 0;) {
 			const struct isc_gnode *m = &c->node[by_end[k]];
 			const struct isc_ev *o = &t->ev[m->ev];
-			if (m->t1 < n->t0 - INFER_SLACK_NS || m->t1 <= rel) {
+			if (m->t1 < isc_gn_t0(c, n) - INFER_SLACK_NS || m->t1 <= rel) {
 				break;
 			}
 			if (m->lane != n->lane && o->input == e->input && o->device == e->device) {

@@ -105,8 +105,9 @@ static int pollers(const struct isc_trace *t, struct isc_causal *c)
 	for (size_t s = 0, e; s < c->host_nodes; s = e) {
 		int64_t busy = 0;
 		for (e = s; e < c->host_nodes && thread_of(t, c, e) == thread_of(t, c, s); e++) {
-			busy += (c->node[e].flags & ISC_GN_WAITING) ? 0
-								    : c->node[e].t1 - c->node[e].t0;
+			busy += (c->node[e].flags & ISC_GN_WAITING)
+					? 0
+					: c->node[e].t1 - isc_gn_t0(c, &c->node[e]);
 		}
 		if (busy > top) {
 			top = busy;
@@ -121,13 +122,13 @@ static int pollers(const struct isc_trace *t, struct isc_causal *c)
 		for (e = s; e < c->host_nodes && thread_of(t, c, e) == th; e++) {
 			const struct isc_gnode *g = &c->node[e];
 			uint8_t ty = t->ev[g->ev].type;
-			busy += (g->flags & ISC_GN_WAITING) ? 0 : g->t1 - g->t0;
+			busy += (g->flags & ISC_GN_WAITING) ? 0 : g->t1 - isc_gn_t0(c, g);
 			calls &= ty == ISC_T_CUDA_API || ty == ISC_T_SYSCALL;
-			if (e == s || g->t0 > c->node[e - 1].t1) {
-				starts[nb++] = g->t0;
+			if (e == s || isc_gn_t0(c, g) > c->node[e - 1].t1) {
+				starts[nb++] = isc_gn_t0(c, g);
 			}
 		}
-		int64_t span = c->node[e - 1].t1 - c->node[s].t0;
+		int64_t span = c->node[e - 1].t1 - isc_gn_t0(c, &c->node[s]);
 		if (s == top_s || launches[th] || !calls || 10 * busy > span ||
 		    (!ticks(t, c, s, e) && (nb < POLL_MIN_CALLS || !periodic(starts, nb)))) {
 			continue;
@@ -181,8 +182,9 @@ static int teardown(const struct isc_trace *t, struct isc_causal *c)
 		bool woken = false;
 		for (size_t i = s; i < e && m != INT64_MIN; i++) {
 			struct isc_gnode *g = &c->node[i];
-			woken |= (g->flags & ISC_GN_IDLE) && g->t0 < m && g->t1 > m;
-			if (woken && g->t0 >= m) {
+			int64_t t0 = isc_gn_t0(c, g);
+			woken |= (g->flags & ISC_GN_IDLE) && t0 < m && g->t1 > m;
+			if (woken && t0 >= m) {
 				g->flags |= ISC_GN_TEARDOWN;
 			}
 		}
@@ -213,7 +215,7 @@ static int64_t worked(const struct isc_causal *c, uint32_t x, int64_t s)
 	for (; x != ISC_GN_NONE && c->node[x].t1 > s; x = c->node[x].seq) {
 		const struct isc_gnode *g = &c->node[x];
 		if (!(g->flags & waits)) {
-			sum += g->t1 - (g->t0 > s ? g->t0 : s);
+			sum += g->t1 - (isc_gn_t0(c, g) > s ? isc_gn_t0(c, g) : s);
 		}
 	}
 	return sum;
@@ -224,17 +226,17 @@ static int64_t worked(const struct isc_causal *c, uint32_t x, int64_t s)
 static void wake(struct isc_causal *c, uint32_t x, uint32_t h, int64_t s)
 {
 	uint32_t w = x;
-	while (c->node[w].seq != ISC_GN_NONE && c->node[c->node[w].seq].t0 >= s &&
+	while (c->node[w].seq != ISC_GN_NONE && isc_gn_t0(c, &c->node[c->node[w].seq]) >= s &&
 	       !(c->node[c->node[w].seq].flags & ISC_GN_WAITING)) {
 		w = c->node[w].seq;
 	}
 	struct isc_gnode *g = &c->node[w];
 	uint32_t p = g->seq;
-	if (g->t0 < s || g->dep != ISC_GN_NONE ||
+	if (isc_gn_t0(c, g) < s || g->dep != ISC_GN_NONE ||
 	    (p != ISC_GN_NONE && ((c->node[p].flags & ISC_GN_WAITING) || c->node[p].t1 >= s))) {
 		return;
 	}
-	while (h != ISC_GN_NONE && c->node[h].t1 > g->t0) {
+	while (h != ISC_GN_NONE && c->node[h].t1 > isc_gn_t0(c, g)) {
 		h = c->node[h].seq;
 	}
 	if (h == ISC_GN_NONE || (p != ISC_GN_NONE && c->node[h].t1 <= c->node[p].t1) ||
@@ -320,7 +322,7 @@ static void handoff(const struct isc_trace *t, struct isc_causal *c, const uint3
 	bool wait = (g->flags & ISC_GN_IDLE) && thread_wait(t, o);
 	bool self =
 		(o->type == ISC_T_SCOPE || o->type == ISC_T_CPU_OP) && !(g->flags & ISC_GN_IDLE);
-	int64_t len = g->t1 - g->t0;
+	int64_t len = g->t1 - isc_gn_t0(c, g);
 	if ((!wait && !self) || g->dep != ISC_GN_NONE || (g->flags & ISC_GN_POLL) || len <= 0) {
 		return;
 	}
@@ -336,11 +338,11 @@ static void handoff(const struct isc_trace *t, struct isc_causal *c, const uint3
 		}
 	}
 	uint32_t th = o->thread, x = ISC_GN_NONE;
-	uint32_t by = self ? backward_thread(bw, n_bw, th, g->t0, g->t1) : UINT32_MAX;
+	uint32_t by = self ? backward_thread(bw, n_bw, th, isc_gn_t0(c, g), g->t1) : UINT32_MAX;
 	for (size_t k = lo; k-- > 0;) {
 		const struct isc_gnode *r = &c->node[by_end[k]];
 		uint32_t rt = t->ev[r->ev].thread;
-		if (r->t1 < g->t1 - tol || r->t1 <= g->t0) {
+		if (r->t1 < g->t1 - tol || r->t1 <= isc_gn_t0(c, g)) {
 			break;
 		}
 		if (rt != th && (by == UINT32_MAX || rt == by)) {
@@ -348,13 +350,14 @@ static void handoff(const struct isc_trace *t, struct isc_causal *c, const uint3
 			break;
 		}
 	}
-	if (x == ISC_GN_NONE || (self && by == UINT32_MAX && 2 * worked(c, x, g->t0) < len)) {
+	if (x == ISC_GN_NONE ||
+	    (self && by == UINT32_MAX && 2 * worked(c, x, isc_gn_t0(c, g)) < len)) {
 		return;
 	}
 	g->dep = x;
 	g->flags |= ISC_GN_HANDOFF;
 	c->handoffs++;
-	wake(c, x, g->seq, g->t0);
+	wake(c, x, g->seq, isc_gn_t0(c, g));
 }
 
 /* How many threads have work (segments not waiting, not polling): a hand-off needs two. */

@@ -63,12 +63,12 @@ static int emit(struct build *b, uint32_t owner, int64_t s, int64_t e, uint32_t 
 	if (n == NULL) {
 		return -ENOMEM;
 	}
-	n->t0 = s;
 	n->t1 = e;
 	n->ev = owner;
 	n->seq = *prev;
 	n->lane = lane;
 	const struct isc_ev *o = &b->t->ev[owner];
+	uint16_t first = *prev == ISC_GN_NONE ? ISC_GN_FIRST : 0;
 	bool waits =
 		o->type == ISC_T_SYSCALL && (o->sub == ISC_SYS_WAIT || o->sub == ISC_SYS_SLEEP);
 	/* A wait for a child is the run's work, done by the child (graph-children.c). */
@@ -77,6 +77,7 @@ static int emit(struct build *b, uint32_t owner, int64_t s, int64_t e, uint32_t 
 				   isc_wait_kind_of(isc_trace_str(b->t, o->name)) == ISC_WK_CHILD
 			   ? ISC_GN_CHILD
 			   : ISC_GN_IDLE;
+	n->flags |= first;
 	*prev = (uint32_t)(b->c->n - 1);
 	b->c->host_nodes++;
 	return 0;
@@ -214,7 +215,6 @@ static int gpu_nodes(struct build *b)
 			r = -ENOMEM;
 			break;
 		}
-		n->t0 = e->ts;
 		n->t1 = e->ts + e->dur;
 		n->ev = (uint32_t)i;
 		n->flags = ISC_GN_GPU;
@@ -230,7 +230,7 @@ static int gpu_nodes(struct build *b)
 			/* Started before its call returned (a synchronous copy, a launch onto an
 			 * idle GPU): it depends on the call's start, the segment before it. */
 			while (s != ISC_GN_NONE && e->ts < api->ts + api->dur &&
-			       b->c->node[s].t0 >= api->ts) {
+			       isc_gn_t0(b->c, &b->c->node[s]) >= api->ts) {
 				s = b->c->node[s].seq;
 			}
 			n->dep = s;
@@ -362,7 +362,8 @@ static bool gpu_busy(const struct isc_causal *c, const uint32_t *by_end, ptrdiff
 		if (g->t1 <= s) {
 			continue; /* ends are sorted, starts are not */
 		}
-		sum += g->t1 - (g->t0 > s ? g->t0 : s);
+		int64_t t0 = isc_gn_t0(c, g);
+		sum += g->t1 - (t0 > s ? t0 : s);
 	}
 	return k >= 0 || 2 * sum >= e - s;
 }
@@ -379,7 +380,8 @@ static void infer(const struct isc_trace *t, struct isc_causal *c, struct isc_gn
 	const struct isc_gnode *g = k >= 0 ? &c->node[by_end[k]] : NULL;
 	bool launch = (n->flags & ISC_GN_QFULL) != 0;
 	n->flags &= (uint16_t) ~(ISC_GN_COPY | ISC_GN_QFULL | ISC_GN_INFER);
-	if (g == NULL || g->t1 <= n->t0 || n->t1 - g->t1 > ret || n->t1 - n->t0 <= ret) {
+	int64_t t0 = isc_gn_t0(c, n);
+	if (g == NULL || g->t1 <= t0 || n->t1 - g->t1 > ret || n->t1 - t0 <= ret) {
 		return;
 	}
 	const struct isc_ev *e = &t->ev[n->ev], *o = &t->ev[g->ev];
@@ -387,7 +389,7 @@ static void infer(const struct isc_trace *t, struct isc_causal *c, struct isc_gn
 	 * loading runs the first launch of a module that way): only a copy returns with its
 	 * operation */
 	bool own = !launch && o->corr == e->corr && o->input == e->input && e->corr != 0;
-	if (!own && ((launch && d < 1) || !gpu_busy(c, by_end, k, n->t0, n->t1))) {
+	if (!own && ((launch && d < 1) || !gpu_busy(c, by_end, k, t0, n->t1))) {
 		return;
 	}
 	n->dep = by_end[k];
@@ -507,50 +509,51 @@ static int waits(struct build *b)
 
 /*
  * The order the what-if engine re-times nodes in: by end, a GPU operation before the host
- * segment that ends at the same instant (a sync returning as its kernel ends). Every edge
- * goes from an earlier end to a later one; an edge that does not (a corrupt trace) is
- * left out, so the order is topological.
+ * segment that ends at the same instant (a sync returning as its kernel ends: the sort is
+ * stable and the GPU operations go in first). Every edge goes from an earlier end to a
+ * later one; an edge that does not (a corrupt trace) is left out, so the order is
+ * topological.
  */
 static int order(struct isc_causal *c)
 {
 	c->order = malloc((c->n + 1) * sizeof(*c->order));
-	c->scratch = malloc((c->n + 1) * sizeof(*c->scratch));
-	if (c->order == NULL || c->scratch == NULL) {
+	if (c->order == NULL) {
 		return -ENOMEM;
 	}
-	const int64_t lim = INT64_C(1) << 61;
+	size_t n_gpu = c->n - c->host_nodes;
 	for (size_t i = 0; i < c->n; i++) {
-		int64_t t1 = c->node[i].t1 < -lim  ? -lim
-			     : c->node[i].t1 > lim ? lim
-						   : c->node[i].t1;
-		c->scratch[i] = 2 * t1 + ((c->node[i].flags & ISC_GN_GPU) ? 0 : 1);
-		c->order[i] = (uint32_t)i;
+		c->order[i] = (uint32_t)(i < n_gpu ? c->host_nodes + i : i - n_gpu);
 	}
-	if (isc_sort_by_key(c->scratch, sizeof(*c->scratch), c->order, c->n) < 0) {
+	if (isc_sort_by_key(&c->node[0].t1, sizeof(struct isc_gnode), c->order, c->n) < 0) {
+		return -ENOMEM;
+	}
+	uint32_t *pos = malloc((c->n + 1) * sizeof(*pos));
+	if (pos == NULL) {
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < c->n; k++) {
-		c->scratch[c->order[k]] = (int64_t)k; /* position */
+		pos[c->order[k]] = (uint32_t)k;
 	}
 	for (size_t i = 0; i < c->n; i++) {
 		struct isc_gnode *n = &c->node[i];
-		if (n->seq != ISC_GN_NONE && c->scratch[n->seq] >= c->scratch[i]) {
+		if (n->seq != ISC_GN_NONE && pos[n->seq] >= pos[i]) {
 			n->seq = ISC_GN_NONE;
 			c->cycle_edges++;
 		}
 		uint32_t x = isc_graph_xdep(c, (uint32_t)i);
-		if (x != ISC_GN_NONE && c->scratch[x] >= c->scratch[i]) {
+		if (x != ISC_GN_NONE && pos[x] >= pos[i]) {
 			c->xdep[i] = ISC_GN_NONE;
 			c->event_edges--;
 			c->cycle_edges++;
 		}
-		if (n->dep != ISC_GN_NONE && c->scratch[n->dep] >= c->scratch[i]) {
+		if (n->dep != ISC_GN_NONE && pos[n->dep] >= pos[i]) {
 			n->dep = ISC_GN_NONE;
 			n->flags &= (uint16_t) ~(ISC_GN_WAIT | ISC_GN_SYNC | ISC_GN_COPY |
 						 ISC_GN_QFULL | ISC_GN_HANDOFF | ISC_GN_WOKEN);
 			c->cycle_edges++;
 		}
 	}
+	free(pos);
 	return 0;
 }
 
@@ -598,9 +601,10 @@ static int launch_latency(struct isc_causal *c)
 		const struct isc_gnode *n = &c->node[i];
 		int64_t ed = n->dep != ISC_GN_NONE ? c->node[n->dep].t1 : INT64_MAX;
 		uint32_t x = isc_graph_xdep(c, (uint32_t)i);
-		if (n->t0 >= ed && (n->seq == ISC_GN_NONE || c->node[n->seq].t1 < ed) &&
+		int64_t t0 = isc_gn_t0(c, n);
+		if (t0 >= ed && (n->seq == ISC_GN_NONE || c->node[n->seq].t1 < ed) &&
 		    (x == ISC_GN_NONE || c->node[x].t1 < ed)) {
-			v[m++] = n->t0 - ed;
+			v[m++] = t0 - ed;
 		}
 	}
 	c->launch_latency = m > 0 ? isc_graph_kth(v, m, m / 2) : 0;
@@ -633,6 +637,7 @@ int isc_causal_build(const struct isc_trace *t, struct isc_analysis *a)
 		b.kineto[i] =
 			t->inputs[i].format != NULL && strcmp(t->inputs[i].format, "kineto") == 0;
 	}
+	c->ev = t->ev;
 	int r = host_nodes(&b);
 	r = r == 0 ? gpu_nodes(&b) : r;
 	free(b.last_seg);
@@ -678,8 +683,9 @@ void isc_causal_destroy(struct isc_causal *c)
 	free(c->node);
 	free(c->xdep);
 	free(c->order);
-	free(c->scratch);
+	free(c->retimed);
 	free(c->pieces);
+	free(c->path_thread);
 	free(c->whatif);
 	free(c);
 }

@@ -59,15 +59,17 @@ enum isc_gnode_flag {
 	ISC_GN_CHILD = 1u << 13,   /* host: a wait for a child process (wait4, waitpid...): the
 				    * run's work, done by the child; dep, with ISC_GN_HANDOFF,
 				    * the child's last segment when its trace is in the analysis */
-	ISC_GN_TEARDOWN = 1u << 14 /* host: woken after its process's main thread ended (the
+	ISC_GN_FIRST = 1u << 14,   /* host: its thread's first segment */
+	ISC_GN_TEARDOWN = 1u << 15 /* host: woken after its process's main thread ended (the
 				    * exit's teardown: graph-threads.c): never ends the run */
 };
 
 /* A host segment in which its thread waits and does no work of its own. */
 #define ISC_GN_WAITING (ISC_GN_IDLE | ISC_GN_CHILD)
 
+/* A node keeps its recorded end; its start is its event's (isc_gn_t0). */
 struct isc_gnode {
-	int64_t t0, t1; /* the recorded start and end, ns */
+	int64_t t1;	/* the recorded end, ns */
 	uint32_t ev;	/* owner event (index into the trace) */
 	uint32_t seq;	/* previous node on the thread or stream, ISC_GN_NONE */
 	uint32_t dep;	/* launch (GPU) or the GPU operation waited for (host) */
@@ -75,7 +77,7 @@ struct isc_gnode {
 	uint16_t flags; /* ISC_GN_* */
 };
 
-_Static_assert(sizeof(struct isc_gnode) == 32, "graph nodes are 32 bytes");
+_Static_assert(sizeof(struct isc_gnode) == 24, "graph nodes are 24 bytes");
 
 /* Critical-path categories: what the path runs through. Names, and the side each counts
  * for (isc_cp_side), are in one table (critical-path.c); a new category goes at the end. */
@@ -130,12 +132,25 @@ struct isc_cp_name {
 	int64_t ns;
 };
 
-/* A piece of the path: consecutive time of one category, for the HTML timeline. */
+/* A piece of the path: consecutive time of one category, for the HTML timeline and the
+ * verdict. The path is contiguous (each piece ends where the next starts, the last at
+ * isc_causal.path_end), so a piece keeps its start only: 16 bytes, where the path of a
+ * trace of alternating kernels and launch gaps has about one piece per event. */
 struct isc_cp_piece {
-	int64_t s, e;
+	int64_t s;
 	uint32_t ev; /* first owner event of the piece, ISC_GN_NONE for gaps */
 	uint8_t cat;
 	uint8_t gpu;
+};
+
+_Static_assert(sizeof(struct isc_cp_piece) == 16, "critical-path pieces are 16 bytes");
+
+/* A thread's share of the path, summed over the pieces (kept or not), each piece counted
+ * for the thread of its first event: whether host time of the thread is on the path, and
+ * its host computing there (ISC_CP_HOST). */
+struct isc_cp_thread {
+	int64_t host_ns;
+	bool on_path;
 };
 
 struct isc_whatif_result {
@@ -151,10 +166,12 @@ struct isc_whatif_result {
 struct isc_causal {
 	struct isc_gnode *node;
 	size_t n;
-	uint32_t *xdep;	  /* per node: the operation an event wait holds it for, ISC_GN_NONE;
+	const struct isc_ev *ev; /* the trace's events, which the nodes' starts are read from */
+	uint32_t *xdep;		 /* per node: the operation an event wait holds it for, ISC_GN_NONE;
 			   * NULL when no event edge exists */
-	uint32_t *order;  /* topological order */
-	int64_t *scratch; /* re-timed ends, one per node (the what-if engine's) */
+	uint32_t *order;	 /* topological order */
+	int64_t *retimed;	 /* the what-if engine's re-timed ends, one per node, NULL before
+			   * its first run */
 	uint32_t n_lanes;
 	/* What the builder found. */
 	uint64_t host_nodes, gpu_nodes, launch_edges, stream_edges, wait_edges;
@@ -186,8 +203,11 @@ struct isc_causal {
 	int64_t path_ns;
 	int64_t cat[ISC_CP__COUNT];
 	struct isc_cp_name top[ISC_CP_TOP];
-	struct isc_cp_piece *pieces;
+	struct isc_cp_piece *pieces; /* NULL where the analysis was told no output draws them
+				      * (isc_analysis.no_path_pieces) */
 	size_t n_pieces;
+	int64_t path_end;		   /* the end of the last piece */
+	struct isc_cp_thread *path_thread; /* per trace thread */
 	uint64_t path_nodes;
 	bool kineto;	   /* an input has no wait records (Kineto) */
 	bool samples_only; /* the host work is CPU samples alone: no recorded host event */
@@ -196,6 +216,20 @@ struct isc_causal {
 	struct isc_whatif_result *whatif;
 	size_t n_whatif;
 };
+
+/* The recorded start of node g. A GPU operation starts with its event. A host segment
+ * starts at the last boundary of its thread's timeline: where the segment before it on
+ * the thread ended (host segments of one thread are consecutive nodes), unless the thread
+ * had nothing open in between - then it starts with the event that the thread opened
+ * after the gap, which is its owner or an ancestor of it starting at the same time. */
+static inline int64_t isc_gn_t0(const struct isc_causal *c, const struct isc_gnode *g)
+{
+	int64_t ts = c->ev[g->ev].ts;
+	if (g->flags & (ISC_GN_GPU | ISC_GN_FIRST)) {
+		return ts;
+	}
+	return g[-1].t1 > ts ? g[-1].t1 : ts;
+}
 
 /* Builds the graph of the window and its critical path into a->causal. 0 or -ENOMEM. */
 /* graph.c and graph-host.c: whether an event starts in the analysis window; how long a
@@ -262,6 +296,12 @@ void isc_causal_destroy(struct isc_causal *c);
 /* The critical path (critical-path.c), on a built graph. 0 or -ENOMEM. */
 int isc_critical_path(const struct isc_trace *t, const struct isc_analysis *a,
 		      struct isc_causal *c);
+
+/* The end of piece i: where the next one starts. */
+static inline int64_t isc_cp_piece_end(const struct isc_causal *c, size_t i)
+{
+	return i + 1 < c->n_pieces ? c->pieces[i + 1].s : c->path_end;
+}
 
 const char *isc_cp_cat_name(enum isc_cp_cat c);
 enum isc_cp_side isc_cp_side(enum isc_cp_cat c);

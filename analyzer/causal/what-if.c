@@ -105,20 +105,20 @@ static bool inside_scope(const struct run *r, int k, uint32_t thread, int64_t s,
 	return lo > 0 && v[lo - 1].thread == thread && v[lo - 1].s <= s && e <= v[lo - 1].e;
 }
 
-/* Whether change k picks node n; its factor in *f. */
-static bool picks(const struct run *r, int k, const struct isc_gnode *n, double *f)
+/* Whether change k picks node n, which starts at t0; its factor in *f. */
+static bool picks(const struct run *r, int k, const struct isc_gnode *n, int64_t t0, double *f)
 {
 	const struct isc_change *ch = r->ch[k];
 	const struct isc_ev *e = &r->t->ev[n->ev];
 	bool gpu = (n->flags & ISC_GN_GPU) != 0;
 	bool call = !gpu && (e->type == ISC_T_CUDA_API || e->type == ISC_T_SYSCALL);
 	*f = ch->factor;
-	if (n->t0 < ch->after) {
+	if (t0 < ch->after) {
 		return false;
 	}
 	switch (ch->sel) {
 	case ISC_SEL_SCOPE:
-		return !gpu && inside_scope(r, k, e->thread, n->t0, n->t1);
+		return !gpu && inside_scope(r, k, e->thread, t0, n->t1);
 	case ISC_SEL_KERNEL:
 		return gpu && e->type == ISC_T_KERNEL && r->match[k][e->name];
 	case ISC_SEL_CALL:
@@ -154,8 +154,7 @@ static bool picks(const struct run *r, int k, const struct isc_gnode *n, double 
 		return !gpu &&
 		       (n->flags &
 			(ISC_GN_WAIT | ISC_GN_HANDOFF | ISC_GN_BLOCKING | ISC_GN_IDLE)) &&
-		       ((call && r->match[k][e->name]) ||
-			inside_scope(r, k, e->thread, n->t0, n->t1));
+		       ((call && r->match[k][e->name]) || inside_scope(r, k, e->thread, t0, n->t1));
 	}
 	return false;
 }
@@ -196,8 +195,9 @@ static int64_t gpu_start(const struct run *r, const struct isc_gnode *n, uint32_
 	int64_t es = n->seq != ISC_GN_NONE ? c->node[n->seq].t1 : none;
 	int64_t ed = n->dep != ISC_GN_NONE ? c->node[n->dep].t1 : none;
 	int64_t ex = x != ISC_GN_NONE ? c->node[x].t1 : none;
-	int64_t gs = es != none ? n->t0 - es : 0, gd = ed != none ? n->t0 - ed : 0;
-	int64_t gx = ex != none ? n->t0 - ex : 0;
+	int64_t t0 = isc_gn_t0(c, n);
+	int64_t gs = es != none ? t0 - es : 0, gd = ed != none ? t0 - ed : 0;
+	int64_t gx = ex != none ? t0 - ex : 0;
 	if (es >= ed && es >= ex) {
 		gd = gd < c->launch_latency ? gd : c->launch_latency;
 		gx = gx < 0 ? gx : 0;
@@ -224,7 +224,7 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 {
 	const struct isc_causal *c = r->c;
 	const struct isc_gnode *n = &c->node[i];
-	int64_t po = INT64_MIN, pn = INT64_MIN;
+	int64_t po = INT64_MIN, pn = INT64_MIN, s0 = isc_gn_t0(c, n);
 	bool gpu = (n->flags & ISC_GN_GPU) != 0;
 	if (n->seq != ISC_GN_NONE) {
 		po = c->node[n->seq].t1;
@@ -237,7 +237,7 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 	int k = -1;
 	double f = 1.0;
 	for (int j = 0; j < 2 && k < 0; j++) {
-		k = r->ch[j] != NULL && picks(r, j, n, &f) ? j : -1;
+		k = r->ch[j] != NULL && picks(r, j, n, s0, &f) ? j : -1;
 	}
 	enum isc_change_op op = k >= 0 ? r->ch[k]->op : ISC_WI_SCALE;
 	r->picked += k >= 0;
@@ -250,22 +250,22 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		pn = ne[x] > pn ? ne[x] : pn;
 	}
 	int preds = (n->seq != ISC_GN_NONE) + (gpu && n->dep != ISC_GN_NONE) + (x != ISC_GN_NONE);
-	int64_t gap = po == INT64_MIN ? 0 : n->t0 - po; /* INT64_MIN: no predecessor */
+	int64_t gap = po == INT64_MIN ? 0 : s0 - po; /* INT64_MIN: no predecessor */
 	if (gpu && op == ISC_WI_NO_GPU_GAPS && k >= 0 && n->seq != ISC_GN_NONE &&
 	    po == c->node[n->seq].t1) {
 		gap = gap > 0 ? 0 : gap; /* released by the stream: start at once */
 	}
-	int64_t t0 = po == INT64_MIN ? n->t0 : pn + gap;
+	int64_t t0 = po == INT64_MIN ? s0 : pn + gap;
 	if (gpu && preds > 1 && !(k >= 0 && op == ISC_WI_NO_GPU_GAPS)) {
 		t0 = gpu_start(r, n, x, ne);
 	}
 	if (!gpu && (n->flags & ISC_GN_WOKEN)) {
 		/* handed work by another thread: it starts the gap it had after that thread's
 		 * segment, and no earlier than its own thread is free (it sat idle) */
-		int64_t d = ne[n->dep] + (n->t0 - c->node[n->dep].t1);
+		int64_t d = ne[n->dep] + (s0 - c->node[n->dep].t1);
 		t0 = pn > d ? pn : d;
 	}
-	int64_t dur = n->t1 - n->t0;
+	int64_t dur = n->t1 - s0;
 	bool waits = (n->flags & (ISC_GN_WAIT | ISC_GN_HANDOFF)) && n->dep != ISC_GN_NONE;
 	if (k >= 0 && (op == ISC_WI_NO_WAIT || op == ISC_WI_ASYNC)) {
 		/* No wait: the call costs nothing, or what a launch costs. */
@@ -349,14 +349,20 @@ int isc_whatif_run_picked(const struct isc_trace *t, const struct isc_analysis *
 		err = r.ch[k] != NULL ? prepare(&r, k) : 0;
 	}
 	r.worker = malloc((c->n_lanes + 1) * sizeof(*r.worker));
-	if (err != 0 || r.worker == NULL) {
+	/* The re-timed ends, one per node: allocated by the first what-if, not by the graph
+	 * (an analysis without one never holds them), and kept for the next ones (a block
+	 * this size is mapped afresh, its pages faulted in again, each time). */
+	if (c->retimed == NULL) {
+		((struct isc_causal *)c)->retimed = malloc(c->n * sizeof(*c->retimed));
+	}
+	int64_t *ne = c->retimed, end = a->window.start;
+	if (err != 0 || r.worker == NULL || ne == NULL) {
 		finish(&r);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i <= c->n_lanes; i++) {
 		r.worker[i] = INT64_MIN;
 	}
-	int64_t *ne = c->scratch, end = a->window.start;
 	for (size_t k = 0; k < c->n; k++) {
 		uint32_t i = c->order[k];
 		ne[i] = retime(&r, i, ne);

@@ -247,6 +247,9 @@ struct isc_analysis {
 	struct isc_suggestion *sugg;
 	size_t n_sugg;
 	struct isc_causal *causal; /* dependency graph, critical path, what-ifs (causal/graph.h) */
+	/* Set before the graph is built: no output draws the critical path's pieces (only the
+	 * HTML band does), so they are not kept, about 16 bytes an event. */
+	bool no_path_pieces;
 	struct isc_extras *extras; /* data quality, steps, ranks (extras.h) */
 	struct isc_profile *prof;  /* CPU samples by function (profile.h), NULL without */
 };

@@ -295,7 +295,7 @@ bool isc_svg_causal(FILE *f, const struct isc_analysis *a, double scale)
 	for (size_t i = 0; i < c->n_pieces; i++) {
 		const struct isc_cp_piece *p = &c->pieces[i];
 		double s = (double)(p->s - a->window.start) * scale;
-		double e = (double)(p->e - a->window.start) * scale;
+		double e = (double)(isc_cp_piece_end(c, i) - a->window.start) * scale;
 		if (cat >= 0 && s <= x1 + 0.5 / ISC_SVG_DETAIL &&
 		    (p->cat == cat || e - s < 0.5 / ISC_SVG_DETAIL)) {
 			x1 = e > x1 ? e : x1;

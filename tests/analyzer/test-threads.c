@@ -40,6 +40,25 @@ static void invariants(const struct isc_trace *t, const struct isc_analysis *a)
 		}
 	}
 	cr_assert_eq(c->end, end);
+	/* A node's start is read from its event and the segment before it: each segment lies
+	 * in its event, after the one before it on its thread. */
+	for (size_t i = 0; i < c->n; i++) {
+		const struct isc_gnode *g = &c->node[i];
+		int64_t t0 = isc_gn_t0(c, g);
+		cr_assert_leq(t0, g->t1);
+		cr_assert_geq(t0, t->ev[g->ev].ts);
+		if (!(g->flags & (ISC_GN_GPU | ISC_GN_FIRST))) {
+			cr_assert_eq(c->node[i - 1].lane, g->lane);
+			cr_assert_geq(t0, c->node[i - 1].t1);
+		}
+	}
+	/* The pieces keep their starts only: the path must be contiguous to add up. */
+	int64_t sum = 0;
+	for (size_t i = 0; i < c->n_pieces; i++) {
+		cr_assert_gt(isc_cp_piece_end(c, i), c->pieces[i].s);
+		sum += isc_cp_piece_end(c, i) - c->pieces[i].s;
+	}
+	cr_assert_eq(sum, c->path_ns);
 	if (c->n_pieces > 0) {
 		const struct isc_cp_piece *p = &c->pieces[c->n_pieces - 1];
 		if (p->ev != ISC_GN_NONE && !p->gpu) {
@@ -402,4 +421,47 @@ Test(threads, real_simple_add_keeps_the_invariants)
 	invariants(t, a);
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
+}
+
+/* The path's figures per thread come from its pieces; an analysis that keeps none (no
+ * output draws them) has the same figures. */
+Test(threads, the_path_per_thread_without_its_pieces)
+{
+	static const char *const traces[] = { "causal/handoff-wait.json", "causal/poller.json",
+					      "causal/handoff-kineto.json",
+					      "causal/streams-threads.json" };
+	bool any = false; /* host computing on some path */
+	for (size_t j = 0; j < sizeof(traces) / sizeof(traces[0]); j++) {
+		struct isc_trace *t = load(traces[j]);
+		struct isc_analysis *a = analyse(t, NULL);
+		struct isc_analyze_opts o = { .no_path_pieces = true };
+		struct isc_analysis *b = analyse(t, &o);
+		const struct isc_causal *c = a->causal, *d = b->causal;
+		cr_assert_gt(c->n_pieces, 1, "%s", traces[j]);
+		cr_assert_null(d->pieces);
+		cr_assert_eq(d->n_pieces, 0);
+		cr_assert_eq(d->path_ns, c->path_ns);
+		for (size_t k = 0; k < t->n_threads; k++) {
+			int64_t host = 0;
+			bool on = false;
+			for (size_t i = 0; i < c->n_pieces; i++) {
+				const struct isc_cp_piece *p = &c->pieces[i];
+				if (p->ev != ISC_GN_NONE && t->ev[p->ev].thread == k) {
+					on |= !p->gpu;
+					host += p->cat == ISC_CP_HOST
+							? isc_cp_piece_end(c, i) - p->s
+							: 0;
+				}
+			}
+			any |= host > 0;
+			cr_assert_eq(c->path_thread[k].host_ns, host, "%s", traces[j]);
+			cr_assert_eq(c->path_thread[k].on_path, on, "%s", traces[j]);
+			cr_assert_eq(d->path_thread[k].host_ns, host, "%s", traces[j]);
+			cr_assert_eq(d->path_thread[k].on_path, on, "%s", traces[j]);
+		}
+		isc_analysis_destroy(b);
+		isc_analysis_destroy(a);
+		isc_trace_destroy(t);
+	}
+	cr_assert(any, "no host computing on any path");
 }
