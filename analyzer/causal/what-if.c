@@ -356,7 +356,7 @@ int isc_whatif_run_picked(const struct isc_trace *t, const struct isc_analysis *
 	for (size_t i = 0; i <= c->n_lanes; i++) {
 		r.worker[i] = INT64_MIN;
 	}
-	int64_t *ne = c->scratch, end = a->window.start;
+	int64_t *ne = ch->ends != NULL ? ch->ends : c->scratch, end = a->window.start;
 	for (size_t k = 0; k < c->n; k++) {
 		uint32_t i = c->order[k];
 		ne[i] = retime(&r, i, ne);
