@@ -7,7 +7,6 @@
 #ifndef ISC_KEYMAP_H
 #define ISC_KEYMAP_H
 
-#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -53,33 +52,13 @@ static inline void isc_keymap_build(struct isc_keymap *m, const struct isc_keyde
 	}
 }
 
-/* Whether n bytes at a and b are equal: keys are short, and a call to memcmp costs more
- * than comparing them 8 bytes at a time in place. */
-static inline bool isc_keymap_eq(const char *a, const char *b, size_t n)
-{
-	uint64_t x, y;
-	for (; n >= 8; n -= 8, a += 8, b += 8) {
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y) {
-			return false;
-		}
-	}
-	for (; n > 0; n--) {
-		if (*a++ != *b++) {
-			return false;
-		}
-	}
-	return true;
-}
-
 /* The id of the key, or -1. */
 static inline int isc_keymap_get(const struct isc_keymap *m, const char *s, size_t n)
 {
 	unsigned h = isc_keymap_hash(s, n);
 	while (m->slot[h].key != NULL) {
 		const struct isc_keyslot *k = &m->slot[h];
-		if (k->len == n && isc_keymap_eq(k->key, s, n)) {
+		if (k->len == n && memcmp(k->key, s, n) == 0) {
 			return k->id;
 		}
 		h = (h + 1) & (ISC_KEYMAP_SLOTS - 1);
