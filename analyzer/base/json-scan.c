@@ -265,7 +265,9 @@ static int scan_number(struct isc_jscan *s, const unsigned char *buf, size_t i, 
 	} else {
 		return TOK_BAD;
 	}
+	size_t frac_at = 0, exp_at = 0;
 	if (j < n && buf[j] == '.') {
+		frac_at = j;
 		size_t d = ++j;
 		while (j < n && digit(buf[j])) {
 			j++;
@@ -275,7 +277,7 @@ static int scan_number(struct isc_jscan *s, const unsigned char *buf, size_t i, 
 		}
 	}
 	if (j < n && (buf[j] == 'e' || buf[j] == 'E')) {
-		j++;
+		exp_at = j++;
 		j += j < n && (buf[j] == '+' || buf[j] == '-');
 		size_t d = j;
 		while (j < n && digit(buf[j])) {
@@ -290,6 +292,7 @@ static int scan_number(struct isc_jscan *s, const unsigned char *buf, size_t i, 
 	}
 	s->error = NULL;
 	*end = j;
+	s->num_int = frac_at == 0 && exp_at == 0;
 	return TOK_OK;
 }
 
