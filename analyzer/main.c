@@ -19,6 +19,7 @@
 #include "analyzer/gate/gate.h"
 #include "analyzer/causal/graph.h"
 #include "isc-config.h"
+#include "analyzer/base/par.h"
 #include "analyzer/base/sort.h"
 #include "analyzer/base/fmt.h"
 #include "analyzer/base/grow.h"
@@ -155,9 +156,9 @@ static void usage(FILE *f)
 		"      --max-memory SIZE    stop (exit 3) before the trace's data would take more\n"
 		"                           than SIZE (e.g. 512M, 8G; default half the physical\n"
 		"                           memory; 0: no bound)\n"
-		"      --threads N          threads that read one InferScope trace (default: one\n"
-		"                           per online CPU; 1: the serial reader). The output is\n"
-		"                           the same whatever N\n"
+		"      --threads N          threads that read one InferScope trace and run the\n"
+		"                           verdict's what-ifs (default: one per online CPU; 1:\n"
+		"                           all serial). The output is the same whatever N\n"
 		"      --parse-split SIZE   bytes of events per part of a parallel read (default\n"
 		"                           8M; small values test the split on small traces)\n\n"
 		"Gate (exit 1 when a check or budget fails):\n"
@@ -345,6 +346,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 		}
 		c->threads = (unsigned)n;
 		isc_sort_set_threads(c->threads);
+		isc_par_set_threads(c->threads);
 		return -1;
 	}
 	case OPT_PARSE_SPLIT:

@@ -24,6 +24,7 @@
 #include "analyzer/analysis/analysis.h"
 #include "analyzer/base/escape.h"
 #include "analyzer/base/fmt.h"
+#include "analyzer/base/par.h"
 #include "analyzer/causal/graph.h"
 
 struct vctx {
@@ -192,7 +193,9 @@ static const struct lever levers[] = {
 #define N_LEVERS (sizeof(levers) / sizeof(levers[0]))
 _Static_assert(N_LEVERS <= ISC_MAX_LEVERS, "the verdict keeps every lever's gain");
 
-static double gain_of(struct vctx *v, const struct lever *l, const struct lever *also)
+/* ends: a re-timing buffer of the caller's (isc_change.ends), NULL for the graph's. */
+static double gain_in(const struct vctx *v, const struct lever *l, const struct lever *also,
+		      int64_t *ends)
 {
 	struct isc_change x = { .op = ISC_WI_SCALE,
 				.sel = ISC_SEL_CALLBACK,
@@ -203,12 +206,18 @@ static double gain_of(struct vctx *v, const struct lever *l, const struct lever 
 	struct isc_change ch = x;
 	ch.scale_of = l->pick;
 	ch.also = also != NULL ? &x : NULL;
+	ch.ends = ends;
 	int64_t before, after;
 	double g = 0;
 	if (isc_whatif_run(v->t, v->a, &ch, &before, &after, &g) < 0) {
 		return 0;
 	}
 	return g;
+}
+
+static double gain_of(const struct vctx *v, const struct lever *l, const struct lever *also)
+{
+	return gain_in(v, l, also, NULL);
 }
 
 /* The recorded time of the graph nodes a lever picks: one that picks nothing gains
@@ -225,6 +234,47 @@ static int64_t picked_ns(const struct vctx *v, const struct lever *l)
 		}
 	}
 	return ns;
+}
+
+/*
+ * The levers that read nothing but the model (all but the run queue's and the child's):
+ * each what-if re-times the whole graph, and they are independent, so they run on the
+ * analysis threads, each thread with a re-timing buffer of its own (worker 0 the graph's).
+ */
+struct plain_levers {
+	const struct vctx *v;
+	size_t idx[N_LEVERS];
+	size_t n;
+	int64_t *picked, *ends[2];
+	double *gain;
+};
+
+static void plain_lever(void *arg, size_t k, unsigned worker)
+{
+	struct plain_levers *p = arg;
+	size_t i = p->idx[k];
+	const struct lever *l = &levers[i];
+	if ((p->picked[i] = picked_ns(p->v, l)) > 0) {
+		p->gain[i] = gain_in(p->v, l, NULL, p->ends[worker]);
+	}
+}
+
+static void plain_gains(const struct vctx *v, int64_t *picked, double *gain)
+{
+	struct plain_levers p = { .v = v, .picked = picked, .gain = gain };
+	for (size_t i = 0; i < N_LEVERS; i++) {
+		const struct lever *l = &levers[i];
+		if ((!l->needs_gpu || v->gpu) && l->pick != NULL && l->pick != pick_child) {
+			p.idx[p.n++] = i;
+		}
+	}
+	/* Two workers: a third buffer would cost more memory than the third core saves on
+	 * the machines the analyzer targets. Without the buffer, or with --threads 1, the
+	 * levers run in turn on the caller's thread. */
+	const struct isc_causal *c = v->a->causal;
+	p.ends[1] = isc_par_threads() > 1 ? malloc((c->n + 1) * sizeof(*p.ends[1])) : NULL;
+	isc_par_run(p.n, p.ends[1] != NULL ? 2 : 1, plain_lever, &p);
+	free(p.ends[1]);
 }
 
 /* Inputs that are children of another input (its pid is their ppid). */
@@ -614,6 +664,7 @@ bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, do
 	double gain[N_LEVERS] = { 0 };
 	int64_t picked[N_LEVERS] = { 0 };
 	uint16_t child_best = UINT16_MAX;
+	plain_gains(&v, picked, gain);
 	for (size_t i = 0; i < N_LEVERS; i++) {
 		const struct lever *l = &levers[i];
 		if (l->needs_gpu && !v.gpu) {
@@ -636,8 +687,6 @@ bool isc_verdict_from_path(const struct isc_trace *t, struct isc_analysis *a, do
 				gain[i] = g > gain[i] ? g : gain[i];
 			}
 			v.child = child_best;
-		} else if ((picked[i] = picked_ns(&v, l)) > 0) {
-			gain[i] = gain_of(&v, l, NULL);
 		}
 		vd->levers[vd->n_levers++] =
 			(struct isc_lever_gain){ l->id, l->what,

@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool isc_num_is_int(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') {
-			return false;
-		}
-	}
-	return n > 0;
-}
-
 bool isc_num_int(const char *s, size_t n, int64_t *out)
 {
 	/* Up to 18 digits cannot overflow: no checks on the common path. */

@@ -11,8 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* True when the text is an integer literal (no fraction, no exponent). */
-bool isc_num_is_int(const char *s, size_t n);
 /* Integer literal to int64; false when it is not one or does not fit. */
 bool isc_num_int(const char *s, size_t n, int64_t *out);
 /* Any JSON number to double. */

@@ -38,6 +38,7 @@ struct isc_jscan {
 	size_t scratch_cap;
 	const char *error; /* static text */
 	bool pause;	   /* set by a callback: return after the current token */
+	bool num_int;	   /* the number being reported has no fraction and no exponent */
 };
 
 void isc_jscan_init(struct isc_jscan *s, const yajl_callbacks *cb, void *ctx);

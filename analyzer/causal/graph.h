@@ -358,6 +358,9 @@ struct isc_change {
 	double (*scale_of)(const struct isc_trace *t, const struct isc_ev *e, const void *arg);
 	const void *arg;
 	const struct isc_change *also; /* a second change applied together, or NULL */
+	/* c->n + 1 re-timed ends of the caller's, so that runs can go on several threads at
+	 * once; NULL: the graph's own buffer (one run at a time). */
+	int64_t *ends;
 };
 
 /*

@@ -349,13 +349,14 @@ int isc_whatif_run_picked(const struct isc_trace *t, const struct isc_analysis *
 		err = r.ch[k] != NULL ? prepare(&r, k) : 0;
 	}
 	r.worker = malloc((c->n_lanes + 1) * sizeof(*r.worker));
-	/* The re-timed ends, one per node: allocated by the first what-if, not by the graph
-	 * (an analysis without one never holds them), and kept for the next ones (a block
-	 * this size is mapped afresh, its pages faulted in again, each time). */
-	if (c->retimed == NULL) {
+	/* The re-timed ends, one per node: the caller's (what-ifs run side by side, each with
+	 * its own), else allocated by the first what-if, not by the graph (an analysis
+	 * without one never holds them), and kept for the next ones (a block this size is
+	 * mapped afresh, its pages faulted in again, each time). */
+	if (ch->ends == NULL && c->retimed == NULL) {
 		((struct isc_causal *)c)->retimed = malloc(c->n * sizeof(*c->retimed));
 	}
-	int64_t *ne = c->retimed, end = a->window.start;
+	int64_t *ne = ch->ends != NULL ? ch->ends : c->retimed, end = a->window.start;
 	if (err != 0 || r.worker == NULL || ne == NULL) {
 		finish(&r);
 		return -ENOMEM;

@@ -96,54 +96,56 @@ static inline int isc_jframes_pop(struct isc_jframes *f)
 /*
  * The yajl callback table of a reader, named `name`, from four handlers of its own:
  * open(ctx, is_map), close(ctx), key(ctx, text, len) and value(ctx, jtype, text, len,
- * b), where a number comes typed ISC_J_INT or ISC_J_DOUBLE by its text, a boolean as
+ * b), where ctx is a `type` whose member `js` (struct isc_jsax) runs the scan; a number
+ * comes typed ISC_J_INT or ISC_J_DOUBLE as the tokenizer read it, a boolean as
  * "true"/"false" with b set, and null as "". The trampolines are static functions of
  * the reader's file, so its handlers are called directly and inlined on the per-token
  * path, as a table of handler pointers would not allow.
  */
-#define ISC_JSAX_CALLBACKS(name, open, close, key, value)                                      \
-	static int name##_null(void *c)                                                        \
-	{                                                                                      \
-		return value(c, ISC_J_NULL, "", 0, false);                                     \
-	}                                                                                      \
-	static int name##_bool(void *c, int b)                                                 \
-	{                                                                                      \
-		return value(c, ISC_J_BOOL, b ? "true" : "false", b ? 4 : 5, b != 0);          \
-	}                                                                                      \
-	static int name##_number(void *c, const char *s, size_t n)                             \
-	{                                                                                      \
-		return value(c, isc_num_is_int(s, n) ? ISC_J_INT : ISC_J_DOUBLE, s, n, false); \
-	}                                                                                      \
-	static int name##_string(void *c, const unsigned char *s, size_t n)                    \
-	{                                                                                      \
-		return value(c, ISC_J_STRING, (const char *)s, n, false);                      \
-	}                                                                                      \
-	static int name##_start_map(void *c)                                                   \
-	{                                                                                      \
-		return open(c, true);                                                          \
-	}                                                                                      \
-	static int name##_start_array(void *c)                                                 \
-	{                                                                                      \
-		return open(c, false);                                                         \
-	}                                                                                      \
-	static int name##_end(void *c)                                                         \
-	{                                                                                      \
-		return close(c);                                                               \
-	}                                                                                      \
-	static int name##_key(void *c, const unsigned char *s, size_t n)                       \
-	{                                                                                      \
-		return key(c, (const char *)s, n);                                             \
-	}                                                                                      \
-	static const yajl_callbacks name = {                                                   \
-		.yajl_null = name##_null,                                                      \
-		.yajl_boolean = name##_bool,                                                   \
-		.yajl_number = name##_number,                                                  \
-		.yajl_string = name##_string,                                                  \
-		.yajl_start_map = name##_start_map,                                            \
-		.yajl_map_key = name##_key,                                                    \
-		.yajl_end_map = name##_end,                                                    \
-		.yajl_start_array = name##_start_array,                                        \
-		.yajl_end_array = name##_end,                                                  \
+#define ISC_JSAX_CALLBACKS(name, type, open, close, key, value)                       \
+	static int name##_null(void *c)                                               \
+	{                                                                             \
+		return value(c, ISC_J_NULL, "", 0, false);                            \
+	}                                                                             \
+	static int name##_bool(void *c, int b)                                        \
+	{                                                                             \
+		return value(c, ISC_J_BOOL, b ? "true" : "false", b ? 4 : 5, b != 0); \
+	}                                                                             \
+	static int name##_number(void *c, const char *s, size_t n)                    \
+	{                                                                             \
+		bool is_int = ((type *)c)->js.scan->num_int;                          \
+		return value(c, is_int ? ISC_J_INT : ISC_J_DOUBLE, s, n, false);      \
+	}                                                                             \
+	static int name##_string(void *c, const unsigned char *s, size_t n)           \
+	{                                                                             \
+		return value(c, ISC_J_STRING, (const char *)s, n, false);             \
+	}                                                                             \
+	static int name##_start_map(void *c)                                          \
+	{                                                                             \
+		return open(c, true);                                                 \
+	}                                                                             \
+	static int name##_start_array(void *c)                                        \
+	{                                                                             \
+		return open(c, false);                                                \
+	}                                                                             \
+	static int name##_end(void *c)                                                \
+	{                                                                             \
+		return close(c);                                                      \
+	}                                                                             \
+	static int name##_key(void *c, const unsigned char *s, size_t n)              \
+	{                                                                             \
+		return key(c, (const char *)s, n);                                    \
+	}                                                                             \
+	static const yajl_callbacks name = {                                          \
+		.yajl_null = name##_null,                                             \
+		.yajl_boolean = name##_bool,                                          \
+		.yajl_number = name##_number,                                         \
+		.yajl_string = name##_string,                                         \
+		.yajl_start_map = name##_start_map,                                   \
+		.yajl_map_key = name##_key,                                           \
+		.yajl_end_map = name##_end,                                           \
+		.yajl_start_array = name##_start_array,                               \
+		.yajl_end_array = name##_end,                                         \
 	}
 
 #endif /* ISC_JSAX_H */

@@ -365,7 +365,7 @@ static int on_key(struct isc_isr *r, const char *k, size_t n)
 	return 1;
 }
 
-ISC_JSAX_CALLBACKS(callbacks, isc_isr_open, isc_isr_close, on_key, on_value);
+ISC_JSAX_CALLBACKS(callbacks, struct isc_isr, isc_isr_open, isc_isr_close, on_key, on_value);
 
 struct isc_isr *isc_isr_new(struct isc_read_ctx *rc, bool bare)
 {

@@ -648,7 +648,7 @@ static int on_key(struct krd *r, const char *s, size_t n)
 	return 1;
 }
 
-ISC_JSAX_CALLBACKS(callbacks, on_open, on_close, on_key, on_value);
+ISC_JSAX_CALLBACKS(callbacks, struct krd, on_open, on_close, on_key, on_value);
 
 /* Appends "SEP[LEAD]NAME (N)" to buf: LEAD before the first of a list, SEP between. */
 static void seen(char *buf, size_t cap, bool *first, const char *lead, const char *name, uint64_t n)

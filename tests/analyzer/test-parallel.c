@@ -4,7 +4,9 @@
  * reader gives, byte for byte: every trace of tests/analyzer/data through the command,
  * split into parts as small as an event, and models compared field by field on traces
  * made to trip a split (braces and commas inside strings, nested arrays of objects,
- * errors in a later part, what only the serial path reads).
+ * errors in a later part, what only the serial path reads). The analysis passes that run
+ * on threads after the read (the verdict's what-ifs, base/par.c) are in the same
+ * comparison: --threads 1 runs them in turn, more threads beside each other.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "helpers.h"
+#include "analyzer/base/par.h"
 #include "analyzer/base/sort.h"
 #include "analyzer/base/string-table.h"
 #include "analyzer/readers/reader.h"
@@ -290,4 +293,43 @@ Test(parallel, sort_on_threads_as_serial)
 	free(v);
 	free(a);
 	free(b);
+}
+
+struct par_seen {
+	unsigned ran[1000];
+	unsigned worker_max;
+};
+
+static void par_job(void *arg, size_t i, unsigned worker)
+{
+	struct par_seen *s = arg;
+	__atomic_add_fetch(&s->ran[i], 1, __ATOMIC_RELAXED);
+	unsigned w = worker;
+	__atomic_fetch_or(&s->worker_max, 1u << (w < 31 ? w : 31), __ATOMIC_RELAXED);
+}
+
+/* The analysis passes' pool (base/par.c): every job once, on no more workers than asked
+ * and than --threads allows; with one thread, all on the caller's (worker 0). */
+Test(parallel, pool_runs_every_job_once)
+{
+	unsigned caps[] = { 1, 2, 3 };
+	for (size_t c = 0; c < 3; c++) {
+		isc_par_set_threads(caps[c]);
+		struct par_seen *s = calloc(1, sizeof(*s));
+		unsigned used = isc_par_run(1000, 2, par_job, s);
+		cr_assert_leq(used, caps[c] < 2 ? caps[c] : 2);
+		cr_assert_geq(used, 1);
+		for (size_t i = 0; i < 1000; i++) {
+			cr_assert_eq(s->ran[i], 1, "job %zu ran %u times", i, s->ran[i]);
+		}
+		cr_assert_eq(s->worker_max & ~((1u << used) - 1), 0, "a worker id past %u", used);
+		if (caps[c] == 1) {
+			cr_assert_eq(s->worker_max, 1u, "one thread: the caller's only");
+		}
+		free(s);
+	}
+	isc_par_set_threads(0);
+	struct par_seen none = { { 0 }, 0 };
+	cr_assert_geq(isc_par_run(0, 2, par_job, &none), 1);
+	cr_assert_eq(none.worker_max, 0u, "no job, nothing run");
 }

@@ -37,8 +37,6 @@ Test(units, integers)
 	cr_assert(isc_num_int("-42", 3, &v));
 	cr_assert_eq(v, -42);
 	cr_assert_not(isc_num_int("99999999999999999999", 20, &v));
-	cr_assert(isc_num_is_int("12", 2));
-	cr_assert_not(isc_num_is_int("1.0", 3));
 }
 
 Test(units, interval_union_subtract_overlap)
@@ -227,4 +225,161 @@ Test(units, thresholds_override_and_errors)
 	const char range[] = "verdict.gpu_bound_share = 7\n";
 	cr_assert_lt(isc_thresholds_parse(&th, "t", range, sizeof(range) - 1, &d), 0);
 	cr_assert(strstr(d.msg, "out of range") != NULL);
+}
+
+/* The tokenizer's events as text, for comparing it with yajl's. */
+struct tok_log {
+	char s[4096];
+	size_t n;
+	const struct isc_jscan *scan; /* the tokenizer's, which types its numbers; NULL: yajl's */
+};
+
+static int tok_put(void *c, char tag, const void *p, size_t n)
+{
+	struct tok_log *l = c;
+	if (l->n + n + 3 < sizeof(l->s)) {
+		l->s[l->n++] = tag;
+		memcpy(l->s + l->n, p, n);
+		l->n += n;
+		l->s[l->n++] = '|';
+	}
+	return 1;
+}
+static int tl_null(void *c)
+{
+	return tok_put(c, 'z', "", 0);
+}
+static int tl_bool(void *c, int b)
+{
+	return tok_put(c, 'b', b ? "1" : "0", 1);
+}
+/* A number tagged 'i' (an integer) or 'd': as the tokenizer typed it, or by its text. */
+static int tl_num(void *c, const char *s, size_t n)
+{
+	const struct tok_log *l = c;
+	bool is_int =
+		memchr(s, '.', n) == NULL && memchr(s, 'e', n) == NULL && memchr(s, 'E', n) == NULL;
+	return tok_put(c, (l->scan != NULL ? l->scan->num_int : is_int) ? 'i' : 'd', s, n);
+}
+static int tl_str(void *c, const unsigned char *s, size_t n)
+{
+	return tok_put(c, 's', s, n);
+}
+static int tl_key(void *c, const unsigned char *s, size_t n)
+{
+	return tok_put(c, 'k', s, n);
+}
+static int tl_sm(void *c)
+{
+	return tok_put(c, '{', "", 0);
+}
+static int tl_em(void *c)
+{
+	return tok_put(c, '}', "", 0);
+}
+static int tl_sa(void *c)
+{
+	return tok_put(c, '[', "", 0);
+}
+static int tl_ea(void *c)
+{
+	return tok_put(c, ']', "", 0);
+}
+static const yajl_callbacks tl_cbs = { tl_null, tl_bool, NULL,	NULL,  tl_num, tl_str,
+				       tl_sm,	tl_key,	 tl_em, tl_sa, tl_ea };
+
+/* The tokenizer over doc fed in two buffers cut at byte `cut`, as json-sax.c feeds it:
+ * the bytes it did not use move to the front of the next. */
+static bool tok_scan(const char *doc, size_t len, size_t cut, struct tok_log *l)
+{
+	struct isc_jscan s;
+	isc_jscan_init(&s, &tl_cbs, l);
+	l->scan = &s;
+	size_t used = 0;
+	bool ok = isc_jscan_feed(&s, (const unsigned char *)doc, cut, false, &used) == ISC_JSCAN_OK;
+	if (ok) {
+		size_t rest = len - used, more = 0;
+		ok = isc_jscan_feed(&s, (const unsigned char *)doc + used, rest, true, &more) ==
+			     ISC_JSCAN_OK &&
+		     more == rest && isc_jscan_complete(&s) == ISC_JSCAN_OK;
+	}
+	isc_jscan_finish(&s);
+	return ok;
+}
+
+static bool yajl_scan(const char *doc, size_t len, struct tok_log *l)
+{
+	yajl_handle h = yajl_alloc(&tl_cbs, NULL, l);
+	bool ok = yajl_parse(h, (const unsigned char *)doc, len) == yajl_status_ok &&
+		  yajl_complete_parse(h) == yajl_status_ok;
+	yajl_free(h);
+	return ok;
+}
+
+static void tok_as_yajl(const char *doc)
+{
+	size_t len = strlen(doc);
+	struct tok_log y = { .n = 0 };
+	bool yok = yajl_scan(doc, len, &y);
+	for (size_t cut = 0; cut <= len; cut++) {
+		struct tok_log t = { .n = 0 };
+		bool tok = tok_scan(doc, len, cut, &t);
+		cr_assert_eq(tok, yok, "%s (cut at %zu): the tokenizer %s it, yajl %s it", doc, cut,
+			     tok ? "accepts" : "refuses", yok ? "accepts" : "refuses");
+		if (tok) {
+			cr_assert(t.n == y.n && memcmp(t.s, y.s, t.n) == 0,
+				  "%s (cut at %zu): the tokenizer reports %.*s, yajl %.*s", doc,
+				  cut, (int)t.n, t.s, (int)y.n, y.s);
+		}
+	}
+}
+
+/* Strings are scanned 16 or 8 bytes at a time: a byte that ends the plain run (quote,
+ * backslash, control, non-ASCII) at every offset of a block, and in the tail after the
+ * last whole block, gives what yajl gives, with the input cut at every byte. */
+Test(units, tokenizer_strings_as_yajl)
+{
+	static const char *const special[] = {
+		"\\\"", "\\\\", "\\n",	"\\u00e9", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+		"\x01", "\xff", "\xc3", "\\x"
+	};
+	char str[96], doc[256];
+	for (size_t k = 0; k < sizeof(special) / sizeof(special[0]); k++) {
+		for (size_t len = 0; len <= 34; len += 1 + (len > 20)) {
+			for (size_t at = 0; at <= len; at++) {
+				snprintf(str, sizeof(str), "%.*s%s%.*s", (int)at,
+					 "abcdefghijklmnopqrstuvwxyz0123456789", special[k],
+					 (int)(len - at), "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+				snprintf(doc, sizeof(doc),
+					 "{\"%s\":[\"%s\",-1.5e3,true],\"x\":null}", str, str);
+				tok_as_yajl(doc);
+			}
+		}
+	}
+}
+
+/* A key's colon and a value's comma are taken with the token before them: spaces, empty
+ * containers and misplaced separators read as yajl reads them; a number is typed an
+ * integer (isc_jscan.num_int) where its text has no fraction and no exponent. */
+Test(units, tokenizer_separators_as_yajl)
+{
+	static const char *const docs[] = {
+		"{\"a\":1,\"b\":[1,2,{}],\"c\":{\"d\":\"e\"}}",
+		"{ \"a\" : 1 , \"b\" :\n[ 1 ,2 ] }",
+		"[[],{},\"\",0,-0,1e5,true,false,null]",
+		"[0,-1,2.5,-0.0,3E2,4e-1,12345678901234567890,1.5e+300]",
+		"[1,,2]",
+		"[1,]",
+		"{\"a\"::1}",
+		"{\"a\":1,}",
+		"{\"a\",1}",
+		"[\"a\":1]",
+		"{\"a\":1 \"b\":2}",
+		"[1 2]",
+		"[1],",
+		"{}:",
+	};
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		tok_as_yajl(docs[i]);
+	}
 }
