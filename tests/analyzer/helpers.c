@@ -117,6 +117,15 @@ uint8_t *pprof_bytes(const struct isc_trace *t, const struct isc_analysis *a, si
 	return buf;
 }
 
+size_t count_events(const struct isc_trace *t, unsigned type)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		n += t->ev[i].type == type;
+	}
+	return n;
+}
+
 char *render(const struct isc_trace *t, const struct isc_analysis *a, const char *writer,
 	     size_t *len)
 {

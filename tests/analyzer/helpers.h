@@ -25,6 +25,9 @@ uint8_t *pprof_bytes(const struct isc_trace *t, const struct isc_analysis *a, si
 char *render(const struct isc_trace *t, const struct isc_analysis *a, const char *writer,
 	     size_t *len);
 
+/* The events of a type in the trace. */
+size_t count_events(const struct isc_trace *t, unsigned type);
+
 struct isc_causal;
 /* The name of graph node i's event. */
 const char *node_name(const struct isc_trace *t, const struct isc_causal *c, uint32_t i);
