@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -92,6 +93,19 @@ int isc_spill_create(struct isc_spill *s, const char *path, uint64_t pid, uint64
 		return r;
 	}
 	return write_header(s, pid, start_ns);
+}
+
+int isc_spill_rename(struct isc_spill *s, const char *path)
+{
+	size_t n = strlen(path);
+	if (!s->transient || n >= sizeof(s->path)) {
+		return s->transient ? -ENAMETOOLONG : -EINVAL;
+	}
+	if (rename(s->path, path) != 0) {
+		return -errno;
+	}
+	memcpy(s->path, path, n + 1);
+	return 0;
 }
 
 int isc_spill_append(struct isc_spill *s, const char *path, uint64_t pid)

@@ -85,6 +85,9 @@ struct isc_spill {
 
 /* Creates path (O_EXCL|O_NOFOLLOW, 0600) and writes the file header. 0 or -errno. */
 int isc_spill_create(struct isc_spill *s, const char *path, uint64_t pid, uint64_t start_ns);
+/* Renames the file to path (same directory) and reopens it by that name from then on:
+ * a file is written under a name nobody reads, then shown whole. 0 or -errno. */
+int isc_spill_rename(struct isc_spill *s, const char *path);
 /* Opens the spill that an earlier image of this process (pid, same header) left at
  * path before it exec'd us, to append this image's segment. 0, -EINVAL (not that
  * spill) or -errno. */

@@ -62,8 +62,21 @@ static void seg_path(char *out, size_t cap, unsigned index, bool part)
 	isc_fmt(out, cap, "%s.seg-%s.spill%s", rec.base, num, part ? ".part" : "");
 }
 
+/* Where a new segment is written before it is shown: the same directory, a hidden name
+ * that no glob of the segments and no reader takes ("." NAME ".new"). */
+static void staged_path(char *out, size_t cap, unsigned index)
+{
+	char seg[PATH_MAX];
+	seg_path(seg, sizeof(seg), index, false);
+	const char *slash = strrchr(seg, '/');
+	size_t dn = slash ? (size_t)(slash + 1 - seg) : 0;
+	memcpy(out, seg, dn);
+	isc_fmt(out + dn, cap - dn, ".%s.new", seg + dn);
+}
+
 /* Numbering goes on after the highest segment of this pid already there (an earlier
- * image of the process, or a process that had our pid): never overwrite one. */
+ * image of the process, or a process that had our pid): never overwrite one. A staged
+ * segment of our pid there was left by a process killed while creating it: removed. */
 static unsigned first_index(void)
 {
 	char dir[PATH_MAX];
@@ -80,6 +93,9 @@ static unsigned first_index(void)
 		if (strncmp(e->d_name, name, nn) == 0 && strncmp(e->d_name + nn, ".seg-", 5) == 0) {
 			unsigned i = (unsigned)strtoul(e->d_name + nn + 5, NULL, 10);
 			hi = i > hi ? i : hi;
+		} else if (e->d_name[0] == '.' && strncmp(e->d_name + 1, name, nn) == 0 &&
+			   strncmp(e->d_name + 1 + nn, ".seg-", 5) == 0) {
+			unlinkat(dirfd(d), e->d_name, 0);
 		}
 	}
 	if (d) {
@@ -142,13 +158,19 @@ static bool splice_members(struct isc_vec *v, const char *members)
 	return d != NULL;
 }
 
+/* The segment is written under a staged name and shown as .part only with its header,
+ * META and SYSINFO: a kill at any moment leaves no .part that reads as nothing. */
 static int open_segment(void)
 {
-	char path[PATH_MAX], members[512];
+	char path[PATH_MAX], staged[PATH_MAX], members[512];
 	rec.index = rec.next++;
 	seg_path(path, sizeof(path), rec.index, true);
-	int r = isc_spill_create(&rec.spill, path, (uint64_t)isc_session.pid, isc_session.start_ns);
+	staged_path(staged, sizeof(staged), rec.index);
+	int r = isc_spill_create(&rec.spill, staged, (uint64_t)isc_session.pid,
+				 isc_session.start_ns);
 	if (r < 0) {
+		isc_spill_close(&rec.spill);
+		unlink(staged);
 		return r;
 	}
 	rec.opened_ns = isc_now();
@@ -170,6 +192,10 @@ static int open_segment(void)
 	isc_vec_finish(&meta);
 	isc_vec_finish(&sysinfo);
 	isc_spill_release(&rec.spill);
+	r = r == 0 ? isc_spill_rename(&rec.spill, path) : r;
+	if (r < 0) {
+		unlink(staged);
+	}
 	rec.open = r == 0;
 	return r;
 }

@@ -292,9 +292,11 @@ int isc_ranks_analyse(const struct isc_trace *t, const struct isc_analyze_opts *
 	struct isc_verdict *v = &a->verdict;
 	*v = s->verdict;
 	if (v->n_evidence < ISC_MAX_EVIDENCE) {
-		snprintf(v->evidence[v->n_evidence++], ISC_LINE,
-			 "%zu ranks analysed apart; the verdict is the slowest rank's: %s",
-			 x->n_ranks, x->slowest_why);
+		char *line = v->evidence[v->n_evidence++];
+		snprintf(line, ISC_LINE,
+			 "%zu ranks analysed apart; the verdict is the slowest rank's: ",
+			 x->n_ranks);
+		isc_fmt_append(line, ISC_LINE, x->slowest_why);
 	}
 	return 0;
 }

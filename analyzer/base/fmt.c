@@ -65,3 +65,18 @@ bool isc_parse_bytes(const char *s, size_t *bytes)
 	*bytes = (size_t)v;
 	return true;
 }
+
+bool isc_fmt_append(char *out, size_t cap, const char *s)
+{
+	size_t at = strnlen(out, cap - 1), n = strlen(s);
+	bool whole = at + n < cap;
+	if (!whole) {
+		n = cap - 1 - at;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) {
+			n--; /* s[n], the first byte left out, continues a sequence */
+		}
+	}
+	memcpy(out + at, s, n);
+	out[at + n] = '\0';
+	return whole;
+}

@@ -18,5 +18,8 @@ const char *isc_fmt_bytes(char buf[ISC_FMT_LEN], double bytes);
 /* A size a person writes: "512", "64K", "1.5G", "8GiB" (K, M, G, T: powers of 1024,
  * optionally followed by "B" or "iB"). False when s is not one or overflows. */
 bool isc_parse_bytes(const char *s, size_t *bytes);
+/* Appends s to the string in out (cap bytes in all, cap > 0), cut where it does not fit
+ * before the first UTF-8 sequence that would not fit whole. False when s was cut. */
+bool isc_fmt_append(char *out, size_t cap, const char *s);
 
 #endif /* ISC_FMT_H */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyzer/base/diag.h"
@@ -102,23 +103,65 @@ static int read_group(struct isc_trace *t, struct seg *g, size_t n, const struct
 	return isc_read_fd(t, label, fd, o, d);
 }
 
+/* An open segment that holds no byte: left by a recorder older than the staged creation
+ * (recorder.c) killed between the .part's creation and its header. It reads as nothing. */
+static bool empty_part(const char *path)
+{
+	struct seg s;
+	struct stat st;
+	return parse(path, &s) && s.part && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_size == 0;
+}
+
+/* Empty open segments among other inputs are left out with a warning (each named),
+ * rather than refusing the whole glob; given alone, one is refused as empty. Sets
+ * empty[i] for each left out. */
+static void skip_empty_parts(const char *const *paths, size_t n, bool *empty)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		empty[i] = empty_part(paths[i]);
+		k += empty[i];
+	}
+	if (k == 0 || k == n) {
+		memset(empty, 0, n * sizeof(*empty));
+		return;
+	}
+	fprintf(stderr,
+		"inferscope-analyze: %zu empty open segment%s skipped (a process killed as it "
+		"created %s):",
+		k, k > 1 ? "s" : "", k > 1 ? "them" : "it");
+	for (size_t i = 0; i < n; i++) {
+		if (empty[i]) {
+			fprintf(stderr, " %s", paths[i]);
+		}
+	}
+	fputc('\n', stderr);
+}
+
 int isc_read_inputs(struct isc_trace *t, const char *const *paths, size_t n,
 		    const struct isc_read_opts *o, struct isc_diag *d)
 {
 	bool merge = o == NULL || o->format == NULL || strcmp(o->format, "spill") == 0;
 	struct seg *segs = calloc(n ? n : 1, sizeof(*segs));
 	bool *is_seg = calloc(n ? n : 1, sizeof(*is_seg));
-	if (segs == NULL || is_seg == NULL) {
+	bool *skip = calloc(n ? n : 1, sizeof(*skip));
+	if (segs == NULL || is_seg == NULL || skip == NULL) {
 		free(segs);
 		free(is_seg);
+		free(skip);
 		isc_diag_set(d, "out of memory");
 		return -ENOMEM;
 	}
+	skip_empty_parts(paths, n, skip);
 	for (size_t i = 0; merge && i < n; i++) {
-		is_seg[i] = parse(paths[i], &segs[i]);
+		is_seg[i] = !skip[i] && parse(paths[i], &segs[i]);
 	}
 	int r = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
+		if (skip[i]) {
+			continue;
+		}
 		if (!is_seg[i]) {
 			r = isc_read_file(t, paths[i], o, d);
 			continue;
@@ -157,5 +200,6 @@ int isc_read_inputs(struct isc_trace *t, const char *const *paths, size_t n,
 	}
 	free(segs);
 	free(is_seg);
+	free(skip);
 	return r;
 }

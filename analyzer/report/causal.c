@@ -193,6 +193,7 @@ void isc_json_causal(struct isc_json *j, const struct isc_trace *t, const struct
 	isc_json_kv_uint(j, "waits_inferred", c->inferred_waits);
 	isc_json_kv_uint(j, "thread_handoffs", c->handoffs);
 	isc_json_kv_uint(j, "thread_wakes", c->wakes);
+	isc_json_kv_uint(j, "child_waits", c->child_waits);
 	isc_json_end_object(j);
 	isc_json_kv_double(j, "untraced_ms", (double)c->untraced / 1e6, 6);
 	isc_json_key(j, "pollers");

@@ -86,7 +86,7 @@ static void sample(struct isc_json *j, const struct isc_trace *t, const struct i
 
 static void frames(struct isc_json *j, const struct isc_trace *t, const struct tree *tr)
 {
-	char id[16], text[512];
+	char id[24], text[512]; /* id: a size_t in decimal */
 	isc_json_key(j, "stackFrames");
 	isc_json_begin_object(j);
 	for (size_t k = 0; k < tr->map.n && j->err == 0; k++) {

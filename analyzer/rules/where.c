@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/fmt.h"
 #include "analyzer/model/graph-nodes.h"
 #include "analyzer/model/profile.h"
 #include "analyzer/rules/rules.h"
@@ -200,10 +201,15 @@ int isc_rules_where(const struct isc_trace *t, struct isc_analysis *a)
 	if (a->prof != NULL && a->prof->idle_site[0] != '\0') {
 		for (size_t i = 0; i < a->n_sugg; i++) {
 			if (strcmp(a->sugg[i].rule_id, "host.cpu-preprocessing") == 0) {
-				snprintf(a->sugg[i].where, sizeof(a->sugg[i].where),
-					 "%s, %.0f %% of host time%s", a->prof->idle_site,
+				char *w = a->sugg[i].where, tail[64];
+				/* a long site is cut, never its share */
+				snprintf(tail, sizeof(tail), ", %.0f %% of host time%s",
 					 100.0 * a->prof->idle_site_share,
 					 isc_has_gpu_work(a) ? " with the GPU idle" : "");
+				w[0] = '\0';
+				isc_fmt_append(w, sizeof(a->sugg[i].where) - strlen(tail),
+					       a->prof->idle_site);
+				isc_fmt_append(w, sizeof(a->sugg[i].where), tail);
 			}
 		}
 	}

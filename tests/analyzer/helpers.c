@@ -117,6 +117,31 @@ uint8_t *pprof_bytes(const struct isc_trace *t, const struct isc_analysis *a, si
 	return buf;
 }
 
+size_t count_events(const struct isc_trace *t, unsigned type)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		n += t->ev[i].type == type;
+	}
+	return n;
+}
+
+char *render(const struct isc_trace *t, const struct isc_analysis *a, const char *writer,
+	     size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	cr_assert_not_null(f);
+	struct isc_report_opts o = { .top = 10, .version = "test" };
+	cr_assert_eq(isc_writer_find(writer)->write(f, t, a, &o), 0, "writer %s", writer);
+	fclose(f);
+	if (len != NULL) {
+		*len = n;
+	}
+	return buf;
+}
+
 const char *node_name(const struct isc_trace *t, const struct isc_causal *c, uint32_t i)
 {
 	return isc_trace_str(t, t->ev[c->node[i].ev].name);

@@ -20,6 +20,13 @@ struct isc_trace *load(const char *rel);
 struct isc_analysis *analyse(const struct isc_trace *t, const struct isc_analyze_opts *o);
 /* `-f pprof` of the analysis, gunzipped (malloc'd, *n bytes): the profile.proto message. */
 uint8_t *pprof_bytes(const struct isc_trace *t, const struct isc_analysis *a, size_t *n);
+/* What the writer named ("md", "json", "html", "folded"...) writes of the analysis
+ * (malloc'd), its length in *len where len is not NULL; fails the test on error. */
+char *render(const struct isc_trace *t, const struct isc_analysis *a, const char *writer,
+	     size_t *len);
+
+/* The events of a type in the trace. */
+size_t count_events(const struct isc_trace *t, unsigned type);
 
 struct isc_causal;
 /* The name of graph node i's event. */

@@ -148,6 +148,53 @@ Test(cli, json_is_valid_and_complete)
 	free(out);
 }
 
+/* The inputs' count in a -f json output. */
+static size_t json_inputs(const char *out)
+{
+	yajl_val root = yajl_tree_parse(out, NULL, 0);
+	cr_assert_not_null(root, "not JSON: %s", out);
+	const char *path[] = { "inputs", NULL };
+	yajl_val v = yajl_tree_get(root, path, yajl_t_array);
+	size_t n = v ? YAJL_GET_ARRAY(v)->len : 0;
+	yajl_tree_free(root);
+	return n;
+}
+
+/* An empty .part (a process killed as it created the segment) among other inputs is
+ * skipped with a warning that names it; given alone it is refused as empty. */
+Test(cli, empty_open_segment_skipped)
+{
+	static const char *const cases[][2] = {
+		/* one process's glob: its other segment (a JSON trace named as one) is read */
+		{ "trace.77.seg-*", "1 empty open segment skipped" },
+		/* beside another input */
+		{ "'%s' trace.77.seg-000002.spill.part", "1 empty open segment skipped" },
+		{ "trace.77.seg-000002.spill.part", "byte 0: empty input" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char args[4200], cmd[16384], *out = NULL, *err = NULL;
+		snprintf(args, sizeof(args), cases[i][0], data_path("scenarios/balanced.json"));
+		snprintf(cmd, sizeof(cmd),
+			 "(d=$(mktemp -d) && cd \"$d\" && cp '%s' trace.77.seg-000001.spill && "
+			 ": >trace.77.seg-000002.spill.part && '%s' -f json %s; s=$?; rm -rf "
+			 "\"$d\"; "
+			 "exit $s)",
+			 data_path("scenarios/balanced.json"), analyze(), args);
+		int st = run(cmd, &out, &err);
+		cr_assert(strstr(err, cases[i][1]) != NULL, "%s: %s", args, err);
+		if (i < 2) {
+			cr_assert_eq(st, 0, "%s: %s", args, err);
+			cr_assert(strstr(err, " trace.77.seg-000002.spill.part\n") != NULL, "%s",
+				  err);
+			cr_assert_eq(json_inputs(out), 1, "%s", args);
+		} else {
+			cr_assert_eq(st, 3, "%s", args);
+		}
+		free(out);
+		free(err);
+	}
+}
+
 /* --validate and docs/trace-format.schema.json (python3-jsonschema) agree on every file. */
 Test(cli, validator_agrees_with_schema)
 {

@@ -362,12 +362,8 @@ Test(gate, baseline_round_trips_through_json)
 {
 	struct isc_trace *t = load("workloads/gpu-bound.json.gz");
 	struct isc_analysis *a = analyse(t, NULL);
-	char *json = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&json, &len);
-	struct isc_report_opts ro = { .top = 10, .version = "test" };
-	cr_assert_eq(isc_report_json(f, t, a, &ro), 0);
-	fclose(f);
+	char *json = render(t, a, "json", &len);
 	struct isc_snapshot *now = NULL, *back = NULL, *traced = NULL;
 	struct isc_diag d = { "" };
 	cr_assert_eq(isc_snapshot_from_analysis(t, a, "now", &now), 0);

@@ -21,11 +21,7 @@ static char *html_of(const char *rel, size_t *len)
 {
 	struct isc_trace *t = load(rel);
 	struct isc_analysis *a = analyse(t, NULL);
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	struct isc_report_opts o = { .top = 10, .version = "test" };
-	cr_assert_eq(isc_report_html(f, t, a, &o), 0);
-	fclose(f);
+	char *buf = render(t, a, "html", len);
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 	return buf;

@@ -53,15 +53,6 @@ static void describe(const struct isc_trace *t, size_t i, bool as_ops, char *buf
 		 l ? isc_trace_str(t, l->name) : "-", l ? (long long)(l->ts - e->ts) : 0LL);
 }
 
-static size_t count(const struct isc_trace *t, unsigned type)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		n += t->ev[i].type == type;
-	}
-	return n;
-}
-
 static size_t flows_of(const struct isc_trace *t, unsigned kind)
 {
 	size_t n = 0;
@@ -75,13 +66,13 @@ static size_t flows_of(const struct isc_trace *t, unsigned kind)
 Test(kineto_gens, the_newest_reads_the_whole_run)
 {
 	struct isc_trace *t = gen("kineto-2.5");
-	cr_assert_eq(count(t, ISC_T_KERNEL), 6);
-	cr_assert_eq(count(t, ISC_T_H2D), 2);
-	cr_assert_eq(count(t, ISC_T_D2H), 2);
-	cr_assert_eq(count(t, ISC_T_MEMSET), 2);
-	cr_assert_eq(count(t, ISC_T_CUDA_API), 14);
-	cr_assert_eq(count(t, ISC_T_CPU_OP), 14);
-	cr_assert_eq(count(t, ISC_T_SCOPE), 2);
+	cr_assert_eq(count_events(t, ISC_T_KERNEL), 6);
+	cr_assert_eq(count_events(t, ISC_T_H2D), 2);
+	cr_assert_eq(count_events(t, ISC_T_D2H), 2);
+	cr_assert_eq(count_events(t, ISC_T_MEMSET), 2);
+	cr_assert_eq(count_events(t, ISC_T_CUDA_API), 14);
+	cr_assert_eq(count_events(t, ISC_T_CPU_OP), 14);
+	cr_assert_eq(count_events(t, ISC_T_SCOPE), 2);
 	cr_assert_eq(t->n, 42);
 	cr_assert_eq(t->n_threads, 2);
 	cr_assert_eq(flows_of(t, ISC_FLOW_LAUNCH), 12, "one per GPU operation");
@@ -171,8 +162,9 @@ Test(kineto_gens, the_legacy_export_reads_to_the_same_host_and_gpu_work)
 {
 	struct isc_trace *ref = gen("kineto-1.13");
 	struct isc_trace *t = gen("legacy-1.7");
-	cr_assert_eq(count(t, ISC_T_CPU_OP), count(ref, ISC_T_CPU_OP) + count(ref, ISC_T_SCOPE));
-	cr_assert_eq(count(t, ISC_T_CUDA_API), 0);
+	cr_assert_eq(count_events(t, ISC_T_CPU_OP),
+		     count_events(ref, ISC_T_CPU_OP) + count_events(ref, ISC_T_SCOPE));
+	cr_assert_eq(count_events(t, ISC_T_CUDA_API), 0);
 	size_t gpu = 0, ref_gpu = 0;
 	int64_t busy = 0, ref_busy = 0;
 	for (size_t i = 0, j = 0; i < t->n; i++) {
@@ -264,7 +256,7 @@ Test(kineto_gens, real_torch_exports_are_read, .timeout = 600)
 			cr_assert_eq(t->inputs[0].events, complete, "%s %s", py[p], name);
 			cr_assert_gt(complete, 20, "a forward and a backward: %s", name);
 			cr_assert_eq(t->n_threads, threads, "%s %s", py[p], name);
-			cr_assert_gt(count(t, ISC_T_CPU_OP), 0);
+			cr_assert_gt(count_events(t, ISC_T_CPU_OP), 0);
 			isc_trace_destroy(t);
 			snprintf(cmd, sizeof(cmd), "'%s' '%s'", getenv("ISC_ANALYZE"), path);
 			cr_assert_eq(run(cmd, NULL, NULL), 0, "the report of %s", path);

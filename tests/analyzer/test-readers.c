@@ -19,24 +19,15 @@ static int read_text(const char *text, size_t n, struct isc_diag *d, struct isc_
 	return r;
 }
 
-static size_t count_type(const struct isc_trace *t, unsigned type)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		n += t->ev[i].type == type;
-	}
-	return n;
-}
-
 Test(readers, kineto_gzip_fixture)
 {
 	struct isc_trace *t = load("kineto/simple_add_a100.pt.trace.json.gz");
 	cr_assert_str_eq(t->inputs[0].format, "kineto");
-	cr_assert_eq(count_type(t, ISC_T_KERNEL), 79);
-	cr_assert_eq(count_type(t, ISC_T_H2D), 16);
-	cr_assert_eq(count_type(t, ISC_T_MEMSET), 3);
-	cr_assert_eq(count_type(t, ISC_T_GPU_SYNC), 41);
-	cr_assert_eq(count_type(t, ISC_T_CUDA_API), 331);
+	cr_assert_eq(count_events(t, ISC_T_KERNEL), 79);
+	cr_assert_eq(count_events(t, ISC_T_H2D), 16);
+	cr_assert_eq(count_events(t, ISC_T_MEMSET), 3);
+	cr_assert_eq(count_events(t, ISC_T_GPU_SYNC), 41);
+	cr_assert_eq(count_events(t, ISC_T_CUDA_API), 331);
 	cr_assert_eq(t->inputs[0].pid, 493459);
 	for (size_t i = 1; i < t->n; i++) {
 		cr_assert_leq(t->ev[i - 1].ts, t->ev[i].ts, "finalize sorts events");
@@ -58,7 +49,7 @@ Test(readers, inferscope_scenario)
 	cr_assert_eq(t->inputs[0].pid, 1000);
 	cr_assert_eq(t->inputs[0].cpu_count, 8);
 	cr_assert_str_eq(isc_trace_str(t, t->inputs[0].cupti_status), "active");
-	cr_assert_eq(count_type(t, ISC_T_SYSCALL), 20);
+	cr_assert_eq(count_events(t, ISC_T_SYSCALL), 20);
 	isc_trace_destroy(t);
 }
 

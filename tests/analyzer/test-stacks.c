@@ -327,23 +327,12 @@ Test(stacks, copy_sync_names_the_python_line)
 	isc_trace_destroy(t);
 }
 
-static char *write_to_string(const struct isc_trace *t, const struct isc_analysis *a,
-			     const char *writer, size_t *len)
-{
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	struct isc_report_opts o = { .top = 10, .version = "test" };
-	cr_assert_eq(isc_writer_find(writer)->write(f, t, a, &o), 0);
-	fclose(f);
-	return buf;
-}
-
 Test(stacks, folded_sums_to_the_sample_weights)
 {
 	struct isc_trace *t = load("stacks/stacks-threads.json");
 	struct isc_analysis *a = analyse(t, NULL);
 	size_t len;
-	char *out = write_to_string(t, a, "folded", &len);
+	char *out = render(t, a, "folded", &len);
 	int64_t sum = 0;
 	int lines = 0;
 	for (char *line = strtok(out, "\n"); line != NULL; line = strtok(NULL, "\n")) {
@@ -365,12 +354,12 @@ Test(stacks, markdown_and_json_show_where_the_time_goes)
 	struct isc_trace *t = load("stacks/stacks-cpu.json");
 	struct isc_analysis *a = analyse(t, NULL);
 	size_t len;
-	char *md = write_to_string(t, a, "md", &len);
+	char *md = render(t, a, "md", &len);
 	cr_assert(strstr(md, "## Where the time goes") != NULL);
 	cr_assert(strstr(md, "| tokenize() serve.py:41 | 3.000 s | 60.0 % |") != NULL);
 	cr_assert(strstr(md, "   - Where: tokenize() serve.py:41") != NULL);
 	free(md);
-	char *js = write_to_string(t, a, "json", &len);
+	char *js = render(t, a, "json", &len);
 	cr_assert(strstr(js, "\"cpu_profile\"") != NULL);
 	cr_assert(strstr(js, "\"where\": \"tokenize() serve.py:41") != NULL);
 	free(js);
@@ -393,13 +382,13 @@ Test(stacks, unnamed_functions_are_one_row_each_by_their_start)
 	}
 	cr_assert_eq(unnamed, 3, "0x1000, 0x2000 and the address with no start, 0x3008");
 	size_t len;
-	char *md = write_to_string(t, a, "md", &len);
+	char *md = render(t, a, "md", &len);
 	cr_assert(strstr(md, "| libhot.so+0x1000 | 3.000 s | 60.0 % |") != NULL, "%s", md);
 	cr_assert(strstr(md, "| libhot.so+0x2000 | 1.500 s | 30.0 % |") != NULL);
 	cr_assert(strstr(md, "| libhot.so+0x3008 | 500.000 ms | 10.0 % |") != NULL);
 	cr_assert(strstr(md, "+0x0 ") == NULL && strstr(md, "+0x1010") == NULL);
 	free(md);
-	char *folded = write_to_string(t, a, "folded", &len);
+	char *folded = render(t, a, "folded", &len);
 	int64_t in_first = 0;
 	for (char *line = strtok(folded, "\n"); line != NULL; line = strtok(NULL, "\n")) {
 		char *sp = strrchr(line, ' ');
@@ -442,7 +431,7 @@ Test(stacks, frames_in_no_module_print_as_unknown)
 	unlink(path);
 	cr_assert_eq(isc_trace_finalize(t), 0);
 	struct isc_analysis *a = analyse(t, NULL);
-	char *md = write_to_string(t, a, "md", &len);
+	char *md = render(t, a, "md", &len);
 	cr_assert_not_null(strstr(md, "| [unknown] |"), "%s", md);
 	cr_assert_null(strstr(md, "| 0x"), "%s", md);
 	free(md);
@@ -464,11 +453,11 @@ Test(stacks, native_lines_name_the_hottest_line_and_its_file)
 	cr_assert_eq(r->line, 20);
 	cr_assert_eq(r->self_steady, steady(p), "the inlined line is crunch's too");
 	size_t len;
-	char *md = write_to_string(t, a, "md", &len);
+	char *md = render(t, a, "md", &len);
 	cr_assert(strstr(md, "| crunch (hot.c:20, hot) | 5.000 s | 100.0 % |") != NULL, "%s", md);
 	cr_assert(strstr(md, "| main (hot.c:40, hot) | 0.0 us |") != NULL, "%s", md);
 	free(md);
-	char *js = write_to_string(t, a, "json", &len);
+	char *js = render(t, a, "json", &len);
 	const char *row = strstr(js, "\"function\": \"crunch\"");
 	cr_assert_not_null(row, "%s", js);
 	const char *end = strstr(row, "\"self_us\"");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/base/fmt.h"
 #include "analyzer/base/grow.h"
 #include "analyzer/base/interval.h"
 #include "analyzer/base/json-number.h"
@@ -37,6 +38,21 @@ Test(units, integers)
 	cr_assert(isc_num_int("-42", 3, &v));
 	cr_assert_eq(v, -42);
 	cr_assert_not(isc_num_int("99999999999999999999", 20, &v));
+}
+
+/* What a fixed line cannot hold is cut before a whole character, never inside one. */
+Test(units, append_cuts_whole_characters)
+{
+	char s[8] = "ab";
+	cr_assert(isc_fmt_append(s, sizeof(s), "cd"));
+	cr_assert_str_eq(s, "abcd");
+	cr_assert_not(isc_fmt_append(s, sizeof(s), "\xc3\xa9\xc3\xa9"), "4 bytes, room for 3");
+	cr_assert_str_eq(s, "abcd\xc3\xa9", "one e-acute, not half of the second");
+	cr_assert_not(isc_fmt_append(s, sizeof(s), "\xe2\x82\xac"), "a 3-byte euro sign");
+	cr_assert_str_eq(s, "abcd\xc3\xa9");
+	cr_assert_not(isc_fmt_append(s, sizeof(s), "xyz"));
+	cr_assert_str_eq(s, "abcd\xc3\xa9x");
+	cr_assert(isc_fmt_append(s, sizeof(s), ""));
 }
 
 Test(units, interval_union_subtract_overlap)

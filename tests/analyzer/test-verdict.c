@@ -9,7 +9,9 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <yajl/yajl_tree.h>
 
 #include "analyzer/causal/graph.h"
 #include "helpers.h"
@@ -260,6 +262,17 @@ Test(verdict, the_child_that_ends_a_wait_is_its_lever)
 	cr_assert_float_eq(a->verdict.gain_pct, 100.0 * 49.5 / 102, 0.01);
 	cr_assert(evidence_has(a, "waits for child process 200"));
 	cr_assert(evidence_has(a, "in wait4 (1 call, 100.000 ms); its trace: trace.200.json"));
+	/* the wait tied to the child counted alike in the report and the JSON result */
+	char *md = render(b.t, a, "md", NULL), *json = render(b.t, a, "json", NULL);
+	cr_assert(strstr(md, "1 wait for a child tied to the child that ended it") != NULL, "%s",
+		  md);
+	yajl_val root = yajl_tree_parse(json, NULL, 0);
+	const char *waits[] = { "critical_path", "graph", "child_waits", NULL };
+	yajl_val n = yajl_tree_get(root, waits, yajl_t_number);
+	cr_assert(n != NULL && YAJL_GET_INTEGER(n) == 1, "%s", json);
+	yajl_tree_free(root);
+	free(md);
+	free(json);
 	struct isc_change ch;
 	char pat[64], err[128];
 	cr_assert_eq(isc_whatif_parse("scope:work*0.5", &ch, pat, sizeof(pat), err, sizeof(err)),

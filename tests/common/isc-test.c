@@ -172,12 +172,6 @@ bool isc_test_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-bool isc_test_empty_file(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && st.st_size == 0;
-}
-
 yajl_val isc_test_load_json(const char *path)
 {
 	FILE *f = fopen(path, "rb");

@@ -41,8 +41,6 @@ const char *isc_test_env(const char *name);
 char *isc_test_tmpdir(void);
 void isc_test_rmrf(const char *dir);
 bool isc_test_exists(const char *path);
-/* Whether path exists and holds no byte. */
-bool isc_test_empty_file(const char *path);
 
 /* Parses a whole JSON file (tests only: a DOM is fine here); NULL with a message. */
 yajl_val isc_test_load_json(const char *path);

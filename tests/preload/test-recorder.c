@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -428,14 +429,48 @@ Test(recorder, sigterm_freezes_sigkill_leaves_segments)
 	DIR *d = opendir(isc_test_dir());
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
-		/* a torn last block is fine; an empty file is a kill between the segment's
-		 * creation and its header */
-		if (strstr(e->d_name, ".spill.part") &&
-		    !isc_test_empty_file(isc_test_in_dir(e->d_name))) {
+		/* a torn last block is fine; its header and META are there whenever the kill
+		 * fell (segments_appear_whole) */
+		if (strstr(e->d_name, ".spill.part")) {
+			check_segment(isc_test_in_dir(e->d_name));
 			analyze_ok(isc_test_in_dir(e->d_name));
 		}
 	}
 	closedir(d);
+}
+
+/* A segment is shown only with its header and META: written under a hidden name, it
+ * appears as .part by a rename, never created empty under that name, so a SIGKILL at any
+ * moment leaves no .part that reads as nothing. */
+Test(recorder, segments_appear_whole)
+{
+	const char *args[] = { "1000", "5", "0.6", NULL };
+	const char *env[] = { "INFERSCOPE_MODE=continuous", "INFERSCOPE_SEGMENT=50ms", NULL };
+	int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	cr_assert(in >= 0);
+	cr_assert(inotify_add_watch(in, isc_test_dir(), IN_CREATE | IN_MOVED_TO) >= 0);
+	struct server s;
+	server_start(&s, args, env);
+	int st = server_wait(&s);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	static char buf[1 << 20] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int created = 0, shown = 0, staged = 0;
+	ssize_t n;
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const void *)p;
+			bool part = ev->len > 0 && strstr(ev->name, ".spill.part") != NULL;
+			cr_assert_not(ev->mask & IN_Q_OVERFLOW);
+			created += part && (ev->mask & IN_CREATE);
+			shown += part && (ev->mask & IN_MOVED_TO);
+			staged += ev->len > 0 && ev->name[0] == '.' && (ev->mask & IN_CREATE);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	close(in);
+	cr_assert_eq(created, 0, "%d segments created empty under their .part name", created);
+	cr_assert(shown >= 3 && staged == shown, "%d segments shown, %d staged", shown, staged);
+	cr_assert_eq(count_files(".spill.new", NULL), 0, "no staged segment left");
 }
 
 Test(recorder, abort_freezes_and_dies_of_sigabrt)

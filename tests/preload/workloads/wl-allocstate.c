@@ -34,15 +34,23 @@ static int put(char *out, size_t cap, const char *name, const struct state *s)
 			s->mi.fordblks, s->mi.keepcost, s->brk_delta);
 }
 
+/* glibc's chunk header, the size_t just before the block: its bit 1 is IS_MMAPPED. Read
+ * through an address as a number: the compiler knows the block's bounds, not the
+ * allocator's header before it. */
+static int mmapped_chunk(const void *p)
+{
+	size_t head;
+	memcpy(&head, (const void *)((uintptr_t)p - sizeof(size_t)), sizeof(head));
+	return (head & 2) != 0;
+}
+
 int main(void)
 {
 	struct state st[4];
 	brk0 = sbrk(0);
 	take(&st[0]);
 	char *p = malloc(200 * 1024);
-	size_t head;
-	memcpy(&head, p - sizeof(size_t), sizeof(head));
-	int mmapped = (head & 2) != 0;
+	int mmapped = mmapped_chunk(p);
 	memset(p, 1, 200 * 1024);
 	take(&st[1]);
 	free(p);
@@ -50,8 +58,7 @@ int main(void)
 	unsigned from_mmap = 0;
 	for (int i = 0; i < 100; i++) {
 		char *q = malloc(200 * 1024);
-		memcpy(&head, q - sizeof(size_t), sizeof(head));
-		from_mmap += (head & 2) != 0;
+		from_mmap += (unsigned)mmapped_chunk(q);
 		q[0] = (char)i;
 		free(q);
 	}
