@@ -524,7 +524,9 @@ static int order(struct isc_causal *c)
 	for (size_t i = 0; i < c->n; i++) {
 		c->order[i] = (uint32_t)(i < n_gpu ? c->host_nodes + i : i - n_gpu);
 	}
-	if (isc_sort_by_key(&c->node[0].t1, sizeof(struct isc_gnode), c->order, c->n) < 0) {
+	/* no node, no array to take an address in */
+	if (c->n > 0 &&
+	    isc_sort_by_key(&c->node[0].t1, sizeof(struct isc_gnode), c->order, c->n) < 0) {
 		return -ENOMEM;
 	}
 	uint32_t *pos = malloc((c->n + 1) * sizeof(*pos));
