@@ -25,6 +25,21 @@ static double gain(const struct isc_trace *t, const struct isc_analysis *a, stru
 	return g;
 }
 
+/* The latest end of the trace's events of one type, and in *first their earliest start. */
+static int64_t span_of(const struct isc_trace *t, uint8_t type, int64_t *first)
+{
+	int64_t last = 0;
+	*first = INT64_MAX;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->ev[i].type == type) {
+			*first = t->ev[i].ts < *first ? t->ev[i].ts : *first;
+			last = t->ev[i].ts + t->ev[i].dur > last ? t->ev[i].ts + t->ev[i].dur
+								 : last;
+		}
+	}
+	return last;
+}
+
 /* What every trace must hold: the path fits the window, ends where the run's work ends
  * and never on a poller; an unchanged graph re-times to the recording. */
 static void invariants(const struct isc_trace *t, const struct isc_analysis *a)
@@ -80,16 +95,8 @@ Test(threads, the_exit_teardown_never_ends_the_run)
 	struct isc_analysis *a = analyse(t, NULL);
 	const struct isc_causal *c = a->causal;
 	invariants(t, a);
-	int64_t first_step = INT64_MAX, last_step = 0;
+	int64_t first_step, last_step = span_of(t, ISC_T_SCOPE, &first_step);
 	size_t teardown = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		if (t->ev[i].type == ISC_T_SCOPE) {
-			first_step = t->ev[i].ts < first_step ? t->ev[i].ts : first_step;
-			last_step = t->ev[i].ts + t->ev[i].dur > last_step
-					    ? t->ev[i].ts + t->ev[i].dur
-					    : last_step;
-		}
-	}
 	for (size_t i = 0; i < c->n; i++) {
 		teardown += (c->node[i].flags & ISC_GN_TEARDOWN) != 0;
 	}
@@ -117,12 +124,7 @@ Test(threads, a_thread_woken_by_timeouts_is_a_poller)
 	const struct isc_causal *c = a->causal;
 	invariants(t, a);
 	cr_assert_eq(c->n_pollers, 1);
-	int64_t last_step = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		if (t->ev[i].type == ISC_T_SCOPE && t->ev[i].ts + t->ev[i].dur > last_step) {
-			last_step = t->ev[i].ts + t->ev[i].dur;
-		}
-	}
+	int64_t first_step, last_step = span_of(t, ISC_T_SCOPE, &first_step);
 	cr_assert_eq(c->end, last_step, "%lld %lld", (long long)c->end, (long long)last_step);
 	cr_assert_eq(c->cat[ISC_CP_HOST_WAIT], 0, "no timed wait on the path");
 	isc_analysis_destroy(a);
@@ -137,12 +139,7 @@ Test(threads, a_poller_never_ends_the_run)
 	invariants(t, a);
 	cr_assert_eq(c->n_pollers, 1);
 	/* The run ends with the last step's scope, 10 us after its kernel. */
-	int64_t last_gpu = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		if (t->ev[i].type == ISC_T_KERNEL && t->ev[i].ts + t->ev[i].dur > last_gpu) {
-			last_gpu = t->ev[i].ts + t->ev[i].dur;
-		}
-	}
+	int64_t first_gpu, last_gpu = span_of(t, ISC_T_KERNEL, &first_gpu);
 	cr_assert_eq(c->end, last_gpu + 10000, "%lld %lld", (long long)c->end, (long long)last_gpu);
 	/* The 11 ms after it are not on the path: kernels are 6 of each 8.02 ms step. */
 	cr_assert_gt(isc_cp_gpu(c), c->path_ns * 7 / 10);

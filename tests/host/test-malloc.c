@@ -92,6 +92,23 @@ Test(malloc, per_thread_counters_are_exact)
 	isc_run_free(&r);
 }
 
+/* The malloc records of blocks of `bytes`: how many, and their weights summed in *weights
+ * (the bytes they stand for). */
+static size_t sampled_mallocs(yajl_val t, long long bytes, double *weights)
+{
+	size_t n = 0;
+	for (size_t i = 0;; i++) {
+		yajl_val e = isc_trace_find(t, "memory_event", "malloc", i);
+		if (e == NULL) {
+			return n;
+		}
+		if (isc_trace_int(e, "metadata/bytes", 0) == bytes) {
+			*weights += isc_trace_num(e, "metadata/weight", 0);
+			n++;
+		}
+	}
+}
+
 Test(malloc, poisson_sampling_estimates_the_bytes)
 {
 	struct isc_run r;
@@ -99,17 +116,7 @@ Test(malloc, poisson_sampling_estimates_the_bytes)
 	const char *env[] = { "INFERSCOPE_MALLOC_SAMPLE=4096", NULL };
 	yajl_val t = host_trace(argv, env, &r);
 	double weights = 0;
-	size_t n = 0;
-	for (size_t i = 0;; i++) {
-		yajl_val e = isc_trace_find(t, "memory_event", "malloc", i);
-		if (e == NULL) {
-			break;
-		}
-		if (isc_trace_int(e, "metadata/bytes", 0) == 64) {
-			weights += isc_trace_num(e, "metadata/weight", 0);
-			n++;
-		}
-	}
+	size_t n = sampled_mallocs(t, 64, &weights);
 	/* 12.8 MB in 64-byte blocks at a 4 KiB mean: ~3125 samples (sd ~56), each
 	 * standing for ~4128 bytes */
 	cr_assert(n > 2500 && n < 3750, "%zu samples", n);
@@ -157,17 +164,7 @@ Test(malloc, a_threshold_below_the_mean_samples_at_the_mean)
 			      NULL };
 	yajl_val t = host_trace(argv, env, &r);
 	double weights = 0;
-	size_t n = 0;
-	for (size_t i = 0;; i++) {
-		yajl_val e = isc_trace_find(t, "memory_event", "malloc", i);
-		if (e == NULL) {
-			break;
-		}
-		if (isc_trace_int(e, "metadata/bytes", 0) == 64) {
-			weights += isc_trace_num(e, "metadata/weight", 0);
-			n++;
-		}
-	}
+	size_t n = sampled_mallocs(t, 64, &weights);
 	cr_assert(n >= 20 && n <= 85, "%zu samples", n);
 	cr_assert(weights > 12.8e6 * 0.5 && weights < 12.8e6 * 1.6, "estimate %.0f", weights);
 	yajl_tree_free(t);
