@@ -20,7 +20,6 @@
 #include "analyzer/causal/graph.h"
 #include "isc-config.h"
 #include "analyzer/base/par.h"
-#include "analyzer/base/sort.h"
 #include "analyzer/base/fmt.h"
 #include "analyzer/base/grow.h"
 #include "analyzer/base/json-number.h"
@@ -345,8 +344,7 @@ static int parse_option(struct cli *c, int opt, const char *arg)
 			return EXIT_USAGE;
 		}
 		c->threads = (unsigned)n;
-		isc_sort_set_threads(c->threads);
-		isc_par_set_threads(c->threads);
+		isc_par_set_threads(c->threads); /* the pool's and the sorts' */
 		return -1;
 	}
 	case OPT_PARSE_SPLIT:

@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "analyzer/base/par.h"
 
 #define DIGIT_BITS 11
 #define DIGITS (1u << DIGIT_BITS)
@@ -38,13 +39,6 @@ static void pass(const uint64_t *ks, const uint32_t *is, uint64_t *kd, uint32_t 
 /* Past this many keys the passes run on several threads. */
 #define PAR_MIN (1u << 20)
 #define PAR_MAX 16
-
-static unsigned sort_threads;
-
-void isc_sort_set_threads(unsigned n)
-{
-	sort_threads = n;
-}
 
 /*
  * The passes on T threads: each counts the digits of its slice of the keys, the first
@@ -117,8 +111,7 @@ static void *psort_run(void *arg)
 static bool passes_parallel(uint64_t *k0, uint64_t *k1, uint32_t *idx, uint32_t *i1, size_t n,
 			    unsigned bits, unsigned passes)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned t = sort_threads > 0 ? sort_threads : online > 0 ? (unsigned)online : 1;
+	unsigned t = isc_par_threads();
 	t = t > PAR_MAX ? PAR_MAX : t;
 	if (t < 2 || n < PAR_MIN) {
 		return false;

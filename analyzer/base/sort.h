@@ -10,12 +10,10 @@
  * Sorts idx[] (n entries) so that the keys they name are non-decreasing, keeping the
  * original order of equal keys. The key of index i is the int64_t at
  * (const char *)key + i * stride, so a field of an array of structs sorts in place of
- * a copied key array. Returns 0 or -ENOMEM.
+ * a copied key array. On a million keys or more its passes take isc_par_threads()
+ * threads (at most 16); the order is the same. Returns 0 or -ENOMEM.
  */
 int isc_sort_by_key(const int64_t *key, size_t stride, uint32_t *idx, size_t n);
-/* Threads the passes of isc_sort_by_key may take on a million keys or more: 0 (the
- * default) one per online CPU, 1 none but the caller's. The order is the same. */
-void isc_sort_set_threads(unsigned n);
 /* qsort of int64 values, ascending. */
 void isc_sort_i64(int64_t *v, size_t n);
 /* qsort(3) for arrays that may be empty: the C library declares its pointer nonnull, and

@@ -277,11 +277,11 @@ Test(parallel, sort_on_threads_as_serial)
 		v[i].key = (int64_t)(x % 5000) * 1000003 - 7; /* ties, three 16-bit passes */
 		a[i] = b[i] = (uint32_t)(n - 1 - i);
 	}
-	isc_sort_set_threads(1);
+	isc_par_set_threads(1);
 	cr_assert_eq(isc_sort_by_key(&v[0].key, sizeof(*v), a, n), 0);
-	isc_sort_set_threads(3);
+	isc_par_set_threads(3);
 	cr_assert_eq(isc_sort_by_key(&v[0].key, sizeof(*v), b, n), 0);
-	isc_sort_set_threads(0);
+	isc_par_set_threads(0);
 	for (size_t i = 1; i < n; i++) {
 		cr_assert_leq(v[a[i - 1]].key, v[a[i]].key);
 		if (v[a[i - 1]].key == v[a[i]].key) {
