@@ -47,6 +47,15 @@ static uint32_t thread_of(const struct isc_trace *t, const struct isc_causal *c,
 	return t->ev[c->node[i].ev].thread;
 }
 
+/* busy + the time node g works (none while it waits), at most INT64_MAX: a corrupt
+ * input's overlapping segments add up past it. */
+static int64_t add_work(int64_t busy, const struct isc_causal *c, const struct isc_gnode *g)
+{
+	int64_t s;
+	int64_t w = (g->flags & ISC_GN_WAITING) ? 0 : g->t1 - isc_gn_t0(c, g);
+	return __builtin_add_overflow(busy, w, &s) ? INT64_MAX : s;
+}
+
 /* Whether the starts of a thread's bursts of calls (v, n of them) are a steady period:
  * three quarters of the intervals within half and twice their median. v is reordered. */
 static bool periodic(int64_t *v, size_t n)
@@ -58,7 +67,7 @@ static bool periodic(int64_t *v, size_t n)
 	int64_t m = isc_graph_kth(v, n, n / 2);
 	size_t in = 0;
 	for (size_t i = 0; i < n; i++) {
-		in += 2 * v[i] >= m && v[i] <= 2 * m;
+		in += v[i] >= m - v[i] && v[i] - m <= m; /* no 2 * v: times reach 2^61 */
 	}
 	return m > 0 && 4 * in >= 3 * n;
 }
@@ -105,9 +114,7 @@ static int pollers(const struct isc_trace *t, struct isc_causal *c)
 	for (size_t s = 0, e; s < c->host_nodes; s = e) {
 		int64_t busy = 0;
 		for (e = s; e < c->host_nodes && thread_of(t, c, e) == thread_of(t, c, s); e++) {
-			busy += (c->node[e].flags & ISC_GN_WAITING)
-					? 0
-					: c->node[e].t1 - isc_gn_t0(c, &c->node[e]);
+			busy = add_work(busy, c, &c->node[e]);
 		}
 		if (busy > top) {
 			top = busy;
@@ -122,14 +129,14 @@ static int pollers(const struct isc_trace *t, struct isc_causal *c)
 		for (e = s; e < c->host_nodes && thread_of(t, c, e) == th; e++) {
 			const struct isc_gnode *g = &c->node[e];
 			uint8_t ty = t->ev[g->ev].type;
-			busy += (g->flags & ISC_GN_WAITING) ? 0 : g->t1 - isc_gn_t0(c, g);
+			busy = add_work(busy, c, g);
 			calls &= ty == ISC_T_CUDA_API || ty == ISC_T_SYSCALL;
 			if (e == s || isc_gn_t0(c, g) > c->node[e - 1].t1) {
 				starts[nb++] = isc_gn_t0(c, g);
 			}
 		}
 		int64_t span = c->node[e - 1].t1 - isc_gn_t0(c, &c->node[s]);
-		if (s == top_s || launches[th] || !calls || 10 * busy > span ||
+		if (s == top_s || launches[th] || !calls || busy > span / 10 ||
 		    (!ticks(t, c, s, e) && (nb < POLL_MIN_CALLS || !periodic(starts, nb)))) {
 			continue;
 		}
