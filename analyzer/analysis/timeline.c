@@ -102,7 +102,7 @@ static void startup_span(const struct isc_trace *t, int64_t *ns, unsigned *image
 			const struct isc_ev *e = &t->ev[i];
 			first = e->input == k && e->ts < first ? e->ts : first;
 		}
-		*ns += in->meta_start_ns - first;
+		*ns = isc_time_add(*ns, in->meta_start_ns - first);
 		*images += in->startup_images;
 	}
 }

@@ -56,7 +56,7 @@ static int collect(const struct isc_trace *t, uint16_t input, struct colls *c)
 		const struct isc_ev *e = &t->ev[i];
 		if (e->input == input && e->type == ISC_T_KERNEL &&
 		    strstr(isc_trace_str(t, e->name), "nccl") != NULL) {
-			c->v[c->n++] = (struct isc_coll){ e->ts + e->dur, e->name };
+			c->v[c->n++] = (struct isc_coll){ isc_time_add(e->ts, e->dur), e->name };
 		}
 	}
 	isc_qsort(c->v, c->n, sizeof(*c->v), by_end);
@@ -80,7 +80,7 @@ static bool at_lag(const struct colls *ref, const struct colls *other, int64_t l
 		if (r < 0 || r >= (int64_t)ref->n || ref->v[r].name != other->v[k].name) {
 			continue;
 		}
-		buf[n++] = ref->v[r].end - other->v[k].end;
+		buf[n++] = isc_time_bound(ref->v[r].end - other->v[k].end);
 	}
 	if (n < 2) {
 		return false;
@@ -121,7 +121,7 @@ static bool estimate(const struct colls *ref, const struct colls *other, struct 
 	bool found = false;
 	for (size_t i = 0; i < n; i++) {
 		const struct estimate *e = &cand[i];
-		if (e->spread > 2 * tightest + MIN_UNCERTAINTY_NS) {
+		if (e->spread - tightest > tightest + MIN_UNCERTAINTY_NS) {
 			continue;
 		}
 		if (!found || llabs(e->offset) < llabs(best->offset)) {
@@ -180,7 +180,7 @@ static bool anchor_of(const struct isc_trace *t, uint32_t host, int64_t *diff)
 	for (size_t i = 0; i < t->n_inputs; i++) {
 		const struct isc_input *in = &t->inputs[i];
 		if (in->hostname == host && in->has_anchor) {
-			*diff = in->anchor_real_ns - in->anchor_mono_ns;
+			*diff = isc_time_bound(in->anchor_real_ns - in->anchor_mono_ns);
 			return true;
 		}
 	}
@@ -215,7 +215,7 @@ static int align_one(struct isc_trace *t, struct isc_host_clock *ref, struct isc
 {
 	int64_t dr, dc;
 	c->anchored = anchor_of(t, ref->host, &dr) && anchor_of(t, c->host, &dc);
-	c->anchor_shift_ns = c->anchored ? dc - dr : 0;
+	c->anchor_shift_ns = c->anchored ? isc_time_bound(dc - dr) : 0;
 	struct colls cc;
 	int best = busiest(t, c->host, &cc);
 	if (best < 0) {
@@ -224,7 +224,7 @@ static int align_one(struct isc_trace *t, struct isc_host_clock *ref, struct isc
 	c->input = (uint16_t)best;
 	c->ref_input = ref->input;
 	for (size_t k = 0; k < cc.n; k++) {
-		cc.v[k].end += c->anchor_shift_ns;
+		cc.v[k].end = isc_time_add(cc.v[k].end, c->anchor_shift_ns);
 	}
 	struct estimate e;
 	if (estimate(rc, &cc, &e)) {
@@ -268,14 +268,14 @@ int isc_hosts_align(struct isc_trace *t)
 	h->v[0].anchored = anchor_of(t, h->v[0].host, &unused);
 	for (size_t i = 1; i < h->n && rc == 0; i++) {
 		rc = align_one(t, &h->v[0], &h->v[i], &ref);
-		h->v[i].applied_ns = h->v[i].anchor_shift_ns + h->v[i].offset_ns;
+		h->v[i].applied_ns = isc_time_add(h->v[i].anchor_shift_ns, h->v[i].offset_ns);
 	}
 	free(ref.v);
 	for (size_t i = 0; i < t->n && rc == 0; i++) {
 		struct isc_ev *e = &t->ev[i];
 		for (size_t k = 1; k < h->n; k++) {
 			if (t->inputs[e->input].hostname == h->v[k].host) {
-				e->ts += h->v[k].applied_ns;
+				e->ts = isc_time_add(e->ts, h->v[k].applied_ns);
 				break;
 			}
 		}
@@ -284,8 +284,11 @@ int isc_hosts_align(struct isc_trace *t)
 		struct isc_input *in = &t->inputs[i];
 		for (size_t k = 1; k < h->n; k++) {
 			if (in->hostname == h->v[k].host) {
-				in->meta_start_ns += in->meta_start_ns ? h->v[k].applied_ns : 0;
-				in->meta_end_ns += in->meta_end_ns ? h->v[k].applied_ns : 0;
+				in->meta_start_ns =
+					isc_time_add(in->meta_start_ns,
+						     in->meta_start_ns ? h->v[k].applied_ns : 0);
+				in->meta_end_ns = isc_time_add(
+					in->meta_end_ns, in->meta_end_ns ? h->v[k].applied_ns : 0);
 			}
 		}
 	}

@@ -378,20 +378,18 @@ const struct isc_ev *isc_trace_launch_of(const struct isc_trace *t, const struct
 	return NULL;
 }
 
-/* Times beyond +-73 years are nonsense from a corrupt input; bounding them keeps every
- * sum and difference of two times inside int64 (no overflow, whatever the input). */
-#define TIME_LIMIT (INT64_C(1) << 61)
-
-static int64_t bound(int64_t v, int64_t lo)
-{
-	return v < lo ? lo : v > TIME_LIMIT ? TIME_LIMIT : v;
-}
-
 int isc_trace_finalize(struct isc_trace *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
-		t->ev[i].ts = bound(t->ev[i].ts, -TIME_LIMIT);
-		t->ev[i].dur = bound(t->ev[i].dur, 0);
+		t->ev[i].ts = isc_time_bound(t->ev[i].ts);
+		t->ev[i].dur = t->ev[i].dur < 0 ? 0 : isc_time_bound(t->ev[i].dur);
+	}
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		struct isc_input *in = &t->inputs[i];
+		in->meta_start_ns = isc_time_bound(in->meta_start_ns);
+		in->meta_end_ns = isc_time_bound(in->meta_end_ns);
+		in->anchor_mono_ns = isc_time_bound(in->anchor_mono_ns);
+		in->anchor_real_ns = isc_time_bound(in->anchor_real_ns);
 	}
 	int r = isc_hosts_align(t);
 	r = r == 0 ? sort_events(t) : r;

@@ -297,11 +297,27 @@ struct isc_ev *isc_trace_push(struct isc_trace *t);
 int isc_trace_add_flow(struct isc_trace *t, uint32_t src, uint32_t dst, enum isc_flow_kind kind);
 const char *isc_flow_kind_name(unsigned kind);
 
+/* Times beyond +-73 years are nonsense from a corrupt input: every time the model holds
+ * (events, an input's metadata and clock anchors, the shifts between hosts) is bounded to
+ * +-ISC_TIME_LIMIT, which keeps the sum or difference of two of them inside int64. */
+#define ISC_TIME_LIMIT (INT64_C(1) << 61)
+
+static inline int64_t isc_time_bound(int64_t v)
+{
+	return v < -ISC_TIME_LIMIT ? -ISC_TIME_LIMIT : v > ISC_TIME_LIMIT ? ISC_TIME_LIMIT : v;
+}
+
+/* a + b, two bounded times or a time and a shift, bounded again. */
+static inline int64_t isc_time_add(int64_t a, int64_t b)
+{
+	return isc_time_bound(isc_time_bound(a) + isc_time_bound(b));
+}
+
 /*
- * Puts the inputs of several hosts on one clock (hosts.h), sorts events by start time
- * (stable), indexes correlation ids, gives GPU events without a thread the thread of
- * the call that launched them and follows graph nodes back to their capture
- * (graph-nodes.h). Returns 0 or -ENOMEM.
+ * Bounds every time (ISC_TIME_LIMIT), puts the inputs of several hosts on one clock
+ * (hosts.h), sorts events by start time (stable), indexes correlation ids, gives GPU
+ * events without a thread the thread of the call that launched them and follows graph
+ * nodes back to their capture (graph-nodes.h). Returns 0 or -ENOMEM.
  */
 int isc_trace_finalize(struct isc_trace *t);
 /* The cuda_api event with this correlation id in this input, or NULL. */

@@ -313,7 +313,7 @@ Test(cli, fuzz_regressions)
 		"fuzz/read-auto-64f69504.bin",	     "fuzz/read-bare-aa04c2ad.bin",
 		"fuzz/read-inferscope-88c245e5.bin", "fuzz/read-kineto-63f0cadc.bin",
 		"fuzz/read-spill-994897e7.bin",	     "fuzz/read-spill-13ec30c6.bin",
-		"fuzz/read-kineto-poller-sum.json",
+		"fuzz/read-kineto-poller-sum.json",  "fuzz/read-spill-49ede44e.bin",
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		static const char *const formats[] = { "md", "json", "html", "chrome" };
