@@ -87,7 +87,8 @@ static unsigned first_index(void)
 	const char *name = slash ? slash + 1 : rec.base;
 	size_t nn = strlen(name);
 	unsigned hi = 0;
-	DIR *d = opendir(dn ? dir : "/");
+	/* The path is absolute unless the working directory was gone at start-up. */
+	DIR *d = opendir(slash == NULL ? "." : dn ? dir : "/");
 	struct dirent *e;
 	while (d && (e = readdir(d)) != NULL) {
 		if (strncmp(e->d_name, name, nn) == 0 && strncmp(e->d_name + nn, ".seg-", 5) == 0) {
