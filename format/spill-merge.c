@@ -52,15 +52,19 @@ static int copy_blocks(struct isc_spill_reader *rd, int out, bool first, bool *n
 	return 0;
 }
 
-int isc_spill_merge(const char *const *paths, size_t n, int out_fd, unsigned *skipped)
+int isc_spill_merge(const char *const *paths, size_t n, int out_fd, int *errs)
 {
 	bool header = false, new_image = false;
-	unsigned skip = 0;
+	size_t skip = 0;
 	int r = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		struct isc_spill_reader rd;
 		int fd = open(paths[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0 || isc_spill_reader_open(&rd, fd) < 0) {
+		int e = fd < 0 ? -errno : isc_spill_reader_open(&rd, fd);
+		if (errs) {
+			errs[i] = -e;
+		}
+		if (e < 0) {
 			skip++; /* deleted by retention meanwhile, or not a spill */
 			if (fd >= 0) {
 				close(fd);
@@ -76,9 +80,6 @@ int isc_spill_merge(const char *const *paths, size_t n, int out_fd, unsigned *sk
 			r = copy_blocks(&rd, out_fd, i == 0 || skip == i, &new_image);
 		}
 		isc_spill_reader_close(&rd);
-	}
-	if (skipped) {
-		*skipped = skip;
 	}
 	if (r == 0 && !header) {
 		r = -ENOENT;

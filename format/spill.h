@@ -130,9 +130,11 @@ void isc_spill_close(struct isc_spill *s);
  * repeat those of the previous segment of the same image (a segment after a SEGMENT
  * block starts a new image and keeps its own). Each segment carries the strings its
  * records name from arena offset 0, so their STRINGS blocks overlap harmlessly. A
- * missing or unreadable file is skipped and counted in *skipped. 0 or -errno.
+ * missing or unreadable file is skipped; errs (n of them, or NULL) says why for each
+ * file: 0 merged, else the errno (EINVAL: not a spill or another version). 0, -ENOENT
+ * when no file was merged, or -errno.
  */
-int isc_spill_merge(const char *const *paths, size_t n, int out_fd, unsigned *skipped);
+int isc_spill_merge(const char *const *paths, size_t n, int out_fd, int *errs);
 
 /* ---- reading ---- */
 

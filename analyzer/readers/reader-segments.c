@@ -67,29 +67,39 @@ static int by_index(const void *x, const void *y)
 	return (int)a->part - (int)b->part; /* closed before a stale .part of the same */
 }
 
-/* Merges the group (sorted) into a memory file and reads it as one input. */
+/* Merges the group (sorted) into a memory file and reads it as one input; each segment
+ * that could not be merged is named on stderr with why. */
 static int read_group(struct isc_trace *t, struct seg *g, size_t n, const struct isc_read_opts *o,
 		      struct isc_diag *d)
 {
 	const char **paths = calloc(n, sizeof(*paths));
+	int *errs = calloc(n, sizeof(*errs));
 	char label[4200];
 	snprintf(label, sizeof(label), "%.*s.seg-%06lu..%06lu (%zu segments)", (int)g[0].key_len,
 		 g[0].path, g[0].index, g[n - 1].index, n);
-	int fd = paths != NULL ? memfd_create("inferscope-segments", MFD_CLOEXEC) : -1;
+	int fd = paths && errs ? memfd_create("inferscope-segments", MFD_CLOEXEC) : -1;
 	if (fd < 0) {
+		int e = paths && errs ? errno : ENOMEM;
 		free(paths);
-		isc_diag_set(d, "%s: %s", label, strerror(paths ? errno : ENOMEM));
-		return paths ? -errno : -ENOMEM;
+		free(errs);
+		isc_diag_set(d, "%s: %s", label, strerror(e));
+		return -e;
 	}
 	for (size_t i = 0; i < n; i++) {
 		paths[i] = g[i].path;
 	}
-	unsigned skipped = 0;
-	int r = isc_spill_merge(paths, n, fd, &skipped);
+	int r = isc_spill_merge(paths, n, fd, errs);
 	free(paths);
-	if (r == 0 && skipped == n) {
-		r = -ENOENT;
+	unsigned skipped = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (errs[i] != 0) {
+			skipped++;
+			fprintf(stderr, "inferscope-analyze: %s: skipped, %s\n", g[i].path,
+				errs[i] == EINVAL ? "not a spill segment of this version"
+						  : strerror(errs[i]));
+		}
 	}
+	free(errs);
 	if (r < 0 || lseek(fd, 0, SEEK_SET) != 0) {
 		close(fd);
 		isc_diag_set(d, "%s: cannot merge the segments: %s", label,

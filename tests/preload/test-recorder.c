@@ -437,6 +437,25 @@ Test(recorder, sigterm_freezes_sigkill_leaves_segments)
 		}
 	}
 	closedir(d);
+
+	/* A segment that is no spill beside a good one: the good one is read, the other
+	 * named with why. */
+	char bad[96], first[4200];
+	snprintf(bad, sizeof(bad), "trace.%d.seg-999999.spill", (int)s.pid);
+	snprintf(first, sizeof(first), "%s", isc_test_in_dir(name));
+	FILE *f = fopen(isc_test_in_dir(bad), "w");
+	cr_assert_not_null(f);
+	fputs("not a spill", f);
+	fclose(f);
+	struct isc_run r;
+	const char *argv[] = { ISC_ANALYZE_PATH, first, isc_test_in_dir(bad), "-f", "json", NULL };
+	cr_assert_eq(isc_test_run(argv, NULL, false, NULL, &r), 0);
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+	char want[160];
+	snprintf(want, sizeof(want), "%s: skipped, not a spill segment of this version", bad);
+	cr_assert(strstr(r.err, want) != NULL, "%s", r.err);
+	cr_assert(strstr(r.err, "1 segment(s) unreadable, skipped") != NULL, "%s", r.err);
+	isc_run_free(&r);
 }
 
 /* A segment is shown only with its header and META: written under a hidden name, it
