@@ -2,15 +2,17 @@
 /*
  * A process waiting for its child (graph.h, docs/rules.md "Children"): a wrapper shell,
  * `timeout`, a program in Python's subprocess.run. The preload records the wait (wait,
- * wait3, wait4, waitpid, waitid) but not the child that ended it, so the child is told
- * from times, as a hand-off between threads is: of the processes in the analysis whose
- * ppid is the waiting process's pid, the one whose recorded work ended last inside the
- * wait (a child that works on after the wait returned did not end it). The wait then
- * depends on the child's last segment - what the child did after it (its exit, writing
- * its trace) stays the wait's return time - and the child's first segment on the
- * parent's segment that ended last before it (the fork), so the what-ifs move the child
- * with its parent and the wait with the child. Without the child's trace the wait stands
- * alone: the child's work as the parent saw it, which the child lever re-times whole.
+ * wait3, wait4, waitpid, waitid) and its return value, which for all but waitid is the
+ * pid of the child that ended it. Where it is not (waitid, a trace from elsewhere) the
+ * child is told from times, as a hand-off between threads is: of the processes in the
+ * analysis whose ppid is the waiting process's pid, the one whose recorded work ended
+ * last inside the wait (a child that works on after the wait returned did not end it).
+ * The wait then depends on the child's last segment - what the child did after it (its
+ * exit, writing its trace) stays the wait's return time - and the child's first segment
+ * on the parent's segment that ended last before it (the fork), so the what-ifs move the
+ * child with its parent and the wait with the child. Without the child's trace the wait
+ * stands alone: the child's work as the parent saw it, which the child lever re-times
+ * whole.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,16 +50,21 @@ static uint32_t last_by(const struct isc_trace *t, const struct isc_causal *c, c
 	return x;
 }
 
-/* The child of the waiting process whose work ended last inside wait g, or -1. */
+/* The child that ended wait g, or -1: the one its return value names (ISC_F_CHILD_PID;
+ * none when that child's trace is not in the analysis), else of the waiting process's
+ * children the one whose work ended last inside the wait. */
 static int child_of(const struct isc_trace *t, const struct isc_causal *c, const struct proc *p,
 		    const struct isc_gnode *g)
 {
-	uint16_t in = t->ev[g->ev].input;
-	int64_t pid = t->inputs[in].pid;
+	const struct isc_ev *w = &t->ev[g->ev];
+	bool named = (w->flags & ISC_F_CHILD_PID) != 0;
+	int64_t pid = t->inputs[w->input].pid;
 	int best = -1;
 	for (size_t k = 0; pid != 0 && k < t->n_inputs; k++) {
-		if (k == in || t->inputs[k].ppid != pid || t->inputs[k].pid == pid ||
-		    p[k].first == ISC_GN_NONE || p[k].end <= isc_gn_t0(c, g) || p[k].end > g->t1) {
+		const struct isc_input *in = &t->inputs[k];
+		if (k == w->input || in->ppid != pid || in->pid == pid ||
+		    p[k].first == ISC_GN_NONE || p[k].end <= isc_gn_t0(c, g) ||
+		    (named ? in->pid != w->aux : p[k].end > g->t1)) {
 			continue;
 		}
 		best = best < 0 || p[k].end > p[best].end ? (int)k : best;

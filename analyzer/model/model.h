@@ -50,6 +50,9 @@ enum isc_ev_flag {
 	ISC_F_PACED = 1u << 10,
 	/* syscall: a timed wait that ended by its timeout (ETIMEDOUT): the clock woke it */
 	ISC_F_TIMEDOUT = 1u << 11,
+	/* syscall: a wait for a child (wait, wait3, wait4, waitpid) whose return value named
+	 * the child that ended it: aux holds that pid (these calls take no fd) */
+	ISC_F_CHILD_PID = 1u << 12,
 };
 
 /* Sub-kinds, one enum per type that needs one (isc_ev.sub). */
@@ -119,7 +122,8 @@ struct isc_ev {
 		uint32_t stack;	 /* other types with ISC_F_STACK: id in the input's stacks
 				  * (stacks.h); kernels reach theirs through the launch */
 	};
-	uint32_t aux;	/* cuda_api: return code; syscall: fd; GPU operations with ISC_F_GRAPH:
+	uint32_t aux;	/* cuda_api: return code; syscall: fd (ISC_F_CHILD_PID: the child's pid);
+			 * GPU operations with ISC_F_GRAPH:
 			 * their graph node (graph-nodes.h), 0 unknown */
 	uint8_t type;	/* enum isc_ev_type */
 	uint8_t sub;	/* sub-kind of the type */

@@ -3,6 +3,7 @@
 #include "format/vocab.h"
 
 #include "analyzer/model/model-extra.h"
+#include "analyzer/model/result.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -467,6 +468,14 @@ void isc_isf_to_model(const struct isc_isf_event *e, int type, const char *name,
 					       (SEEN(e, K_ERRNO) && e->iv[K_ERRNO] == ETIMEDOUT))
 				      ? ISC_F_TIMEDOUT
 				      : 0;
+		/* wait, wait3, wait4 and waitpid return the pid of the child that ended the
+		 * wait (waitid returns 0: its child is in the siginfo, not recorded) */
+		if (out->sub == ISC_SYS_WAIT && SEEN(e, K_RETURN_VALUE) &&
+		    e->iv[K_RETURN_VALUE] > 0 && e->iv[K_RETURN_VALUE] < UINT32_MAX &&
+		    strcmp(name, "waitid") != 0 && isc_wait_kind_of(name) == ISC_WK_CHILD) {
+			out->aux = (uint32_t)e->iv[K_RETURN_VALUE];
+			out->flags |= ISC_F_CHILD_PID;
+		}
 		break;
 	case ISC_T_MEMORY: {
 		const char *op = SEEN(e, K_OPERATION) ? e->ev_str[ES_OPERATION] : "";

@@ -199,6 +199,39 @@ Test(readers, event_handles_from_ptr)
 	isc_trace_destroy(t);
 }
 
+/* A wait for a child keeps the pid its return value names (not waitid's 0, nor a failed
+ * call's -1); other syscalls keep their fd. */
+Test(readers, child_waits_name_their_child)
+{
+	static const char *const calls[] = {
+		"\"waitpid\", \"syscall_number\": 61, \"return_value\": 4242, \"category\": "
+		"\"wait\"",
+		"\"wait4\", \"syscall_number\": 61, \"return_value\": -1, \"errno\": 10, "
+		"\"category\": \"wait\"",
+		"\"waitid\", \"syscall_number\": 247, \"return_value\": 0, \"category\": \"wait\"",
+		"\"read\", \"syscall_number\": 0, \"fd\": 3, \"return_value\": 4242, "
+		"\"category\": \"io\"",
+	};
+	static const uint32_t aux[] = { 4242, UINT32_MAX, UINT32_MAX, 3 };
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		char text[1024];
+		const char *name_end = strchr(calls[i] + 1, '"');
+		int n = snprintf(text, sizeof(text),
+				 "{\"format_version\": \"1.0\", \"trace_metadata\": {\"pid\": 7}, "
+				 "\"events\": [{\"id\": 1, \"type\": \"cpu_syscall\", \"name\": "
+				 "%.*s, \"timestamp_start_us\": 10, \"duration_us\": 500, "
+				 "\"metadata\": {\"thread_id\": 7, %s}}]}",
+				 (int)(name_end + 1 - calls[i]), calls[i], name_end + 3);
+		struct isc_diag d;
+		struct isc_trace *t = NULL;
+		cr_assert_eq(read_text(text, (size_t)n, &d, &t), 0, "%s: %s", text, d.msg);
+		cr_assert_eq(t->n, 1);
+		cr_assert_eq(t->ev[0].aux, aux[i], "%s: aux %u", calls[i], t->ev[0].aux);
+		cr_assert_eq((t->ev[0].flags & ISC_F_CHILD_PID) != 0, i == 0, "%s", calls[i]);
+		isc_trace_destroy(t);
+	}
+}
+
 /* Kernel geometry (export only): shapes are kept once; past 65,534 distinct shapes the
  * rest go, keyed, into the overflow table; every kernel finds its own. */
 Test(readers, kernel_geometry_shapes_and_overflow)

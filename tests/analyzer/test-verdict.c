@@ -286,6 +286,53 @@ Test(verdict, the_child_that_ends_a_wait_is_its_lever)
 	isc_trace_destroy(b.t);
 }
 
+/* The shell waits once for two children; child 200's recorded work ends last inside the
+ * wait, yet the wait returned child 300 (whose exit took longer). Where the call's return
+ * value names the child (ISC_F_CHILD_PID), the wait is tied to 300 and moves with its
+ * work alone; where it names none, the latest child by time, 200, is taken. */
+Test(verdict, a_wait_is_tied_to_the_child_it_returned)
+{
+	for (int named = 0; named <= 1; named++) {
+		struct build b = start(100, 1);
+		ev(&b, ISC_T_SCOPE, 100, "sh", 0, 1 * MS);
+		struct isc_ev *w = ev(&b, ISC_T_SYSCALL, 100, "wait4", 1 * MS, 99 * MS);
+		w->sub = ISC_SYS_WAIT;
+		w->flags |= named ? ISC_F_CHILD_PID : 0;
+		w->aux = named ? 300 : UINT32_MAX;
+		ev(&b, ISC_T_SCOPE, 100, "report", 101 * MS, 1 * MS);
+		static const int64_t pids[2] = { 200, 300 }, ends[2] = { 82 * MS, 62 * MS };
+		for (int k = 0; k < 2; k++) {
+			char path[32], name[16];
+			snprintf(path, sizeof(path), "trace.%lld.json", (long long)pids[k]);
+			snprintf(name, sizeof(name), "w%lld", (long long)pids[k]);
+			b.input = isc_trace_add_input(b.t, path);
+			b.t->inputs[b.input].pid = pids[k];
+			b.t->inputs[b.input].ppid = 100;
+			ev(&b, ISC_T_SCOPE, pids[k], name, 2 * MS, ends[k] - 2 * MS);
+		}
+		struct isc_analysis *a = finish(&b);
+		/* halving the tied child's work ends the wait and the report 30 ms (300) or 40
+		 * ms (200) earlier, no earlier than the other child's own end (82 or 62 ms):
+		 * 20 or 40 ms gained; the other child's work is off the path */
+		static const char *const scopes[2] = { "scope:w200*0.5", "scope:w300*0.5" };
+		int64_t want[2] = { named ? 0 : 40 * MS, named ? 20 * MS : 0 };
+		for (int k = 0; k < 2; k++) {
+			struct isc_change ch;
+			char pat[64], err[128];
+			cr_assert_eq(isc_whatif_parse(scopes[k], &ch, pat, sizeof(pat), err,
+						      sizeof(err)),
+				     0);
+			int64_t before, after;
+			double gain;
+			cr_assert_eq(isc_whatif_run(b.t, a, &ch, &before, &after, &gain), 0);
+			cr_assert_eq(before - after, want[k], "named %d, %s: %lld ns earlier",
+				     named, scopes[k], (long long)(before - after));
+		}
+		isc_analysis_destroy(a);
+		isc_trace_destroy(b.t);
+	}
+}
+
 /* A host-only trace whose window holds no timed event (counters only): nothing to judge,
  * said without a GPU word; the same window in a trace with CUDA calls outside it names
  * what could have been timed there, CUDA calls and GPU work among them. */
