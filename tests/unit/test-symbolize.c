@@ -27,6 +27,7 @@
 #include "preload/samplers/cpu-sampler.h"
 #include "preload/samplers/decompress.h"
 #include "preload/samplers/dwarf-lines.h"
+#include "preload/samplers/heap-sort.h"
 #include "isc-test.h"
 
 static const char lib_src[] =
@@ -511,4 +512,67 @@ Test(symbolize, lines_by_unit_are_the_whole_index)
 	}
 	unsigned libc = by_unit_agrees(path, 29);
 	cr_assert_gt(libc, 10000, "addresses with a line: %u", libc);
+}
+
+/* ---- the tables' sort ---- */
+
+/* The heapsort as it was written first, swapping an element down level by level: which
+ * of several symbols at one address a lookup names depends on the order the sort leaves
+ * them in, so a faster sort must leave every element where this one does. */
+static void swap_sort(unsigned char *a, size_t n, size_t size)
+{
+	unsigned char t[64];
+	for (size_t pass = 0, k = n; pass < 2; pass++) {
+		for (size_t s = pass == 0 ? n / 2 : k; pass == 0 ? s-- > 0 : s-- > 1;) {
+			size_t i = pass == 0 ? s : 0, m = pass == 0 ? n : s;
+			if (pass == 1) {
+				memcpy(t, a, size);
+				memcpy(a, a + s * size, size);
+				memcpy(a + s * size, t, size);
+			}
+			for (;;) {
+				size_t c = 2 * i + 1;
+				if (c >= m) {
+					break;
+				}
+				if (c + 1 < m &&
+				    isc_hs_key(a, c + 1, size) > isc_hs_key(a, c, size)) {
+					c++;
+				}
+				if (isc_hs_key(a, i, size) >= isc_hs_key(a, c, size)) {
+					break;
+				}
+				memcpy(t, a + i * size, size);
+				memcpy(a + i * size, a + c * size, size);
+				memcpy(a + c * size, t, size);
+				i = c;
+			}
+		}
+	}
+}
+
+Test(symbolize, heap_sort_leaves_ties_where_it_did)
+{
+	struct el {
+		uint64_t key, tag, pad;
+	};
+	static struct el a[3000], b[3000];
+	uint64_t x = 88172645463325252ull;
+	for (size_t n = 0; n <= 3000; n += n < 20 ? 1 : 331) {
+		for (uint64_t range = 4; range <= 1ull << 40; range <<= 18) {
+			for (size_t i = 0; i < n; i++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				a[i] = (struct el){ x % range, i, x };
+			}
+			memcpy(b, a, n * sizeof(*a));
+			isc_heap_sort_u64(a, n, sizeof(*a));
+			swap_sort((unsigned char *)b, n, sizeof(*b));
+			for (size_t i = 0; i < n; i++) {
+				cr_assert(i == 0 || a[i - 1].key <= a[i].key, "sorted, n %zu", n);
+				cr_assert(a[i].tag == b[i].tag,
+					  "n %zu, keys below %llu: element %zu", n,
+					  (unsigned long long)range, i);
+			}
+		}
+	}
 }
