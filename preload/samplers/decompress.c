@@ -206,9 +206,9 @@ size_t isc_inflate_to(struct isc_inflate *f, size_t want)
 	if (!f->open || f->z.total_out >= want) {
 		return f->z.total_out;
 	}
-	/* in steps of 64 KiB at least: each call into zlib has a cost of its own */
-	size_t to = want + 65536;
-	to = to > f->size ? f->size : to;
+	/* in steps of 64 KiB at least: each call into zlib has a cost of its own (want comes
+	 * from the data: compared so that no sum can wrap) */
+	size_t to = want >= f->size || f->size - want <= 65536 ? f->size : want + 65536;
 	f->z.avail_out = (unsigned)(to - f->z.total_out);
 	int r = zl.inflate(&f->z, to == f->size ? 4 /* Z_FINISH */ : 0 /* Z_NO_FLUSH */);
 	bool done = r == 1 /* Z_STREAM_END */;

@@ -12,7 +12,7 @@
  * its unit's rank, which is its line program's rank in .debug_line (a linker concatenates
  * both sections unit by unit), and a compressed .debug_line is inflated only to that
  * program's end. That is libc's case (libc6-dbg): a few of its 2,063 programs instead of
- * all 1.5 MB of them, at a trace's exit. The answer must be the one the whole index gives,
+ * all 1.3 MB of them, at a trace's exit. The answer must be the one the whole index gives,
  * so a program whose sequences do not all lie in its unit's ranges (the ranks do not
  * match), ranges that overlap, sequences with one start, a program with no sequence in a
  * unit with code: the whole index, as without the section.

@@ -28,6 +28,7 @@
 #include "preload/samplers/decompress.h"
 #include "preload/samplers/dwarf-lines.h"
 #include "preload/samplers/heap-sort.h"
+#include "format/scratch.h"
 #include "isc-test.h"
 
 static const char lib_src[] =
@@ -575,4 +576,60 @@ Test(symbolize, heap_sort_leaves_ties_where_it_did)
 			}
 		}
 	}
+}
+
+/* A compressed line table inflated as lookups need it: each byte of the deflate stream
+ * changed in turn (an inflate that fails part way, or garbage unit lengths, 64-bit ones
+ * included) is read without a fault or a hang. */
+Test(symbolize, compressed_line_table_damage_is_survived)
+{
+	char path[4200], cmd[8192];
+	/* 300 functions: a line table that compression shrinks, so that the linker keeps it
+	 * compressed; DWARF 4, which names the files in the table itself */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && for i in $(seq 300); do echo \"int f$i(int x) { return x * $i + 1; "
+		 "}\"; "
+		 "done > big.c && cc -O2 -gdwarf-4 -gz=zlib -shared -fPIC big.c -o libbig.so && "
+		 "objcopy --dump-section .debug_line=line.z "
+		 "--dump-section .debug_aranges=aranges.bin libbig.so",
+		 dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	static uint8_t z[65536], copy[65536], aranges[4096];
+	snprintf(path, sizeof(path), "%s/line.z", dir);
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	size_t n = fread(z, 1, sizeof(z), f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/aranges.bin", dir);
+	f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	size_t na = fread(aranges, 1, sizeof(aranges), f);
+	fclose(f);
+	cr_assert(n > sizeof(Elf64_Chdr) + 16 && n < sizeof(z) && na >= 48);
+	unsigned answered = 0, undamaged = 0;
+	for (size_t k = 0; k <= n - sizeof(Elf64_Chdr); k++) {
+		memcpy(copy, z, n);
+		if (k > 0) { /* k = 0: the stream as it is */
+			copy[sizeof(Elf64_Chdr) + k - 1] ^= (uint8_t)(0x5a + k);
+		}
+		struct isc_dwarf_lines d = { .aranges = aranges, .n_aranges = na };
+		d.z = isc_inflate_begin(copy, n, &d.n_line_all);
+		if (d.z == NULL) {
+			continue; /* the zlib header or the section header damaged */
+		}
+		d.line = isc_inflate_data(d.z);
+		for (uint64_t a = 0x1000; a < 0x6000; a += 37) {
+			const char *file = NULL;
+			unsigned ln = 0;
+			if (isc_dwarf_line(&d, a, &file, &ln)) {
+				cr_assert_not_null(file);
+				answered++;
+				undamaged += k == 0;
+			}
+		}
+		isc_unmap((void *)d.line, d.n_line_all);
+		isc_dwarf_lines_free(&d);
+	}
+	cr_assert(undamaged > 0 && answered > undamaged, "answers: %u, undamaged %u", answered,
+		  undamaged);
 }
