@@ -36,6 +36,7 @@ test_packages=(
 	chromium # the HTML report rendered headless (tests/analyzer: html_renders_in_chromium)
 	lintian  # the Debian package's check (scripts/package.sh, tests/package)
 	strace   # the exact counts of a real program's calls (tests/e2e/test-host-programs.c)
+	libc6-dbg # a real compressed line table (tests/unit/test-symbolize.c: lines by unit)
 	# the sanitizer build and the fuzz targets (scripts/sanitize.sh, scripts/fuzz.sh,
 	# .ci/run's last phase): clang with its sanitizer and libFuzzer runtimes
 	clang libclang-rt-14-dev

@@ -137,7 +137,15 @@ static struct {
 	int (*end)(struct z_stream_abi *z);
 } zl;
 
-const uint8_t *isc_elf_section_inflate(const uint8_t *in, size_t n, size_t *out_n)
+/* A section being inflated: the output mapped at its full size, written as far as asked. */
+struct isc_inflate {
+	struct z_stream_abi z;
+	uint8_t *out;
+	size_t size;
+	bool open; /* zlib's state is live: more to inflate */
+};
+
+struct isc_inflate *isc_inflate_begin(const uint8_t *in, size_t n, size_t *size)
 {
 	static bool tried;
 	if (!tried) {
@@ -163,29 +171,82 @@ const uint8_t *isc_elf_section_inflate(const uint8_t *in, size_t n, size_t *out_
 	    (zh[0] << 8 | zh[1]) % 31) {
 		return NULL;
 	}
-	uint8_t *out = isc_map(ch.ch_size);
+	struct isc_inflate *f = isc_map(sizeof(*f));
+	uint8_t *out = f ? isc_map(ch.ch_size) : NULL;
 	if (out == NULL) {
+		isc_unmap(f, f ? sizeof(*f) : 0);
 		return NULL;
 	}
-	struct z_stream_abi z;
-	memset(&z, 0, sizeof(z));
-	z.next_in = zh + 2;
-	z.avail_in = (unsigned)(n - sizeof(ch) - 2);
-	z.next_out = out;
-	z.avail_out = (unsigned)ch.ch_size;
-	z.zalloc = z_alloc;
-	z.zfree = z_free;
+	f->out = out;
+	f->size = ch.ch_size;
+	f->z.next_in = zh + 2;
+	f->z.avail_in = (unsigned)(n - sizeof(ch) - 2);
+	f->z.next_out = out;
+	f->z.zalloc = z_alloc;
+	f->z.zfree = z_free;
 	/* "1.2.11": inflateInit_ checks only the major version and the structure's size */
-	if (zl.init2(&z, -15 /* raw deflate, 32 KiB window */, "1.2.11", (int)sizeof(z)) != 0) {
+	if (zl.init2(&f->z, -15 /* raw deflate, 32 KiB window */, "1.2.11", (int)sizeof(f->z)) !=
+	    0) {
 		isc_unmap(out, ch.ch_size);
+		isc_unmap(f, sizeof(*f));
 		return NULL;
 	}
-	int r = zl.inflate(&z, 4 /* Z_FINISH */);
-	zl.end(&z);
-	if (r != 1 /* Z_STREAM_END */ || z.total_out != ch.ch_size) {
-		isc_unmap(out, ch.ch_size);
+	f->open = true;
+	*size = ch.ch_size;
+	return f;
+}
+
+const uint8_t *isc_inflate_data(const struct isc_inflate *f)
+{
+	return f->out;
+}
+
+size_t isc_inflate_to(struct isc_inflate *f, size_t want)
+{
+	if (!f->open || f->z.total_out >= want) {
+		return f->z.total_out;
+	}
+	/* in steps of 64 KiB at least: each call into zlib has a cost of its own (want comes
+	 * from the data: compared so that no sum can wrap) */
+	size_t to = want >= f->size || f->size - want <= 65536 ? f->size : want + 65536;
+	f->z.avail_out = (unsigned)(to - f->z.total_out);
+	int r = zl.inflate(&f->z, to == f->size ? 4 /* Z_FINISH */ : 0 /* Z_NO_FLUSH */);
+	bool done = r == 1 /* Z_STREAM_END */;
+	if ((r != 0 && !done) || (done && f->z.total_out != f->size) ||
+	    (!done && f->z.total_out != to)) {
+		/* bad data: what came out before it stays, nothing more will */
+		f->z.total_out = 0;
+		done = true;
+	}
+	if (done) {
+		zl.end(&f->z);
+		f->open = false;
+	}
+	return f->z.total_out;
+}
+
+void isc_inflate_end(struct isc_inflate *f)
+{
+	if (f != NULL && f->open) {
+		zl.end(&f->z);
+	}
+	isc_unmap(f, f ? sizeof(*f) : 0);
+}
+
+const uint8_t *isc_elf_section_inflate(const uint8_t *in, size_t n, size_t *out_n)
+{
+	size_t size = 0;
+	struct isc_inflate *f = isc_inflate_begin(in, n, &size);
+	if (f == NULL) {
 		return NULL;
 	}
-	*out_n = ch.ch_size;
+	const uint8_t *out = f->out;
+	bool whole = isc_inflate_to(f, size) == size;
+	isc_inflate_end(f);
+	if (!whole) {
+		isc_unmap((void *)out, size);
+		return NULL;
+	}
+	*out_n = size;
 	return out;
 }

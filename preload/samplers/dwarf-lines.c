@@ -5,12 +5,22 @@
  * unit's code: start, end, where its program starts); a lookup is then a binary search
  * and one sequence's program run to the row that covers the address. DWARF 2 to 5,
  * 32- and 64-bit; file names given by DW_FORM_string, strp or line_strp (what GCC and
- * Clang write; the strx forms need .debug_str_offsets and are not read). Compressed
- * debug sections are not read: a module with them has no lines.
+ * Clang write; the strx forms need .debug_str_offsets and are not read).
+ *
+ * With .debug_aranges (GCC writes it; a set per unit, in the order of .debug_info) the
+ * index holds only the programs that lookups needed: the set that covers an address gives
+ * its unit's rank, which is its line program's rank in .debug_line (a linker concatenates
+ * both sections unit by unit), and a compressed .debug_line is inflated only to that
+ * program's end. That is libc's case (libc6-dbg): a few of its 2,063 programs instead of
+ * all 1.3 MB of them, at a trace's exit. The answer must be the one the whole index gives,
+ * so a program whose sequences do not all lie in its unit's ranges (the ranks do not
+ * match), ranges that overlap, sequences with one start, a program with no sequence in a
+ * unit with code: the whole index, as without the section.
  */
 #include <stddef.h>
 #include <string.h>
 
+#include "preload/samplers/decompress.h"
 #include "preload/samplers/dwarf-lines.h"
 #include "preload/samplers/heap-sort.h"
 #include "format/scratch.h"
@@ -18,6 +28,12 @@
 struct isc_dl_seq {
 	uint64_t lo, hi;
 	uint32_t unit, at; /* offsets in .debug_line: the unit's header, the sequence's first op */
+};
+
+/* A range of .debug_aranges; lo first, for isc_heap_sort_u64 */
+struct isc_dl_range {
+	uint64_t lo, hi;
+	uint64_t unit; /* the unit's rank in .debug_aranges, its line program's in .debug_line */
 };
 
 struct cur {
@@ -139,7 +155,7 @@ static bool header(const struct isc_dwarf_lines *d, size_t off, struct hdr *h)
 
 /* A string attribute of form f, or skips an attribute of another form; false: a form
  * this reader does not know. */
-static bool form(const struct isc_dwarf_lines *d, const struct hdr *h, struct cur *c, uint64_t f,
+static bool form(struct isc_dwarf_lines *d, const struct hdr *h, struct cur *c, uint64_t f,
 		 const char **s)
 {
 	uint64_t o;
@@ -150,6 +166,13 @@ static bool form(const struct isc_dwarf_lines *d, const struct hdr *h, struct cu
 	case 0x1f: /* DW_FORM_line_strp */
 	case 0x0e: /* DW_FORM_strp */
 		o = fixed(c, h->off_size);
+		if (f == 0x0e && d->str_z != NULL) {
+			/* GCC's and Clang's DWARF 5 name files in .debug_line_str: a compressed
+			 * .debug_str is inflated only for a table that uses it */
+			d->str = isc_elf_section_inflate(d->str_z, d->n_str_z, &d->n_str);
+			d->n_str = d->str ? d->n_str : 0;
+			d->str_z = NULL;
+		}
 		if (f == 0x1f ? o < d->n_line_str : o < d->n_str) {
 			const char *base = (const char *)(f == 0x1f ? d->line_str : d->str);
 			size_t n = f == 0x1f ? d->n_line_str : d->n_str;
@@ -181,7 +204,7 @@ static bool form(const struct isc_dwarf_lines *d, const struct hdr *h, struct cu
 
 /* DWARF 5's directory or file table at c: entry k's path into *name (NULL: no such
  * entry or no path); c is left after the table. */
-static bool table5(const struct isc_dwarf_lines *d, const struct hdr *h, struct cur *c, uint64_t k,
+static bool table5(struct isc_dwarf_lines *d, const struct hdr *h, struct cur *c, uint64_t k,
 		   const char **name)
 {
 	uint64_t fmt[16][2];
@@ -209,7 +232,7 @@ static bool table5(const struct isc_dwarf_lines *d, const struct hdr *h, struct 
 }
 
 /* The name of file index k of the unit (1-based before DWARF 5, 0-based from 5). */
-static const char *file_name(const struct isc_dwarf_lines *d, const struct hdr *h, uint64_t k)
+static const char *file_name(struct isc_dwarf_lines *d, const struct hdr *h, uint64_t k)
 {
 	struct cur c = { h->tables, h->prog, false };
 	const char *name = NULL;
@@ -414,9 +437,32 @@ static void index_unit(const struct hdr *h, const struct advance *a, struct job 
 	}
 }
 
+/* The first n bytes of .debug_line inflated (or all of it there is). */
+static void have(struct isc_dwarf_lines *d, size_t n)
+{
+	if (d->z == NULL || d->n_line >= n) {
+		return;
+	}
+	d->n_line = isc_inflate_to(d->z, n);
+	if (d->n_line == d->n_line_all || d->n_line < n) { /* all out, or bad data */
+		isc_inflate_end(d->z);
+		d->z = NULL;
+	}
+}
+
+static void sort_seqs(struct isc_dwarf_lines *d)
+{
+	_Static_assert(sizeof(*d->seq) <= 64 && offsetof(struct isc_dl_seq, lo) == 0,
+		       "isc_heap_sort_u64");
+	isc_heap_sort_u64(d->seq, d->n_seq, sizeof(*d->seq));
+}
+
+/* Every program once (the index without .debug_aranges). */
 static void index_lines(struct isc_dwarf_lines *d)
 {
-	d->indexed = true;
+	d->mode = ISC_DL_WHOLE;
+	d->n_seq = 0;
+	have(d, d->n_line_all);
 	struct advance a = { 0 };
 	for (size_t off = 0; off < d->n_line;) {
 		struct hdr h;
@@ -427,12 +473,166 @@ static void index_lines(struct isc_dwarf_lines *d)
 		if (off <= UINT32_MAX) {
 			advance_for(&a, &h);
 			index_unit(&h, &a, &j);
+			d->units_run++;
 		}
 		off = (size_t)(h.end - d->line);
 	}
-	_Static_assert(sizeof(*d->seq) <= 64 && offsetof(struct isc_dl_seq, lo) == 0,
+	sort_seqs(d);
+}
+
+/* The ranges of .debug_aranges by address, each with its unit's rank; false where they
+ * cannot say which program covers an address: no section, a layout this reader does not
+ * know (it reads version 2, 8-byte addresses, no segments), units out of order, ranges
+ * that overlap. */
+static bool read_ranges(struct isc_dwarf_lines *d)
+{
+	size_t n = d->n_aranges, cap = n / 16 + 1; /* a tuple is 16 bytes, a set at least 32 */
+	if (d->aranges == NULL || n == 0) {
+		return false;
+	}
+	d->mapped_units = cap * (sizeof(*d->range) + sizeof(*d->prog) + 1) + sizeof(*d->prog);
+	d->range = isc_map(d->mapped_units);
+	if (d->range == NULL) {
+		return false;
+	}
+	d->prog = (uint32_t *)(d->range + cap);
+	d->in_index = (uint8_t *)(d->prog + cap + 1);
+	uint64_t last = 0;
+	for (size_t off = 0; off < n; d->n_units++) {
+		struct cur c = { d->aranges + off, d->aranges + n, false };
+		uint64_t len = fixed(&c, 4);
+		unsigned off_size = 4;
+		if (len == 0xffffffffu) {
+			len = fixed(&c, 8);
+			off_size = 8;
+		} else if (len >= 0xfffffff0u) {
+			return false;
+		}
+		if (c.bad || len > (uint64_t)(c.end - c.p)) {
+			return false;
+		}
+		c.end = c.p + len;
+		unsigned version = (unsigned)fixed(&c, 2);
+		uint64_t unit = fixed(&c, off_size);
+		unsigned addr_size = (unsigned)fixed(&c, 1), seg_size = (unsigned)fixed(&c, 1);
+		if (c.bad || version != 2 || addr_size != 8 || seg_size != 0 ||
+		    (d->n_units > 0 && unit <= last) || d->n_units >= cap) {
+			return false;
+		}
+		last = unit;
+		/* the tuples start at a multiple of their size from the set's start */
+		c.p += (16 - (size_t)(c.p - (d->aranges + off)) % 16) % 16;
+		for (;;) {
+			uint64_t lo = fixed(&c, 8), size = fixed(&c, 8);
+			if (c.bad || d->n_range >= cap) {
+				return false;
+			}
+			if (lo == 0 && size == 0) {
+				break;
+			}
+			if (lo != 0 && size != 0 &&
+			    lo + size > lo) { /* 0: code the linker dropped */
+				d->range[d->n_range++] =
+					(struct isc_dl_range){ lo, lo + size, d->n_units };
+			}
+		}
+		off = (size_t)(c.end - d->aranges);
+	}
+	_Static_assert(sizeof(*d->range) <= 64 && offsetof(struct isc_dl_range, lo) == 0,
 		       "isc_heap_sort_u64");
-	isc_heap_sort_u64(d->seq, d->n_seq, sizeof(*d->seq));
+	isc_heap_sort_u64(d->range, d->n_range, sizeof(*d->range));
+	for (size_t i = 1; i < d->n_range; i++) {
+		if (d->range[i].lo < d->range[i - 1].hi) {
+			return false;
+		}
+	}
+	d->prog[0] = 0;
+	d->n_prog = 1;
+	return true;
+}
+
+/* The last range that starts at or before addr (it may end before addr: a sequence can
+ * span the padding between two of its unit's functions), NULL when none does. */
+static const struct isc_dl_range *range_before(const struct isc_dwarf_lines *d, uint64_t addr)
+{
+	size_t lo = 0, hi = d->n_range;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (d->range[mid].lo <= addr) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo > 0 ? &d->range[lo - 1] : NULL;
+}
+
+/* The header of line program k, walking (and inflating) the headers before it that no
+ * lookup walked yet; false where the whole index would have stopped before it. */
+static bool program(struct isc_dwarf_lines *d, size_t k, struct hdr *h)
+{
+	if (k >= d->n_units) {
+		return false;
+	}
+	for (;;) {
+		size_t i = k < d->n_prog ? k : d->n_prog - 1, off = d->prog[i];
+		have(d, off + 12); /* the unit's length, then the unit */
+		if (off + 12 <= d->n_line) {
+			uint32_t len32;
+			uint64_t len64;
+			memcpy(&len32, d->line + off, 4);
+			memcpy(&len64, d->line + off + 4, 8);
+			have(d, off + 12 + (len32 == 0xffffffffu ? len64 : len32));
+		}
+		if (!header(d, off, h) || h->end - d->line > UINT32_MAX) {
+			return false;
+		}
+		if (i == k) {
+			return true;
+		}
+		d->prog[d->n_prog++] = (uint32_t)(h->end - d->line);
+	}
+}
+
+/* Adds line program k's sequences to the index; false where they are not all in its
+ * unit's ranges, or one starts where another does: the whole index decides then. */
+static bool index_program(struct isc_dwarf_lines *d, size_t k)
+{
+	struct hdr h;
+	if (!program(d, k, &h)) {
+		return false;
+	}
+	struct advance a = { 0 };
+	struct job j = { .d = d, .unit = d->prog[k] };
+	size_t first = d->n_seq;
+	advance_for(&a, &h);
+	index_unit(&h, &a, &j);
+	d->units_run++;
+	if (d->n_seq == first) {
+		return false; /* a unit with code and no line: not the unit's program */
+	}
+	/* each sequence starts in a range of the unit, and no other unit's range is inside it
+	 * (a sequence may span several of its own unit's ranges and the padding between) */
+	const struct isc_dl_range *end = d->range + d->n_range;
+	for (size_t i = first; i < d->n_seq; i++) {
+		const struct isc_dl_range *r = range_before(d, d->seq[i].lo);
+		if (r == NULL || d->seq[i].lo >= r->hi) {
+			return false;
+		}
+		for (; r < end && r->lo < d->seq[i].hi; r++) {
+			if (r->unit != k) {
+				return false;
+			}
+		}
+	}
+	sort_seqs(d);
+	for (size_t i = 1; i < d->n_seq; i++) {
+		if (d->seq[i].lo == d->seq[i - 1].lo) {
+			return false;
+		}
+	}
+	d->in_index[k] = 1;
+	return true;
 }
 
 bool isc_dwarf_line(struct isc_dwarf_lines *d, uint64_t addr, const char **file, unsigned *line)
@@ -440,8 +640,24 @@ bool isc_dwarf_line(struct isc_dwarf_lines *d, uint64_t addr, const char **file,
 	if (d->line == NULL) {
 		return false;
 	}
-	if (!d->indexed) {
-		index_lines(d);
+	if (d->mode == ISC_DL_NEW) {
+		d->mode = ISC_DL_BY_UNIT;
+		if (!read_ranges(d)) {
+			index_lines(d);
+		}
+	}
+	if (d->mode == ISC_DL_BY_UNIT) {
+		/* Every sequence starts in its unit's ranges and holds no other unit's (what
+		 * index_program checks of each program it runs): a sequence that starts at or
+		 * before addr after this range's start is this unit's, one that starts before it
+		 * and covers addr spans it, which makes it this unit's too. */
+		const struct isc_dl_range *r = range_before(d, addr);
+		if (r == NULL) {
+			return false; /* no sequence starts at or before addr */
+		}
+		if (!d->in_index[r->unit] && !index_program(d, r->unit)) {
+			index_lines(d);
+		}
 	}
 	size_t lo = 0, hi = d->n_seq;
 	while (lo < hi) { /* the first sequence starting after addr */
@@ -474,5 +690,7 @@ bool isc_dwarf_line(struct isc_dwarf_lines *d, uint64_t addr, const char **file,
 void isc_dwarf_lines_free(struct isc_dwarf_lines *d)
 {
 	isc_unmap(d->seq, d->mapped);
+	isc_unmap(d->range, d->mapped_units);
+	isc_inflate_end(d->z);
 	memset(d, 0, sizeof(*d));
 }

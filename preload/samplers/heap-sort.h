@@ -19,42 +19,48 @@ static inline uint64_t isc_hs_key(const unsigned char *a, size_t i, size_t size)
 	return k;
 }
 
-static inline void isc_hs_swap(unsigned char *a, size_t i, size_t j, size_t size)
+/* Places the element e in the heap of n from the hole at i down: each larger child on its
+ * way moves up one level, e is written once at the end (the moves of swapping it down
+ * level by level, so the same order, ties included, with a third of the copies). */
+static inline void isc_hs_sift(unsigned char *a, size_t i, size_t n, size_t size,
+			       const unsigned char *e)
 {
-	unsigned char t[64];
-	memcpy(t, a + i * size, size);
-	memcpy(a + i * size, a + j * size, size);
-	memcpy(a + j * size, t, size);
-}
-
-static inline void isc_hs_sift(unsigned char *a, size_t i, size_t n, size_t size)
-{
+	uint64_t k = isc_hs_key(e, 0, size);
 	for (;;) {
 		size_t c = 2 * i + 1;
 		if (c >= n) {
-			return;
+			break;
 		}
-		if (c + 1 < n && isc_hs_key(a, c + 1, size) > isc_hs_key(a, c, size)) {
-			c++;
+		uint64_t kc = isc_hs_key(a, c, size);
+		if (c + 1 < n) {
+			uint64_t kr = isc_hs_key(a, c + 1, size);
+			if (kr > kc) {
+				c++;
+				kc = kr;
+			}
 		}
-		if (isc_hs_key(a, i, size) >= isc_hs_key(a, c, size)) {
-			return;
+		if (k >= kc) {
+			break;
 		}
-		isc_hs_swap(a, i, c, size);
+		memcpy(a + i * size, a + c * size, size);
 		i = c;
 	}
+	memcpy(a + i * size, e, size);
 }
 
 /* Sorts n elements of size bytes (8 to 64) at base by their leading uint64_t, ascending. */
 static inline void isc_heap_sort_u64(void *base, size_t n, size_t size)
 {
-	unsigned char *a = base;
+	unsigned char *a = base, e[64];
 	for (size_t i = n / 2; i-- > 0;) {
-		isc_hs_sift(a, i, n, size);
+		memcpy(e, a + i * size, size);
+		isc_hs_sift(a, i, n, size, e);
 	}
 	for (size_t k = n; k-- > 1;) {
-		isc_hs_swap(a, 0, k, size);
-		isc_hs_sift(a, 0, k, size);
+		/* the largest to the end, the last element sifted down from the root */
+		memcpy(e, a + k * size, size);
+		memcpy(a + k * size, a, size);
+		isc_hs_sift(a, 0, k, size, e);
 	}
 }
 

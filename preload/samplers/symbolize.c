@@ -132,26 +132,42 @@ static void add_symtab(struct module *m, const unsigned char *f, size_t size, co
 	}
 }
 
-/* Notes where the image's line table and its strings are (inflated when compressed). */
+/* Notes where the image's line table and its strings are (inflated when compressed; the
+ * line table only as far as lookups need it, dwarf-lines.c). */
 static void debug_section(struct module *m, const unsigned char *f, size_t size,
 			  const Elf64_Shdr *sh, const Elf64_Shdr *names)
 {
-	static const char *const want[] = { ".debug_line", ".debug_line_str", ".debug_str" };
+	static const char *const want[] = { ".debug_line", ".debug_line_str", ".debug_str",
+					    ".debug_aranges" };
 	if (sh->sh_type == SHT_NOBITS || !in(size, sh->sh_offset, sh->sh_size) ||
 	    !in(size, names->sh_offset, names->sh_size) || sh->sh_name >= names->sh_size) {
 		return;
 	}
 	const char *nm = (const char *)f + names->sh_offset + sh->sh_name;
 	size_t left = names->sh_size - sh->sh_name;
-	for (unsigned k = 0; k < 3; k++) {
+	struct isc_dwarf_lines *l = &m->lines;
+	for (unsigned k = 0; k < 4; k++) {
 		if (strnlen(nm, left) != strlen(want[k]) || strcmp(nm, want[k]) != 0) {
 			continue;
 		}
-		const uint8_t **p[] = { &m->lines.line, &m->lines.line_str, &m->lines.str };
-		size_t *n[] = { &m->lines.n_line, &m->lines.n_line_str, &m->lines.n_str };
+		const uint8_t **p[] = { &l->line, &l->line_str, &l->str, &l->aranges };
+		size_t *n[] = { &l->n_line, &l->n_line_str, &l->n_str, &l->n_aranges };
 		*p[k] = f + sh->sh_offset;
 		*n[k] = sh->sh_size;
-		if (sh->sh_flags & SHF_COMPRESSED) {
+		l->str_z = k == 2 ? NULL : l->str_z;
+		if (!(sh->sh_flags & SHF_COMPRESSED)) {
+			continue;
+		}
+		if (k == 0) {
+			l->z = isc_inflate_begin(f + sh->sh_offset, sh->sh_size, &l->n_line_all);
+			l->line = l->z ? isc_inflate_data(l->z) : NULL;
+			l->n_line = 0;
+		} else if (k == 2) {
+			l->str_z = f + sh->sh_offset;
+			l->n_str_z = sh->sh_size;
+			l->str = NULL;
+			l->n_str = 0;
+		} else {
 			*p[k] = isc_elf_section_inflate(f + sh->sh_offset, sh->sh_size, n[k]);
 			*n[k] = *p[k] ? *n[k] : 0;
 		}
@@ -176,11 +192,17 @@ static bool read_elf(struct module *m, const unsigned char *f, size_t size, int 
 			add_symtab(m, f, size, &sh[i], sh, eh->e_shnum);
 		}
 	}
-	/* the first image with a line table gives all three sections (a detached debug
-	 * file is read only when the module itself has none) */
+	/* the first image with a line table gives all four sections (a detached debug
+	 * file is read only when the module itself has none; nor are an image's ranges
+	 * another's) */
 	bool lines = m->lines.line == NULL;
 	for (unsigned i = 0; names && lines && i < eh->e_shnum; i++) {
 		debug_section(m, f, size, &sh[i], names);
+	}
+	if (m->lines.line == NULL) {
+		m->lines.aranges = NULL;
+		m->lines.n_aranges = 0;
+		m->lines.str_z = NULL;
 	}
 	for (unsigned i = 0; !symtab && depth == 0 && names && i < eh->e_shnum; i++) {
 		const char *nm = (const char *)f + names->sh_offset + sh[i].sh_name;

@@ -15,12 +15,20 @@
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "preload/samplers/cpu-sampler.h"
+#include "preload/samplers/decompress.h"
 #include "preload/samplers/dwarf-lines.h"
+#include "preload/samplers/heap-sort.h"
+#include "format/scratch.h"
 #include "isc-test.h"
 
 static const char lib_src[] =
@@ -297,43 +305,331 @@ Test(symbolize, lines_of_compressed_debug_sections)
 
 /* The line table is read from files the reader does not control: every prefix of a real
  * .debug_line, and the table with each byte changed, is read without a fault or a
- * hang, and no answer names a line past the end of the source. */
+ * hang, and no answer names a line past the end of the source; the same with its
+ * .debug_aranges beside it, each of its bytes changed in turn too. */
 Test(symbolize, line_table_damage_is_survived)
 {
 	char path[4200];
 	build_lines("damage", "cc", "-O2 -g",
 		    "objcopy --dump-section .debug_line=line.bin "
-		    "--dump-section .debug_line_str=line_str.bin $L");
-	static uint8_t line[65536], line_str[65536], copy[65536];
-	snprintf(path, sizeof(path), "%s/line.bin", dir);
-	FILE *f = fopen(path, "rb");
-	size_t n = fread(line, 1, sizeof(line), f);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/line_str.bin", dir);
-	f = fopen(path, "rb");
-	size_t ns = fread(line_str, 1, sizeof(line_str), f);
-	fclose(f);
-	cr_assert(n > 64 && n < sizeof(line) && ns > 0);
-	unsigned answered = 0;
+		    "--dump-section .debug_line_str=line_str.bin "
+		    "--dump-section .debug_aranges=aranges.bin $L");
+	static uint8_t line[65536], line_str[65536], copy[65536], aranges[4096], acopy[4096];
+	const char *names[] = { "line.bin", "line_str.bin", "aranges.bin" };
+	uint8_t *bufs[] = { line, line_str, aranges };
+	size_t sizes[] = { sizeof(line), sizeof(line_str), sizeof(aranges) }, got[3];
+	for (unsigned i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		FILE *f = fopen(path, "rb");
+		cr_assert_not_null(f, "%s", path);
+		got[i] = fread(bufs[i], 1, sizes[i], f);
+		fclose(f);
+	}
+	size_t n = got[0], ns = got[1], na = got[2];
+	cr_assert(n > 64 && n < sizeof(line) && ns > 0 && na >= 48 && na < sizeof(aranges));
+	unsigned answered[2] = { 0, 0 };
 	for (size_t k = 0; k <= 2 * n; k++) {
 		/* k <= n: the first k bytes; beyond, byte k - n - 1 changed */
 		size_t len = k <= n ? k : n;
-		memcpy(copy, line, n);
-		if (k > n) {
-			copy[k - n - 1] ^= (uint8_t)(0x5a + k);
+		for (unsigned by_unit = 0; by_unit < 2; by_unit++) {
+			memcpy(copy, line, n);
+			memcpy(acopy, aranges, na);
+			if (k > n) {
+				copy[k - n - 1] ^= (uint8_t)(0x5a + k);
+				acopy[(k - n - 1) % na] ^= (uint8_t)(0x5a + k) * by_unit;
+			}
+			struct isc_dwarf_lines d = { .line = copy,
+						     .n_line = len,
+						     .line_str = line_str,
+						     .n_line_str = ns,
+						     .aranges = by_unit ? acopy : NULL,
+						     .n_aranges = by_unit ? na : 0 };
+			for (uint64_t a = 0x1000; a < 0x1200; a += 3) {
+				const char *file = NULL;
+				unsigned ln = 0;
+				if (isc_dwarf_line(&d, a, &file, &ln)) {
+					cr_assert_not_null(file);
+					answered[by_unit]++;
+				}
+			}
+			isc_dwarf_lines_free(&d);
 		}
-		struct isc_dwarf_lines d = {
-			.line = copy, .n_line = len, .line_str = line_str, .n_line_str = ns
-		};
-		for (uint64_t a = 0x1000; a < 0x1200; a += 3) {
+	}
+	cr_assert(answered[0] > 0 && answered[1] > 0, "the undamaged table answers: %u, %u",
+		  answered[0], answered[1]);
+}
+
+/* ---- lines by unit (.debug_aranges) against the whole index, on real files ---- */
+
+struct image {
+	const uint8_t *f;
+	size_t size;
+	const Elf64_Shdr *sh;
+	unsigned n;
+	const char *names;
+};
+
+static bool open_image(const char *path, struct image *im)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		return false;
+	}
+	im->size = (size_t)st.st_size;
+	im->f = mmap(NULL, im->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	cr_assert_neq(im->f, MAP_FAILED);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->f;
+	cr_assert(memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0, "%s", path);
+	im->sh = (const Elf64_Shdr *)(im->f + eh->e_shoff);
+	im->n = eh->e_shnum;
+	im->names = (const char *)im->f + im->sh[eh->e_shstrndx].sh_offset;
+	return true;
+}
+
+static const Elf64_Shdr *section(const struct image *im, const char *name)
+{
+	for (unsigned i = 0; i < im->n; i++) {
+		if (strcmp(im->names + im->sh[i].sh_name, name) == 0) {
+			return &im->sh[i];
+		}
+	}
+	return NULL;
+}
+
+/* A section's contents, inflated whole when compressed */
+static const uint8_t *contents(const struct image *im, const char *name, size_t *n)
+{
+	const Elf64_Shdr *s = section(im, name);
+	*n = 0;
+	if (s == NULL) {
+		return NULL;
+	}
+	*n = s->sh_size;
+	if (s->sh_flags & SHF_COMPRESSED) {
+		return isc_elf_section_inflate(im->f + s->sh_offset, s->sh_size, n);
+	}
+	return im->f + s->sh_offset;
+}
+
+/* Every step-th address of the image's code looked up in the index by unit (its line
+ * table inflated only as far as needed, its .debug_str only if a name is there, where
+ * they are compressed) and in the whole index (no aranges): the same answers. Returns how
+ * many had a line. */
+static unsigned by_unit_agrees(const char *path, uint64_t step)
+{
+	struct image im;
+	cr_assert(open_image(path, &im), "%s", path);
+	struct isc_dwarf_lines whole = { 0 }, unit = { 0 };
+	whole.line = contents(&im, ".debug_line", &whole.n_line);
+	whole.line_str = contents(&im, ".debug_line_str", &whole.n_line_str);
+	whole.str = contents(&im, ".debug_str", &whole.n_str);
+	cr_assert_not_null(whole.line, "%s: a line table", path);
+	unit = whole;
+	unit.aranges = contents(&im, ".debug_aranges", &unit.n_aranges);
+	cr_assert_not_null(unit.aranges, "%s: .debug_aranges", path);
+	const Elf64_Shdr *ls = section(&im, ".debug_line"), *ss = section(&im, ".debug_str");
+	if (ss != NULL && (ss->sh_flags & SHF_COMPRESSED)) { /* inflated where a name needs it */
+		unit.str = NULL;
+		unit.n_str = 0;
+		unit.str_z = im.f + ss->sh_offset;
+		unit.n_str_z = ss->sh_size;
+	}
+	if (ls->sh_flags & SHF_COMPRESSED) {
+		unit.z = isc_inflate_begin(im.f + ls->sh_offset, ls->sh_size, &unit.n_line_all);
+		unit.line = isc_inflate_data(unit.z);
+		unit.n_line = 0;
+	}
+	const Elf64_Shdr *text = section(&im, ".text");
+	cr_assert_not_null(text);
+
+	/* the first address with a line from the middle of the code on: one program run
+	 * (or two where the first address fell in a unit without one), and a compressed
+	 * table inflated only part way */
+	uint64_t a = text->sh_addr + text->sh_size / 2;
+	const char *file;
+	unsigned line;
+	while (!isc_dwarf_line(&unit, a, &file, &line) && a < text->sh_addr + text->sh_size) {
+		a += 64;
+	}
+	cr_assert(unit.mode == ISC_DL_BY_UNIT && unit.units_run >= 1 && unit.units_run <= 3,
+		  "%s: mode %d, %zu programs run for the first line", path, (int)unit.mode,
+		  unit.units_run);
+	if (unit.z != NULL) {
+		cr_assert_lt(unit.n_line, unit.n_line_all, "%s: inflated part way", path);
+	}
+
+	unsigned named = 0;
+	for (unsigned i = 0; i < im.n; i++) {
+		const Elf64_Shdr *s = &im.sh[i];
+		if (!(s->sh_flags & SHF_EXECINSTR)) {
+			continue;
+		}
+		for (a = s->sh_addr; a < s->sh_addr + s->sh_size; a += step) {
+			const char *fw = NULL, *fu = NULL;
+			unsigned lw = 0, lu = 0;
+			bool w = isc_dwarf_line(&whole, a, &fw, &lw);
+			bool u = isc_dwarf_line(&unit, a, &fu, &lu);
+			cr_assert_eq(w, u, "%s at %#lx: whole %d, by unit %d", path,
+				     (unsigned long)a, w, u);
+			if (w) {
+				cr_assert(strcmp(fw, fu) == 0 && lw == lu,
+					  "%s at %#lx: %s:%u against %s:%u", path, (unsigned long)a,
+					  fw, lw, fu, lu);
+				named++;
+			}
+		}
+	}
+	cr_assert_eq(unit.mode, ISC_DL_BY_UNIT, "%s: never fell back to the whole index", path);
+	cr_assert_eq(whole.mode, ISC_DL_WHOLE);
+	isc_dwarf_lines_free(&unit);
+	isc_dwarf_lines_free(&whole);
+	munmap((void *)im.f, im.size);
+	return named;
+}
+
+/* This test program itself (gcc -g, uncompressed), and libc from libc6-dbg's detached,
+ * compressed debug file where it is installed (it is in the test packages). */
+Test(symbolize, lines_by_unit_are_the_whole_index)
+{
+	unsigned self = by_unit_agrees("/proc/self/exe", 7);
+	cr_assert_gt(self, 1000, "addresses with a line: %u", self);
+	Dl_info info;
+	cr_assert(dladdr((void *)printf, &info) && info.dli_fname);
+	char cmd[4400], id[64] = "";
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | awk '/Build ID/ { print $3 }'",
+		 info.dli_fname);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(id, sizeof(id), p), "libc's build-id");
+	pclose(p);
+	id[strcspn(id, "\n")] = '\0';
+	char path[256];
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	if (access(path, R_OK) != 0) {
+		cr_log_warn("%s: no libc6-dbg, libc not compared", path);
+		return;
+	}
+	unsigned libc = by_unit_agrees(path, 29);
+	cr_assert_gt(libc, 10000, "addresses with a line: %u", libc);
+}
+
+/* ---- the tables' sort ---- */
+
+/* The heapsort as it was written first, swapping an element down level by level: which
+ * of several symbols at one address a lookup names depends on the order the sort leaves
+ * them in, so a faster sort must leave every element where this one does. */
+static void swap_sort(unsigned char *a, size_t n, size_t size)
+{
+	unsigned char t[64];
+	for (size_t pass = 0, k = n; pass < 2; pass++) {
+		for (size_t s = pass == 0 ? n / 2 : k; pass == 0 ? s-- > 0 : s-- > 1;) {
+			size_t i = pass == 0 ? s : 0, m = pass == 0 ? n : s;
+			if (pass == 1) {
+				memcpy(t, a, size);
+				memcpy(a, a + s * size, size);
+				memcpy(a + s * size, t, size);
+			}
+			for (;;) {
+				size_t c = 2 * i + 1;
+				if (c >= m) {
+					break;
+				}
+				if (c + 1 < m &&
+				    isc_hs_key(a, c + 1, size) > isc_hs_key(a, c, size)) {
+					c++;
+				}
+				if (isc_hs_key(a, i, size) >= isc_hs_key(a, c, size)) {
+					break;
+				}
+				memcpy(t, a + i * size, size);
+				memcpy(a + i * size, a + c * size, size);
+				memcpy(a + c * size, t, size);
+				i = c;
+			}
+		}
+	}
+}
+
+Test(symbolize, heap_sort_leaves_ties_where_it_did)
+{
+	struct el {
+		uint64_t key, tag, pad;
+	};
+	static struct el a[3000], b[3000];
+	uint64_t x = 88172645463325252ull;
+	for (size_t n = 0; n <= 3000; n += n < 20 ? 1 : 331) {
+		for (uint64_t range = 4; range <= 1ull << 40; range <<= 18) {
+			for (size_t i = 0; i < n; i++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				a[i] = (struct el){ x % range, i, x };
+			}
+			memcpy(b, a, n * sizeof(*a));
+			isc_heap_sort_u64(a, n, sizeof(*a));
+			swap_sort((unsigned char *)b, n, sizeof(*b));
+			for (size_t i = 0; i < n; i++) {
+				cr_assert(i == 0 || a[i - 1].key <= a[i].key, "sorted, n %zu", n);
+				cr_assert(a[i].tag == b[i].tag,
+					  "n %zu, keys below %llu: element %zu", n,
+					  (unsigned long long)range, i);
+			}
+		}
+	}
+}
+
+/* A compressed line table inflated as lookups need it: each byte of the deflate stream
+ * changed in turn (an inflate that fails part way, or garbage unit lengths, 64-bit ones
+ * included) is read without a fault or a hang. */
+Test(symbolize, compressed_line_table_damage_is_survived)
+{
+	char path[4200], cmd[8192];
+	/* 300 functions: a line table that compression shrinks, so that the linker keeps it
+	 * compressed; DWARF 4, which names the files in the table itself */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && for i in $(seq 300); do echo \"int f$i(int x) { return x * $i + 1; "
+		 "}\"; "
+		 "done > big.c && cc -O2 -gdwarf-4 -gz=zlib -shared -fPIC big.c -o libbig.so && "
+		 "objcopy --dump-section .debug_line=line.z "
+		 "--dump-section .debug_aranges=aranges.bin libbig.so",
+		 dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	static uint8_t z[65536], copy[65536], aranges[4096];
+	snprintf(path, sizeof(path), "%s/line.z", dir);
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	size_t n = fread(z, 1, sizeof(z), f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/aranges.bin", dir);
+	f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	size_t na = fread(aranges, 1, sizeof(aranges), f);
+	fclose(f);
+	cr_assert(n > sizeof(Elf64_Chdr) + 16 && n < sizeof(z) && na >= 48);
+	unsigned answered = 0, undamaged = 0;
+	for (size_t k = 0; k <= n - sizeof(Elf64_Chdr); k++) {
+		memcpy(copy, z, n);
+		if (k > 0) { /* k = 0: the stream as it is */
+			copy[sizeof(Elf64_Chdr) + k - 1] ^= (uint8_t)(0x5a + k);
+		}
+		struct isc_dwarf_lines d = { .aranges = aranges, .n_aranges = na };
+		d.z = isc_inflate_begin(copy, n, &d.n_line_all);
+		if (d.z == NULL) {
+			continue; /* the zlib header or the section header damaged */
+		}
+		d.line = isc_inflate_data(d.z);
+		for (uint64_t a = 0x1000; a < 0x6000; a += 37) {
 			const char *file = NULL;
 			unsigned ln = 0;
 			if (isc_dwarf_line(&d, a, &file, &ln)) {
 				cr_assert_not_null(file);
 				answered++;
+				undamaged += k == 0;
 			}
 		}
+		isc_unmap((void *)d.line, d.n_line_all);
 		isc_dwarf_lines_free(&d);
 	}
-	cr_assert_gt(answered, 0, "the undamaged table answers");
+	cr_assert(undamaged > 0 && answered > undamaged, "answers: %u, undamaged %u", answered,
+		  undamaged);
 }
