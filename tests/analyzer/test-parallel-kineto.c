@@ -202,8 +202,13 @@ static char *make_kineto(int n, int at, const char *extra)
 		const char *sep = i + 1 < n ? ",\n" : "\n";
 		const char *ex = i == at ? extra : "";
 		switch (i % 6) {
-		case 0: /* a runtime call, its launch flow right after it: in the next part */
+		case 0: /* an operator and its runtime call starting with it, the launch flow
+			 * right after the call (in the next part; bound by its track and time,
+			 * it would go to the operator) */
 			len += (size_t)snprintf(s + len, cap - len,
+						"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"
+						"\"aten::to\",\"pid\":1,\"tid\":%s,\"ts\":%d.5,"
+						"\"dur\":4},\n"
 						"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":"
 						"\"cudaLaunchKernel\","
 						"\"pid\":1,\"tid\":%s,\"ts\":%d.5,\"dur\":2,"
@@ -212,7 +217,8 @@ static char *make_kineto(int n, int at, const char *extra)
 						"{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\","
 						"\"id\":%d,\"pid\":1,"
 						"\"tid\":%s,\"ts\":%d.5}%s",
-						tid, 10 * i, i, ex, i, tid, 10 * i, sep);
+						tid, 10 * i, tid, 10 * i, i, ex, i, tid, 10 * i,
+						sep);
 			break;
 		case 1: /* its kernel, with a shape of a few, and the flow's end */
 			len += (size_t)snprintf(
