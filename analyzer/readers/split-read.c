@@ -54,11 +54,6 @@ uint64_t isc_read_parts_merged(void)
 	return __atomic_load_n(&parts_merged, __ATOMIC_RELAXED);
 }
 
-void isc_split_count_merged(void)
-{
-	__atomic_add_fetch(&parts_merged, 1, __ATOMIC_RELAXED);
-}
-
 static bool blank(unsigned char c)
 {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
@@ -325,7 +320,7 @@ static ptrdiff_t read_parts(struct par *p, const struct isc_read_ctx *rc, size_t
 			*after_comma = k > 0;
 			break;
 		}
-		isc_split_count_merged();
+		__atomic_add_fetch(&parts_merged, 1, __ATOMIC_RELAXED);
 		if (pt->closed) {
 			resume = (ptrdiff_t)pt->stop;
 			break;

@@ -56,7 +56,7 @@ int isc_split_read(struct isc_read_ctx *rc, struct isc_jsax *js, const struct is
 void isc_split_run_part(struct isc_jsax *js, size_t k, int fd, const unsigned char *mem,
 			struct isc_split_part *pt);
 
-/* A part's model made to be merged into rc's trace: as many inputs as rc's. NULL. */
+/* A model for a part of rc's input, with as many inputs as rc's trace; NULL without memory. */
 struct isc_trace *isc_split_part_trace(const struct isc_read_ctx *rc);
 
 /* Old ids of a part's tables to the trace's, each interned in the part's order. */
@@ -78,7 +78,5 @@ int isc_split_map_rest(struct isc_trace *mt, const struct isc_trace *wt, struct 
 int isc_split_append(struct isc_trace *mt, const struct isc_trace *wt, uint16_t in,
 		     const struct isc_split_maps *m);
 void isc_split_maps_free(struct isc_split_maps *m);
-/* Counts a part merged (isc_read_parts_merged). */
-void isc_split_count_merged(void);
 
 #endif /* ISC_SPLIT_READ_H */
