@@ -11,7 +11,8 @@
  * (reader-kineto-flows.c). Thread ids come as numbers or strings ("1890023232",
  * "stream 7"). This is not our format, so it is read leniently: what cannot be used is
  * counted and skipped; only a broken structure, or an input with no event of a known
- * kind, stops the read.
+ * kind, stops the read. traceEvents is read on the analysis threads in parts
+ * (reader-kineto-par.c) where the input can be read at any offset.
  */
 #include <errno.h>
 #include <stdio.h>
