@@ -82,7 +82,7 @@ static ssize_t fill(struct isc_source *s, unsigned char *buf, size_t n)
 	return s->gz ? inflate_read(s, buf, n) : raw_read(s, buf, n);
 }
 
-/* Blocks read ahead: 4 of 1 MiB, so the inflating thread runs up to 3 MiB ahead. */
+/* Blocks read ahead: 4 of 1 MiB, the one being taken among them. */
 #define PF_BLOCKS 4
 #define PF_BLOCK (1u << 20)
 

@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "analyzer/model/model-extra.h"
 #include "analyzer/readers/reader-kineto.h"
