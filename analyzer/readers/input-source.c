@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static ssize_t raw_read(struct isc_source *s, unsigned char *buf, size_t n)
@@ -78,6 +80,158 @@ static ssize_t inflate_read(struct isc_source *s, unsigned char *buf, size_t n)
 static ssize_t fill(struct isc_source *s, unsigned char *buf, size_t n)
 {
 	return s->gz ? inflate_read(s, buf, n) : raw_read(s, buf, n);
+}
+
+/* Blocks read ahead: 4 of 1 MiB, the one being taken among them. */
+#define PF_BLOCKS 4
+#define PF_BLOCK (1u << 20)
+
+struct pf_block {
+	unsigned char *buf;
+	size_t len, pos;
+	bool full; /* written by the reading thread, not yet taken */
+	bool end;  /* the input's last: len 0 at its end, or err set */
+};
+
+struct isc_prefetch {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct pf_block b[PF_BLOCKS];
+	size_t put, take; /* the next block to write, to read */
+	bool stop;	  /* the source is closing */
+	bool done;	  /* the thread wrote its last block */
+	int err;	  /* -1 when the input failed (s->err says why) */
+};
+
+/* A block filled from the input, unless it ends first: false at the end or on failure. */
+static bool pf_fill(struct isc_source *s, struct pf_block *b, int *err)
+{
+	b->len = 0;
+	b->pos = 0;
+	while (b->len < PF_BLOCK) {
+		/* a pipe that neither ends nor writes may be cancelled here (close) */
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		ssize_t r = fill(s, b->buf + b->len, PF_BLOCK - b->len);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		if (r <= 0) {
+			*err = r < 0 ? -1 : 0;
+			return false;
+		}
+		b->len += (size_t)r;
+	}
+	return true;
+}
+
+static void *pf_run(void *arg)
+{
+	struct isc_source *s = arg;
+	struct isc_prefetch *p = s->pf;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	for (bool more = true; more;) {
+		pthread_mutex_lock(&p->mu);
+		struct pf_block *b = &p->b[p->put % PF_BLOCKS];
+		while (b->full && !p->stop) {
+			pthread_cond_wait(&p->cv, &p->mu);
+		}
+		bool stop = p->stop;
+		pthread_mutex_unlock(&p->mu);
+		if (stop) {
+			break;
+		}
+		int err = 0;
+		more = pf_fill(s, b, &err);
+		pthread_mutex_lock(&p->mu);
+		b->full = true;
+		b->end = !more;
+		p->err = err;
+		p->done = !more;
+		p->put++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+	return NULL;
+}
+
+static void pf_free(struct isc_prefetch *p)
+{
+	for (size_t i = 0; i < PF_BLOCKS; i++) {
+		free(p->b[i].buf);
+	}
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+int isc_source_prefetch(struct isc_source *s)
+{
+	struct stat st;
+	if (s->pf != NULL || s->fd < 0 ||
+	    (!s->gz && fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode))) {
+		return 0;
+	}
+	struct isc_prefetch *p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		return -1;
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	for (size_t i = 0; i < PF_BLOCKS; i++) {
+		if ((p->b[i].buf = malloc(PF_BLOCK)) == NULL) {
+			pf_free(p);
+			return -1;
+		}
+	}
+	s->pf = p;
+	if (pthread_create(&p->th, NULL, pf_run, s) != 0) {
+		s->pf = NULL;
+		pf_free(p);
+		return -1;
+	}
+	return 0;
+}
+
+/* Bytes of the blocks read ahead, in order (as fill). */
+static ssize_t pf_read(struct isc_source *s, unsigned char *buf, size_t n)
+{
+	struct isc_prefetch *p = s->pf;
+	pthread_mutex_lock(&p->mu);
+	struct pf_block *b = &p->b[p->take % PF_BLOCKS];
+	while (!b->full) {
+		pthread_cond_wait(&p->cv, &p->mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	size_t k = b->len - b->pos < n ? b->len - b->pos : n;
+	memcpy(buf, b->buf + b->pos, k);
+	b->pos += k;
+	if (k == 0 && b->end) {
+		return p->err < 0 ? -1 : 0; /* the last block stays, saying so on every read */
+	}
+	if (b->pos == b->len && !b->end) {
+		pthread_mutex_lock(&p->mu);
+		b->full = false;
+		p->take++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+	return (ssize_t)k;
+}
+
+/* Stops the thread: it waits for room or reads; a pipe's read is cancelled. */
+static void pf_stop(struct isc_source *s)
+{
+	struct isc_prefetch *p = s->pf;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	bool done = p->done;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	if (!done) {
+		pthread_cancel(p->th);
+	}
+	pthread_join(p->th, NULL);
+	pf_free(p);
+	s->pf = NULL;
 }
 
 /* Reads the raw magic, sets up inflation when it is gzip, fills the head. */
@@ -162,6 +316,9 @@ int isc_source_open_mem(struct isc_source *s, const void *buf, size_t n)
 
 void isc_source_close(struct isc_source *s)
 {
+	if (s->pf != NULL) {
+		pf_stop(s);
+	}
 	if (s->fd >= 0) {
 		close(s->fd);
 	}
@@ -186,7 +343,7 @@ ssize_t isc_source_read(struct isc_source *s, unsigned char *buf, size_t n)
 		s->head_pos += k;
 		r = (ssize_t)k;
 	} else {
-		r = fill(s, buf, n);
+		r = s->pf != NULL ? pf_read(s, buf, n) : fill(s, buf, n);
 	}
 	if (r > 0) {
 		s->delivered += (uint64_t)r;

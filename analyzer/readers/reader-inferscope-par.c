@@ -1,440 +1,108 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The InferScope reader on several threads. The "events" array of one trace is split into
- * parts at event boundaries; each part is read by a thread into a model of its own; the
- * main thread merges the parts in order into the trace. Merging in order gives the ids of
- * the serial read: strings, threads and kernel shapes are numbered in the order they first
- * appear, and a part's own tables list them in that order.
- *
- * A split is a guess: past an even share of the bytes, the first '{' after "}," that starts
- * a line (the recorder writes an event a line), else the first after "},". It is
- * verified when the part before it is merged: that part, read from the state its start
- * truly has (the first part starts just after the array's '['), must end between two
- * elements of the array. By induction every merged part started where the serial scanner
- * would stand, so a brace inside a string or a nested array of objects only makes a part
- * fail. From the first part that fails (a wrong split, invalid input, or what needs the
- * whole trace in order: legacy stack strings, CUDA graph nodes) the main thread reads on
- * serially, which gives the serial path's messages as well.
+ * The InferScope reader on several threads (split-read.c): the "events" array of one
+ * trace is split into parts at event boundaries; each part is read by a thread into a
+ * model of its own; the main thread merges the parts in order into the trace. A part
+ * refuses what needs the whole trace in order (legacy stack strings, CUDA graph nodes),
+ * and the main thread reads on serially from it.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "analyzer/base/string-table.h"
 #include "analyzer/model/model-extra.h"
 #include "analyzer/readers/reader-inferscope.h"
-
-/* Parts of 8 MiB: about 30 k events each, a few per thread for balance. */
-#define DEFAULT_SPLIT (8u << 20)
-/* How far past its share a split looks for an event's start before giving up. */
-#define SEARCH (1u << 20)
-#define MAX_THREADS 256
-
-struct part {
-	size_t start, end; /* bytes of the input */
-	size_t stop;	   /* closed: where the events' ']' is */
-	bool done;	   /* read (or skipped), its model ready to merge */
-	bool ok;	   /* read whole, ending between two events, or closed */
-	bool closed;	   /* the events ended inside it */
-	struct isc_trace *t;
-	uint64_t n_events; /* event objects read, kept or not */
-	struct isc_diag diag;
-};
-
-struct par {
-	struct isc_isr *main;
-	int fd;			  /* the input's file, read with pread, or -1 */
-	const unsigned char *mem; /* or its bytes in memory */
-	size_t len;
-	struct part *parts;
-	size_t n_parts;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	size_t next;	 /* the next part a thread takes */
-	size_t last;	 /* parts past it are not read: the events ended, or serial from it */
-	bool out_of_mem; /* a thread could not start a part's model */
-};
-
-static uint64_t parts_merged;
-
-uint64_t isc_read_parts_merged(void)
-{
-	return __atomic_load_n(&parts_merged, __ATOMIC_RELAXED);
-}
+#include "analyzer/readers/split-read.h"
 
 int isc_isr_serial_only(struct isc_isr *r)
 {
 	return isc_isr_fail_ev(r, "read serially");
 }
 
-static bool blank(unsigned char c)
-{
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
+struct part_state {
+	struct isc_trace *t;
+	struct isc_diag diag;
+	uint64_t n_events; /* event objects read, kept or not */
+};
 
-/* The first '{' in [from, to) preceded by "}," (blanks between), or SIZE_MAX; line: with
- * a line break before the '{' (a string never holds one: it would be escaped). */
-static size_t find_event(const unsigned char *d, size_t from, size_t to, bool line)
+static void drop(void *state)
 {
-	for (size_t i = from; i < to; i++) {
-		if (d[i] != '{') {
-			continue;
-		}
-		size_t j = i;
-		bool broken = false;
-		while (j > from && blank(d[j - 1])) {
-			broken |= d[--j] == '\n';
-		}
-		if ((line && !broken) || j <= from || d[j - 1] != ',') {
-			continue;
-		}
-		j--;
-		while (j > from && blank(d[j - 1])) {
-			j--;
-		}
-		if (j > from && d[j - 1] == '}') {
-			return i;
-		}
+	struct part_state *s = state;
+	if (s != NULL) {
+		isc_trace_destroy(s->t);
+		free(s);
 	}
-	return SIZE_MAX;
-}
-
-/* Where an event likely starts, from `from` on: writers that put one event on a line
- * (the recorder does) give a split that always checks out. */
-static size_t next_event(const unsigned char *d, size_t from, size_t to)
-{
-	size_t s = find_event(d, from, to, true);
-	return s != SIZE_MAX ? s : find_event(d, from, to, false);
 }
 
 /* Reads one part into a model of its own. */
-static void read_part(struct par *p, size_t k)
+static void read_part(void *ctx, size_t k, int fd, const unsigned char *mem,
+		      struct isc_split_part *pt)
 {
-	struct part *pt = &p->parts[k];
-	struct isc_read_ctx *mrc = p->main->rc;
-	pt->t = isc_trace_create();
-	if (pt->t == NULL) {
+	struct isc_isr *main = ctx;
+	struct part_state *s = calloc(1, sizeof(*s));
+	if (s == NULL || (s->t = isc_split_part_trace(main->rc)) == NULL) {
+		free(s);
 		return;
 	}
-	for (size_t i = 0; i <= mrc->input; i++) {
-		if (isc_trace_add_input(pt->t, mrc->label) < 0) {
-			return;
-		}
-	}
-	struct isc_read_ctx rc = *mrc;
-	rc.t = pt->t;
+	struct isc_read_ctx rc = *main->rc;
+	rc.t = s->t;
 	rc.src = NULL;
-	rc.diag = &pt->diag;
+	rc.diag = &s->diag;
 	struct isc_isr *r = isc_isr_new(&rc, false);
 	if (r == NULL) {
+		drop(s);
 		return;
 	}
 	r->mode = ISR_PART;
 	isc_jframes_push(&r->fr, FR_TOP);
 	isc_jframes_push(&r->fr, FR_EVENTS);
-	isc_jscan_enter_array(r->js.scan, k == 0);
-	uint64_t pos = pt->start;
-	int ret = isc_jsax_run_at(&r->js, p->fd, p->mem, &pos, pt->end);
-	pt->closed = ret == 1;
-	pt->stop = pos - 1;
-	pt->ok = ret == 1 || (ret == 0 && isc_jscan_between_elements(r->js.scan));
-	pt->n_events = r->n_events;
+	isc_split_run_part(&r->js, k, fd, mem, pt);
+	s->n_events = r->n_events;
 	isc_isr_destroy(r);
-}
-
-static void *worker(void *arg)
-{
-	struct par *p = arg;
-	pthread_mutex_lock(&p->mu);
-	while (p->next < p->n_parts) {
-		size_t k = p->next++;
-		bool skip = k > p->last;
-		pthread_mutex_unlock(&p->mu);
-		if (!skip) {
-			read_part(p, k);
-		}
-		pthread_mutex_lock(&p->mu);
-		struct part *pt = &p->parts[k];
-		pt->done = true;
-		if (pt->closed && k < p->last) {
-			p->last = k;
-		}
-		pthread_cond_broadcast(&p->cv);
-	}
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
-}
-
-/* Old ids of a part's table to the trace's, each interned in the part's order. */
-static int merge_tables(struct isc_trace *mt, const struct isc_trace *wt, uint32_t **smap,
-			uint32_t **tmap, uint16_t **gmap)
-{
-	const struct isc_strtab *ws = wt->str;
-	const struct isc_trace_extra *wx = wt->extra;
-	size_t n_shape = wx != NULL ? wx->n_shape : 0;
-	*smap = malloc((ws->n + 1) * sizeof(**smap));
-	*tmap = malloc((wt->n_threads + 1) * sizeof(**tmap));
-	*gmap = malloc((n_shape + 1) * sizeof(**gmap));
-	if (*smap == NULL || *tmap == NULL || *gmap == NULL) {
-		return -ENOMEM;
-	}
-	(*smap)[0] = 0;
-	for (size_t id = 1; id < ws->n; id++) {
-		(*smap)[id] =
-			isc_strtab_intern(mt->str, isc_strtab_get(ws, (uint32_t)id), ws->len[id]);
-		if ((*smap)[id] == UINT32_MAX) {
-			return -ENOMEM;
-		}
-	}
-	for (size_t k = 0; k < wt->n_threads; k++) {
-		(*tmap)[k] = isc_trace_thread(mt, wt->threads[k].input, wt->threads[k].tid);
-		if ((*tmap)[k] == UINT32_MAX) {
-			return -ENOMEM;
-		}
-	}
-	(*gmap)[0] = 0;
-	for (size_t i = 0; i < n_shape; i++) {
-		struct isc_ev k = { 0 };
-		if (isc_trace_add_geom(mt, &k, &wx->shape[i]) < 0) {
-			return -ENOMEM;
-		}
-		(*gmap)[i + 1] = k.geom;
-	}
-	return 0;
+	pt->state = s;
 }
 
 /*
  * Appends a part's model to the trace. 1 when the part must be read serially instead
- * (its kernel shapes would pass the shape table's limit, where the overflow table keys
- * kernels one by one), 0, or -ENOMEM.
+ * (its kernel shapes would pass the shape table's limit), 0, or -ENOMEM.
  */
-static int merge(struct isc_isr *m, struct part *pt)
+static int merge(void *ctx, struct isc_split_part *pt)
 {
-	struct isc_trace *mt = m->rc->t, *wt = pt->t;
+	struct isc_isr *m = ctx;
+	struct part_state *s = pt->state;
+	struct isc_trace *mt = m->rc->t, *wt = s->t;
 	uint16_t in = m->rc->input;
-	const struct isc_trace_extra *wx = wt->extra, *mx = mt->extra;
-	if (wx != NULL && (wx->n_geom > 0 ||
-			   (mx != NULL ? mx->n_shape : 0) + wx->n_shape >= ISC_GEOM_OVERFLOW - 1)) {
+	if (!isc_split_shapes_fit(mt, wt)) {
 		return 1;
 	}
-	uint32_t *smap = NULL, *tmap = NULL;
-	uint16_t *gmap = NULL;
-	int r = merge_tables(mt, wt, &smap, &tmap, &gmap);
-	if (r == 0 && wt->n > 0 && isc_trace_reserve(mt, mt->n + wt->n) < 0) {
-		r = -ENOMEM;
+	struct isc_split_maps maps = { 0 };
+	int r = isc_split_map_strings(mt, wt, &maps);
+	r = r == 0 ? isc_split_map_rest(mt, wt, &maps) : r;
+	r = r == 0 ? isc_split_append(mt, wt, in, &maps) : r;
+	const struct isc_stacks *ws = wt->inputs[in].stacks;
+	if (r == 0 && ws != NULL) {
+		struct isc_stacks *ms = isc_stacks_of(mt, in);
+		if (ms == NULL) {
+			r = -ENOMEM;
+		} else if (ws->max_ref > ms->max_ref) {
+			ms->max_ref = ws->max_ref;
+		}
 	}
 	if (r == 0) {
-		/* a part of no event has no array to copy (memcpy from NULL is undefined) */
-		struct isc_ev *e = wt->n > 0 ? mt->ev + mt->n : NULL;
-		if (wt->n > 0) {
-			memcpy(e, wt->ev, wt->n * sizeof(*e));
-		}
-		for (size_t i = 0; i < wt->n; i++) {
-			e[i].name = smap[e[i].name];
-			e[i].thread = e[i].thread == UINT32_MAX ? UINT32_MAX : tmap[e[i].thread];
-			e[i].geom = gmap[e[i].geom];
-		}
-		mt->n += wt->n;
-		const struct isc_input *wi = &wt->inputs[in];
-		struct isc_input *mi = &mt->inputs[in];
-		mi->events += wi->events;
-		mi->skipped += wi->skipped;
-		mi->ignored += wi->ignored;
-		if (wi->stacks != NULL) {
-			struct isc_stacks *s = isc_stacks_of(mt, in);
-			if (s == NULL) {
-				r = -ENOMEM;
-			} else if (wi->stacks->max_ref > s->max_ref) {
-				s->max_ref = wi->stacks->max_ref;
-			}
-		}
-		m->n_events += pt->n_events;
-		__atomic_add_fetch(&parts_merged, 1, __ATOMIC_RELAXED);
+		m->n_events += s->n_events;
 	}
-	free(smap);
-	free(tmap);
-	free(gmap);
+	isc_split_maps_free(&maps);
 	return r;
 }
 
-/* Where an event likely starts in [at, at + SEARCH), or SIZE_MAX. */
-static size_t split_at(const struct par *p, size_t at, unsigned char *win)
+static void serial(void *ctx)
 {
-	size_t n = p->len - at < SEARCH ? p->len - at : SEARCH;
-	const unsigned char *d = p->mem != NULL ? p->mem + at : NULL; /* NULL: read by fd */
-	if (p->fd >= 0) {
-		ssize_t r = pread(p->fd, win, n, (off_t)at);
-		if (r <= 0) {
-			return SIZE_MAX;
-		}
-		n = (size_t)r;
-		d = win;
-	}
-	size_t s = next_event(d, 0, n);
-	return s == SIZE_MAX ? s : at + s;
+	((struct isc_isr *)ctx)->mode = ISR_SERIAL;
 }
 
-/* Bytes [from, len) split into parts of about `split` bytes each, at guessed events. */
-static size_t split_parts(struct par *p, size_t from, size_t split)
-{
-	size_t want = (p->len - from) / split;
-	want = want > 4096 ? 4096 : want;
-	unsigned char *win = want >= 2 && p->fd >= 0 ? malloc(SEARCH) : NULL;
-	p->parts = want >= 2 && (win != NULL || p->fd < 0) ? calloc(want, sizeof(*p->parts)) : NULL;
-	if (p->parts == NULL) {
-		free(win);
-		return 0;
-	}
-	size_t n = 0, start = from, share = (p->len - from) / want;
-	for (size_t k = 1; k < want; k++) {
-		size_t at = from + k * share;
-		size_t s = at > start ? split_at(p, at, win) : SIZE_MAX;
-		if (s != SIZE_MAX) {
-			p->parts[n++] = (struct part){ .start = start, .end = s };
-			start = s;
-		}
-	}
-	free(win);
-	p->parts[n++] = (struct part){ .start = start, .end = p->len };
-	if (n < 2) {
-		free(p->parts);
-		p->parts = NULL;
-		return 0;
-	}
-	return n;
-}
-
-static unsigned thread_count(const struct isc_read_ctx *rc)
-{
-	long n = rc->threads > 0 ? (long)rc->threads : sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
-}
-
-/*
- * The parts from the first '[' of "events" (data[pos]) on: read, merged while the parts
- * check out. Returns where the main reader goes on (*after_comma: between two events),
- * or -ENOMEM with diag set.
- */
-static ptrdiff_t read_parts(struct par *p, size_t pos, unsigned threads, bool *after_comma)
-{
-	size_t n_threads = threads < p->n_parts ? threads : p->n_parts;
-	pthread_t tid[MAX_THREADS];
-	size_t started = 0;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
-	p->last = SIZE_MAX;
-	for (; started < n_threads; started++) {
-		if (pthread_create(&tid[started], NULL, worker, p) != 0) {
-			break;
-		}
-	}
-	if (started == 0) {
-		worker(p); /* no thread to be had: this one reads the parts */
-	}
-	ptrdiff_t resume = (ptrdiff_t)pos;
-	*after_comma = false;
-	int err = 0;
-	size_t k = 0;
-	for (; k < p->n_parts; k++) {
-		struct part *pt = &p->parts[k];
-		pthread_mutex_lock(&p->mu);
-		while (!pt->done) {
-			pthread_cond_wait(&p->cv, &p->mu);
-		}
-		pthread_mutex_unlock(&p->mu);
-		int r = pt->ok && pt->t != NULL ? merge(p->main, pt) : 1;
-		isc_trace_destroy(pt->t);
-		pt->t = NULL;
-		if (r != 0) {
-			err = r < 0 ? r : 0;
-			resume = (ptrdiff_t)pt->start;
-			*after_comma = k > 0;
-			break;
-		}
-		if (pt->closed) {
-			resume = (ptrdiff_t)pt->stop;
-			break;
-		}
-	}
-	if (k == p->n_parts) { /* ended between two events: the serial read says why */
-		resume = (ptrdiff_t)p->len;
-		*after_comma = true;
-	}
-	pthread_mutex_lock(&p->mu);
-	p->last = 0;
-	p->next = p->n_parts;
-	pthread_mutex_unlock(&p->mu);
-	for (size_t i = 0; i < started; i++) {
-		pthread_join(tid[i], NULL);
-	}
-	for (size_t i = 0; i < p->n_parts; i++) {
-		isc_trace_destroy(p->parts[i].t);
-	}
-	pthread_cond_destroy(&p->cv);
-	pthread_mutex_destroy(&p->mu);
-	if (err < 0) {
-		isc_diag_set(p->main->rc->diag, "%s: out of memory", p->main->rc->label);
-		return err;
-	}
-	return resume;
-}
-
-/* Whether the input can be read at any offset: memory, or a file of its own, not gzip'd. */
-static bool random_access(const struct isc_source *src, struct par *p)
-{
-	struct stat st;
-	p->fd = -1;
-	if (src->gz) {
-		return false;
-	}
-	if (src->fd < 0) {
-		p->mem = src->mem;
-		p->len = src->mem_len;
-		return true;
-	}
-	if (!src->whole_file || fstat(src->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		return false;
-	}
-	p->fd = src->fd;
-	p->len = (size_t)st.st_size;
-	return true;
-}
+static const struct isc_split_ops ops = { read_part, merge, drop, serial };
 
 int isc_isr_read_par(struct isc_isr *r)
 {
-	struct isc_read_ctx *rc = r->rc;
-	unsigned threads = thread_count(rc);
-	struct par p = { .main = r };
-	if (threads < 2 || !random_access(rc->src, &p)) {
-		return isc_jsax_run(&r->js, rc->src);
-	}
 	r->mode = ISR_MAIN;
-	uint64_t pos = 0;
-	int ret = isc_jsax_run_at(&r->js, p.fd, p.mem, &pos, p.len);
-	r->mode = ISR_SERIAL;
-	if (ret == 1) {
-		p.n_parts = split_parts(&p, pos, rc->split > 0 ? rc->split : DEFAULT_SPLIT);
-		bool after_comma = false;
-		ptrdiff_t resume =
-			p.n_parts > 0 ? read_parts(&p, pos, threads, &after_comma) : (ptrdiff_t)pos;
-		if (resume < 0) {
-			ret = (int)resume;
-		} else {
-			if (after_comma) {
-				isc_jscan_after_comma(r->js.scan);
-			}
-			pos = (uint64_t)resume;
-			ret = isc_jsax_run_at(&r->js, p.fd, p.mem, &pos, p.len);
-		}
-		free(p.parts);
-	}
-	if (ret == 0 && isc_jscan_complete(r->js.scan) != ISC_JSCAN_OK) {
-		isc_diag_set(rc->diag, "%s: byte %llu: unexpected end of input (truncated file?)",
-			     rc->label, (unsigned long long)r->js.base);
-		ret = -EINVAL;
-	}
-	return ret;
+	return isc_split_read(r->rc, &r->js, &ops, r);
 }

@@ -133,19 +133,20 @@ int isc_kineto_gpu_annot(struct isc_read_ctx *rc, const struct isc_kineto_other 
 	return isc_trace_add_annot(rc->t, &a);
 }
 
-int isc_kineto_other_event(struct isc_read_ctx *rc, const struct isc_kineto_other *o)
+bool isc_kineto_other_agg(struct isc_read_ctx *rc, const struct isc_kineto_other *o,
+			  struct isc_agg *g)
 {
 	if (o->cat[0] == '\0') {
-		return 0;
+		return false;
 	}
-	struct isc_agg g = {
+	*g = (struct isc_agg){
 		.name = isc_trace_intern(rc->t, o->cat, strlen(o->cat)),
 		.count = 1,
 		.total_us = (double)(o->dur > 0 ? o->dur : 0) / 1000.0,
 		.max_us = (double)(o->dur > 0 ? o->dur : 0) / 1000.0,
 		.bytes = looks_like_device(o->cat, o) ? 1 : 0,
 	};
-	return isc_agg_add(&rc->t->inputs[rc->input].unknown_cats, &g);
+	return true;
 }
 
 void isc_kineto_meta_value(struct isc_read_ctx *rc, bool distributed, char *text)

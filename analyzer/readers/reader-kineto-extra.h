@@ -51,9 +51,11 @@ void isc_kineto_sync_fields(struct isc_ev *ev, const char *name, const struct is
 
 /* gpu_user_annotation (o->cat unused): kept for the export. 0 or -ENOMEM. */
 int isc_kineto_gpu_annot(struct isc_read_ctx *rc, const struct isc_kineto_other *o);
-/* A category the reader does not know: counted per name in the input's unknown_cats, with
- * the events that look like device work. 0 or -ENOMEM. */
-int isc_kineto_other_event(struct isc_read_ctx *rc, const struct isc_kineto_other *o);
+/* A category the reader does not know: what it adds to the input's unknown_cats (counted
+ * per name, with the events that look like device work), its name interned in rc's trace;
+ * false when there is nothing to count. */
+bool isc_kineto_other_agg(struct isc_read_ctx *rc, const struct isc_kineto_other *o,
+			  struct isc_agg *g);
 /* A top-level value captured verbatim: "distributedInfo" (its rank is read) or
  * "deviceProperties". Takes ownership of text. */
 void isc_kineto_meta_value(struct isc_read_ctx *rc, bool distributed, char *text);
@@ -75,6 +77,9 @@ struct isc_kineto_flow_end {
 	uint8_t kind;  /* enum isc_flow_kind */
 	uint8_t phase; /* 's', 't' or 'f' */
 	uint8_t track; /* enum isc_kineto_track: how pid and tid name the track */
+	bool id_str;   /* id is a string's id (a parallel read's part maps it) */
+	/* how the event named pid and tid (the reader's), to bind at a part's merge */
+	uint8_t pid_kind, tid_kind;
 };
 
 struct isc_kineto_flows {

@@ -11,7 +11,8 @@
  * (reader-kineto-flows.c). Thread ids come as numbers or strings ("1890023232",
  * "stream 7"). This is not our format, so it is read leniently: what cannot be used is
  * counted and skipped; only a broken structure, or an input with no event of a known
- * kind, stops the read.
+ * kind, stops the read. traceEvents is read on the analysis threads in parts
+ * (reader-kineto-par.c) where the input can be read at any offset.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,12 +21,11 @@
 
 #include "analyzer/base/json-dom.h"
 #include "analyzer/readers/json-sax.h"
+#include "analyzer/base/grow.h"
 #include "analyzer/base/json-number.h"
 #include "analyzer/base/key-map.h"
 #include "analyzer/readers/reader.h"
-#include "analyzer/readers/reader-kineto-extra.h"
-
-enum kframe { KF_TOP, KF_EVENTS, KF_EVENT, KF_ARGS, KF_BLOCK, KF_GRID, KF_DEVS, KF_DEV, KF_SKIP };
+#include "analyzer/readers/reader-kineto.h"
 
 enum kkey {
 	KK_TRACE_EVENTS,
@@ -58,6 +58,11 @@ enum kkey {
 	KK_WAIT_RECORD, /* cuda_sync: what recorded the event waited for */
 	KK_ID,		/* flow events */
 };
+
+enum { CAT_NONE = -2, CAT_UNKNOWN = -1 };
+
+/* How an event's pid names its process. */
+enum pid_kind { PK_NUM, PK_LEGACY_CPU = ISC_KT_LEGACY_CPU, PK_LEGACY_GPU, PK_OTHER };
 
 static const struct isc_keydef kdefs[] = {
 	{ "traceEvents", KK_TRACE_EVENTS },
@@ -94,52 +99,6 @@ static const struct isc_keydef kdefs[] = {
 static const struct isc_keydef legacy_pids[] = {
 	{ "CPU functions", ISC_KT_LEGACY_CPU },
 	{ "CUDA functions", ISC_KT_LEGACY_GPU },
-};
-
-enum { CAT_NONE = -2, CAT_UNKNOWN = -1 };
-
-/* How an event's pid names its process. */
-enum pid_kind { PK_NUM, PK_LEGACY_CPU = ISC_KT_LEGACY_CPU, PK_LEGACY_GPU, PK_OTHER };
-
-struct kev {
-	uint64_t index, offset;
-	char ph;
-	int cat;	  /* key id in isc_kineto_cats, CAT_NONE or CAT_UNKNOWN */
-	char cat_raw[32]; /* an unknown category's name */
-	uint32_t name, arg_name;
-	int64_t pid, tid, ts, dur, corr, stream, device, bytes;
-	uint64_t id;
-	double occ;
-	int64_t block[3], grid[3], regs, smem;
-	int nblock, ngrid;
-	struct isc_kineto_wait wait;
-	uint8_t pid_kind, tid_kind; /* enum pid_kind; ISC_KT_NUM or ISC_KT_STREAM */
-	bool has_ts, has_dur, has_corr, has_stream, has_occ, has_dev, has_id;
-};
-
-/* The last complete event read: a flow event right after it on its track binds to it. */
-struct last_slice {
-	int64_t pid, tid, ts;
-	uint8_t pid_kind, tid_kind;
-	uint32_t ev; /* its event's index + 1, 0 when it made none */
-};
-
-struct krd {
-	struct isc_read_ctx *rc;
-	struct isc_jsax js;
-	struct isc_keymap keys, cats, pids;
-	struct isc_jframes fr;
-	int key;
-	struct kev ev;
-	uint64_t n_events, n_devs;
-	bool seen_events;
-	size_t first_ev; /* the input's first event in the trace */
-	struct last_slice last;
-	struct isc_kineto_flows flows;
-	/* what was seen, for the message when nothing could be read */
-	uint64_t cat_seen[ISC_KINETO_MAX_CATS], nocat_seen[128], unknown_seen, non_objects;
-	struct isc_jcap cap; /* distributedInfo or deviceProperties, verbatim */
-	int cap_what;	     /* KK_DIST, KK_DEVICE_PROPS or -1 */
 };
 
 static int fail(struct krd *r, const char *what)
@@ -180,6 +139,7 @@ static void string_tid(struct krd *r, const char *s, size_t n)
 		e->tid_kind = ISC_KT_STREAM;
 	} else if (!isc_num_int(s, n, &e->tid)) {
 		e->tid = -1 - (int64_t)isc_trace_intern(r->rc->t, s, n);
+		e->tid_str = true;
 	}
 }
 
@@ -219,12 +179,14 @@ static void event_value(struct krd *r, int jt, const char *s, size_t n)
 	case KK_TID:
 		e->tid = i;
 		e->tid_kind = ISC_KT_NUM;
+		e->tid_str = false;
 		if (jt == ISC_J_STRING) {
 			string_tid(r, s, n);
 		}
 		break;
 	case KK_ID:
 		e->has_id = num || jt == ISC_J_STRING;
+		e->id_str = jt == ISC_J_STRING;
 		e->id = jt == ISC_J_STRING ? isc_trace_intern(r->rc->t, s, n) : (uint64_t)i;
 		break;
 	case KK_TS:
@@ -467,14 +429,18 @@ static int other_event(struct krd *r, int kind)
 	struct isc_read_ctx *rc = r->rc;
 	if ((kind == ISC_KK_FLOW_LAUNCH || kind == ISC_KK_FLOW_FWDBWD) && e->has_id && e->has_ts &&
 	    (e->ph == 's' || e->ph == 't' || e->ph == 'f')) {
-		bool same = r->last.ts == e->ts && r->last.pid == e->pid && r->last.tid == e->tid &&
-			    r->last.pid_kind == e->pid_kind && r->last.tid_kind == e->tid_kind;
+		bool same = r->last.valid && r->last.ts == e->ts && r->last.pid == e->pid &&
+			    r->last.tid == e->tid && r->last.pid_kind == e->pid_kind &&
+			    r->last.tid_kind == e->tid_kind;
 		struct isc_kineto_flow_end f = {
 			.ts = e->ts,
 			.id = e->id,
 			.pid = e->pid,
 			.tid = e->tid,
 			.ev = same ? r->last.ev : 0,
+			.id_str = e->id_str,
+			.pid_kind = e->pid_kind,
+			.tid_kind = e->tid_kind,
 			.kind = kind == ISC_KK_FLOW_LAUNCH ? ISC_FLOW_LAUNCH : ISC_FLOW_FWDBWD,
 			.phase = (uint8_t)e->ph,
 			.track = e->pid_kind == PK_LEGACY_GPU || e->pid_kind == PK_LEGACY_CPU
@@ -491,7 +457,19 @@ static int other_event(struct krd *r, int kind)
 	if (kind == ISC_KK_GPU_ANNOT) {
 		return isc_kineto_gpu_annot(rc, &o);
 	}
-	return e->cat == CAT_UNKNOWN ? isc_kineto_other_event(rc, &o) : 0;
+	struct isc_agg g;
+	if (e->cat != CAT_UNKNOWN || !isc_kineto_other_agg(rc, &o, &g)) {
+		return 0;
+	}
+	if (r->mode != KRD_PART) {
+		return isc_agg_add(&rc->t->inputs[rc->input].unknown_cats, &g);
+	}
+	/* added at the merge, in order: sums of doubles in another order could differ */
+	if (ISC_GROW(r->unk, r->cap_unk, r->n_unk + 1, 8) < 0) {
+		return -ENOMEM;
+	}
+	r->unk[r->n_unk++] = g;
+	return 0;
 }
 
 static void tally(struct krd *r, int kind)
@@ -514,6 +492,9 @@ static int end_event(struct krd *r)
 	const char *name = isc_trace_str(rc->t, e->name);
 	int kind = e->cat >= 0 ? isc_kineto_cat_kind[e->cat] : -1;
 	tally(r, kind);
+	if (r->mode == KRD_PART && e->tid < 0 && !e->tid_str) {
+		return fail(r, "read serially"); /* a part's string tids are the negative ones */
+	}
 	if (e->ph == 'M') {
 		return metadata_event(r, name);
 	}
@@ -524,7 +505,11 @@ static int end_event(struct krd *r)
 	/* Spans, markers and records of no process ("Traces", "Spans", "") are no events */
 	bool usable = e->pid_kind == PK_NUM || e->pid_kind == (gpu ? PK_LEGACY_GPU : PK_LEGACY_CPU);
 	if (e->ph == 'X') {
-		r->last = (struct last_slice){ e->pid, e->tid, e->ts, e->pid_kind, e->tid_kind, 0 };
+		if (!r->last.valid) {
+			r->flows_pre = r->flows.n;
+		}
+		r->last = (struct last_slice){ e->pid,	    e->tid, e->ts, e->pid_kind,
+					       e->tid_kind, 0,	    true };
 	}
 	if (type < 0 || !e->has_ts || !usable) {
 		if (other_event(r, kind) < 0) {
@@ -571,6 +556,16 @@ static int end_event(struct krd *r)
 	return 1;
 }
 
+/* The array of trace events opens: where a parallel read's parts begin. */
+static int events_open(struct krd *r)
+{
+	r->seen_events = true;
+	if (r->mode == KRD_MAIN) {
+		isc_jscan_pause(r->js.scan);
+	}
+	return push(r, KF_EVENTS);
+}
+
 static int on_open(struct krd *r, bool is_map)
 {
 	isc_jsax_tick(&r->js);
@@ -583,8 +578,7 @@ static int on_open(struct krd *r, bool is_map)
 	switch (cur(r)) {
 	case -1:
 		if (!is_map) {
-			r->seen_events = true;
-			return push(r, KF_EVENTS);
+			return events_open(r);
 		}
 		return push(r, KF_TOP);
 	case KF_TOP:
@@ -592,8 +586,7 @@ static int on_open(struct krd *r, bool is_map)
 			if (is_map) {
 				return fail(r, "traceEvents: expected an array, got an object");
 			}
-			r->seen_events = true;
-			return push(r, KF_EVENTS);
+			return events_open(r);
 		}
 		return push(r, r->key == KK_DEVICE_PROPS && !is_map ? KF_DEVS : KF_SKIP);
 	case KF_EVENTS:
@@ -632,6 +625,9 @@ static int on_close(struct krd *r)
 		return 1;
 	}
 	r->key = -1;
+	if (fr == KF_EVENTS && r->mode == KRD_PART) {
+		isc_jscan_pause(r->js.scan); /* the main reader goes on from here */
+	}
 	return fr == KF_EVENT ? end_event(r) : 1;
 }
 
@@ -694,12 +690,11 @@ static int nothing_known(struct krd *r)
 	return -EINVAL;
 }
 
-static int read_kineto(struct isc_read_ctx *rc)
+struct krd *isc_krd_new(struct isc_read_ctx *rc)
 {
 	struct krd *r = calloc(1, sizeof(*r));
 	if (r == NULL) {
-		isc_diag_set(rc->diag, "%s: out of memory", rc->label);
-		return -ENOMEM;
+		return NULL;
 	}
 	r->rc = rc;
 	r->key = -1;
@@ -708,12 +703,35 @@ static int read_kineto(struct isc_read_ctx *rc)
 	isc_keymap_build(&r->keys, kdefs, sizeof(kdefs) / sizeof(kdefs[0]));
 	isc_keymap_build(&r->cats, isc_kineto_cats, isc_kineto_n_cats);
 	isc_keymap_build(&r->pids, legacy_pids, sizeof(legacy_pids) / sizeof(legacy_pids[0]));
+	if (isc_jsax_init(&r->js, &callbacks, r, rc->label, rc->diag) < 0) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void isc_krd_free(struct krd *r)
+{
+	if (r == NULL) {
+		return;
+	}
+	isc_jsax_finish(&r->js);
+	free(r->flows.v);
+	free(r->unk);
+	free(isc_jcap_take(&r->cap));
+	free(r);
+}
+
+static int read_kineto(struct isc_read_ctx *rc)
+{
+	struct krd *r = isc_krd_new(rc);
+	if (r == NULL) {
+		isc_diag_set(rc->diag, "%s: out of memory", rc->label);
+		return -ENOMEM;
+	}
 	snprintf(rc->t->inputs[rc->input].format_version,
 		 sizeof(rc->t->inputs[rc->input].format_version), "chrome");
-	int ret = isc_jsax_init(&r->js, &callbacks, r, rc->label, rc->diag);
-	if (ret == 0) {
-		ret = isc_jsax_run(&r->js, rc->src);
-	}
+	int ret = isc_krd_read(r);
 	if (ret == 0 && !r->seen_events) {
 		isc_diag_set(rc->diag, "%s: byte 0: no \"traceEvents\" array", rc->label);
 		ret = -EINVAL;
@@ -725,10 +743,7 @@ static int read_kineto(struct isc_read_ctx *rc)
 	if (ret == 0 && rc->t->inputs[rc->input].events == 0) {
 		ret = nothing_known(r);
 	}
-	isc_jsax_finish(&r->js);
-	free(r->flows.v);
-	free(isc_jcap_take(&r->cap));
-	free(r);
+	isc_krd_free(r);
 	return ret;
 }
 

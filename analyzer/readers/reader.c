@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "analyzer/base/par.h"
+
 static const struct isc_reader *const readers[] = {
 	&isc_reader_spill,
 	&isc_reader_inferscope,
@@ -113,6 +115,11 @@ static int read_source(struct isc_trace *t, const char *label, struct isc_source
 		.threads = o != NULL ? o->threads : 0,
 		.split = o != NULL ? o->split : 0,
 	};
+	/* inflation and a pipe's reads beside the parse (the spill reader takes the fd) */
+	if (r != &isc_reader_spill &&
+	    (rc.threads > 1 || (rc.threads == 0 && isc_par_threads() > 1))) {
+		isc_source_prefetch(src);
+	}
 	return r->read(&rc);
 }
 
