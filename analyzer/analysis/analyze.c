@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Runs the stages in order on a finalized trace. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyzer/analysis/analysis.h"
+#include "analyzer/base/par.h"
 #include "analyzer/rules/rules.h"
 #include "analyzer/causal/graph.h"
 #include "analyzer/analysis/extras.h"
@@ -47,35 +47,47 @@ static int whatif_matched(const struct isc_analysis *a, struct isc_diag *d)
 	return 0;
 }
 
-struct side {
+/*
+ * The stages after the window read the model and write fields of their own: the
+ * attribution, the GPU numbers with the statistics, and the dependency graph with its
+ * critical path (which reads only the window and the thresholds). They run at once on
+ * the analysis threads, the graph first: it is the longest, and a second worker takes the
+ * attribution and then the GPU numbers. Which thread runs which does not change a result.
+ */
+struct stage_jobs {
 	const struct isc_trace *t;
 	struct isc_analysis *a;
-	int r;
+	int r[3];
 };
 
-/* The GPU numbers and the statistics write fields of their own: they run beside the
- * attribution on a second thread, which is most of the analysis time on big traces. */
-static void *side_stages(void *p)
+static void stage_job(void *arg, size_t i, unsigned worker)
 {
-	struct side *s = p;
-	s->r = isc_timeline_gpu(s->t, s->a);
-	s->r = s->r == 0 ? isc_stats_compute(s->t, s->a) : s->r;
-	return NULL;
+	(void)worker;
+	struct stage_jobs *s = arg;
+	switch (i) {
+	case 0:
+		s->r[0] = isc_causal_build(s->t, s->a);
+		break;
+	case 1:
+		s->r[1] = isc_timeline_attribute(s->t, s->a);
+		break;
+	default:
+		s->r[2] = isc_timeline_gpu(s->t, s->a);
+		s->r[2] = s->r[2] == 0 ? isc_stats_compute(s->t, s->a) : s->r[2];
+		break;
+	}
 }
 
 static int stages(const struct isc_trace *t, struct isc_analysis *a)
 {
-	struct side s = { .t = t, .a = a, .r = 0 };
-	pthread_t th;
-	bool threaded = t->n > 100000 && pthread_create(&th, NULL, side_stages, &s) == 0;
-	if (!threaded) {
-		side_stages(&s);
+	struct stage_jobs s = { .t = t, .a = a };
+	isc_par_run(3, 3, stage_job, &s);
+	for (int i = 0; i < 3; i++) {
+		if (s.r[i] != 0) {
+			return s.r[i];
+		}
 	}
-	int r = isc_timeline_attribute(t, a);
-	if (threaded) {
-		pthread_join(th, NULL);
-	}
-	return r != 0 ? r : s.r;
+	return 0;
 }
 
 int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
@@ -97,10 +109,9 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		isc_window_extend(t, a);
 		r = isc_extras_prepare(t, a);
 	}
+	a->no_path_pieces = o != NULL && o->no_path_pieces;
 	r = r == 0 ? stages(t, a) : r;
 	r = r == 0 ? isc_profile_build(t, a) : r;
-	a->no_path_pieces = o != NULL && o->no_path_pieces;
-	r = r == 0 ? isc_causal_build(t, a) : r;
 	if (r == 0) {
 		isc_classify(t, a);
 		/* Nothing to judge (an empty window): no rule may speak of it. */
