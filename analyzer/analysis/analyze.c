@@ -48,15 +48,18 @@ static int whatif_matched(const struct isc_analysis *a, struct isc_diag *d)
 }
 
 /*
- * The stages after the window read the model and write fields of their own: the
- * attribution, the GPU numbers with the statistics, and the dependency graph with its
- * critical path (which reads only the window and the thresholds). They run at once on
- * the analysis threads, the graph first: it is the longest, and a second worker takes the
- * attribution and then the GPU numbers. Which thread runs which does not change a result.
+ * The stages after the window read the model and write fields of their own, so they run
+ * as jobs on the analysis threads, in two rounds. First the dependency graph with its
+ * critical path (which reads only the window and the thresholds), the attribution and the
+ * GPU numbers: the graph first, the longest, while a second worker takes the attribution
+ * and then the GPU numbers. Then the verdict, which reads all three, beside the operation
+ * statistics, which only the rules and the reports read. Which thread runs which does not
+ * change a result.
  */
 struct stage_jobs {
 	const struct isc_trace *t;
 	struct isc_analysis *a;
+	bool verdict; /* the second round */
 	int r[3];
 };
 
@@ -64,6 +67,14 @@ static void stage_job(void *arg, size_t i, unsigned worker)
 {
 	(void)worker;
 	struct stage_jobs *s = arg;
+	if (s->verdict) {
+		if (i == 0) {
+			isc_classify(s->t, s->a);
+		} else {
+			s->r[i] = isc_stats_compute(s->t, s->a);
+		}
+		return;
+	}
 	switch (i) {
 	case 0:
 		s->r[0] = isc_causal_build(s->t, s->a);
@@ -73,16 +84,16 @@ static void stage_job(void *arg, size_t i, unsigned worker)
 		break;
 	default:
 		s->r[2] = isc_timeline_gpu(s->t, s->a);
-		s->r[2] = s->r[2] == 0 ? isc_stats_compute(s->t, s->a) : s->r[2];
 		break;
 	}
 }
 
-static int stages(const struct isc_trace *t, struct isc_analysis *a)
+static int stages(const struct isc_trace *t, struct isc_analysis *a, bool verdict)
 {
-	struct stage_jobs s = { .t = t, .a = a };
-	isc_par_run(3, 3, stage_job, &s);
-	for (int i = 0; i < 3; i++) {
+	struct stage_jobs s = { .t = t, .a = a, .verdict = verdict };
+	size_t n = verdict ? 2 : 3;
+	isc_par_run(n, (unsigned)n, stage_job, &s);
+	for (size_t i = 0; i < n; i++) {
 		if (s.r[i] != 0) {
 			return s.r[i];
 		}
@@ -110,10 +121,10 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		r = isc_extras_prepare(t, a);
 	}
 	a->no_path_pieces = o != NULL && o->no_path_pieces;
-	r = r == 0 ? stages(t, a) : r;
+	r = r == 0 ? stages(t, a, false) : r;
 	r = r == 0 ? isc_profile_build(t, a) : r;
+	r = r == 0 ? stages(t, a, true) : r;
 	if (r == 0) {
-		isc_classify(t, a);
 		/* Nothing to judge (an empty window): no rule may speak of it. */
 		bool empty = a->verdict.type == ISC_BOUND_UNKNOWN &&
 			     strcmp(a->verdict.cause, "no_data") == 0;
