@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Runs the stages in order on a finalized trace. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyzer/analysis/analysis.h"
+#include "analyzer/base/par.h"
 #include "analyzer/rules/rules.h"
 #include "analyzer/causal/graph.h"
 #include "analyzer/analysis/extras.h"
@@ -47,35 +47,59 @@ static int whatif_matched(const struct isc_analysis *a, struct isc_diag *d)
 	return 0;
 }
 
-struct side {
+/*
+ * The stages after the window read the model and write fields of their own, so they run
+ * as jobs on the analysis threads, in two rounds. First the attribution, the dependency
+ * graph with its critical path (which reads only the window and the thresholds) and the
+ * GPU numbers: with two workers the graph, the longest, has one to itself while the other
+ * takes the attribution and then the GPU numbers; with one, the attribution's arrays are
+ * freed before the graph is built (a peak 5 MiB lower on 2 M events than the graph first).
+ * Then the verdict, which reads all three, beside the operation statistics, which only the
+ * rules and the reports read. Which thread runs which does not change a result.
+ */
+struct stage_jobs {
 	const struct isc_trace *t;
 	struct isc_analysis *a;
-	int r;
+	bool verdict; /* the second round */
+	int r[3];
 };
 
-/* The GPU numbers and the statistics write fields of their own: they run beside the
- * attribution on a second thread, which is most of the analysis time on big traces. */
-static void *side_stages(void *p)
+static void stage_job(void *arg, size_t i, unsigned worker)
 {
-	struct side *s = p;
-	s->r = isc_timeline_gpu(s->t, s->a);
-	s->r = s->r == 0 ? isc_stats_compute(s->t, s->a) : s->r;
-	return NULL;
+	(void)worker;
+	struct stage_jobs *s = arg;
+	if (s->verdict) {
+		if (i == 0) {
+			isc_classify(s->t, s->a);
+		} else {
+			s->r[1] = isc_stats_compute(s->t, s->a);
+		}
+		return;
+	}
+	switch (i) {
+	case 0:
+		s->r[0] = isc_timeline_attribute(s->t, s->a);
+		break;
+	case 1:
+		s->r[1] = isc_causal_build(s->t, s->a);
+		break;
+	default:
+		s->r[2] = isc_timeline_gpu(s->t, s->a);
+		break;
+	}
 }
 
-static int stages(const struct isc_trace *t, struct isc_analysis *a)
+static int stages(const struct isc_trace *t, struct isc_analysis *a, bool verdict)
 {
-	struct side s = { .t = t, .a = a, .r = 0 };
-	pthread_t th;
-	bool threaded = t->n > 100000 && pthread_create(&th, NULL, side_stages, &s) == 0;
-	if (!threaded) {
-		side_stages(&s);
+	struct stage_jobs s = { .t = t, .a = a, .verdict = verdict };
+	size_t n = verdict ? 2 : 3;
+	isc_par_run(n, (unsigned)n, stage_job, &s);
+	for (size_t i = 0; i < n; i++) {
+		if (s.r[i] != 0) {
+			return s.r[i];
+		}
 	}
-	int r = isc_timeline_attribute(t, a);
-	if (threaded) {
-		pthread_join(th, NULL);
-	}
-	return r != 0 ? r : s.r;
+	return 0;
 }
 
 int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
@@ -97,12 +121,11 @@ int isc_analyze(const struct isc_trace *t, const struct isc_analyze_opts *o,
 		isc_window_extend(t, a);
 		r = isc_extras_prepare(t, a);
 	}
-	r = r == 0 ? stages(t, a) : r;
-	r = r == 0 ? isc_profile_build(t, a) : r;
 	a->no_path_pieces = o != NULL && o->no_path_pieces;
-	r = r == 0 ? isc_causal_build(t, a) : r;
+	r = r == 0 ? stages(t, a, false) : r;
+	r = r == 0 ? isc_profile_build(t, a) : r;
+	r = r == 0 ? stages(t, a, true) : r;
 	if (r == 0) {
-		isc_classify(t, a);
 		/* Nothing to judge (an empty window): no rule may speak of it. */
 		bool empty = a->verdict.type == ISC_BOUND_UNKNOWN &&
 			     strcmp(a->verdict.cause, "no_data") == 0;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Independent jobs on the analyzer's threads: the passes after the parse that read the
- * model and write results of their own (the verdict's what-ifs). Each job writes only its
- * own slot, so results are collected in job order and the output is that of one thread.
+ * model and write results of their own (the analysis's stages, the verdict's what-ifs).
+ * Each job writes only its own slot, so results are collected in job order and the
+ * output is that of one thread.
  */
 #ifndef ISC_PAR_H
 #define ISC_PAR_H

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
+#include "analyzer/base/par.h"
 #include "analyzer/causal/graph.h"
 #include "helpers.h"
 
@@ -138,6 +139,45 @@ Test(verdict, mutex_wait_on_the_path_is_lock_bound)
 	cr_assert_not_null(sugg(a, "host.lock-contention"));
 	isc_analysis_destroy(a);
 	isc_trace_destroy(b.t);
+}
+
+/* The stages run as jobs on the analysis threads (the graph beside the attribution, the
+ * verdict beside the statistics): three threads give what one gives, the lock rule's
+ * what-if included, which the data traces (none waits for a lock) do not reach. */
+Test(verdict, lock_bound_on_threads_as_serial)
+{
+	struct isc_analysis *a[2];
+	struct build b[2];
+	for (int k = 0; k < 2; k++) {
+		b[k] = start(100, 1);
+		for (int i = 0; i < 10; i++) {
+			ev(&b[k], ISC_T_SCOPE, 100, "compute", i * 10 * MS, 2 * MS);
+			sys(&b[k], 100, "pthread_mutex_lock", ISC_SYS_WAIT, i * 10 * MS + 2 * MS,
+			    8 * MS);
+		}
+		isc_par_set_threads(k == 0 ? 1 : 3);
+		a[k] = finish(&b[k]);
+	}
+	isc_par_set_threads(0);
+	cr_assert_eq(a[0]->verdict.type, ISC_BOUND_LOCK);
+	cr_assert_eq(a[1]->verdict.type, a[0]->verdict.type);
+	cr_assert_str_eq(a[1]->verdict.cause, a[0]->verdict.cause);
+	cr_assert_eq(a[1]->verdict.n_levers, a[0]->verdict.n_levers);
+	for (int i = 0; i < a[0]->verdict.n_levers; i++) {
+		cr_assert_eq(a[1]->verdict.levers[i].gain_pct, a[0]->verdict.levers[i].gain_pct);
+	}
+	cr_assert_eq(a[1]->causal->n, a[0]->causal->n);
+	cr_assert_eq(a[1]->causal->path_ns, a[0]->causal->path_ns);
+	cr_assert_eq(a[1]->n_sugg, a[0]->n_sugg);
+	cr_assert_not_null(sugg(a[0], "host.lock-contention"));
+	for (size_t i = 0; i < a[0]->n_sugg; i++) {
+		cr_assert_str_eq(a[1]->sugg[i].rule_id, a[0]->sugg[i].rule_id);
+		cr_assert_eq(a[1]->sugg[i].improvement_pct, a[0]->sugg[i].improvement_pct);
+	}
+	for (int k = 0; k < 2; k++) {
+		isc_analysis_destroy(a[k]);
+		isc_trace_destroy(b[k].t);
+	}
 }
 
 /* fdatasync after every small write, on two threads at once: io_bound; the waits are
