@@ -8,6 +8,10 @@
  * it had; a launch on a full queue the same, so a faster GPU frees slots earlier and a
  * slower host no longer blocks; a thread waiting for another the same, with the segment
  * of the other thread that released it (graph-threads.c).
+ * A scope changed by a factor (scope:NAME*F) takes along what it stands for: the CUDA
+ * calls made inside it on its thread and the GPU operations they launched; at factor 0
+ * those operations leave their streams (no time, no launch latency), and what followed
+ * or waited for them waits for what they would have waited for.
  */
 #include <errno.h>
 #include <math.h>
@@ -105,6 +109,24 @@ static bool inside_scope(const struct run *r, int k, uint32_t thread, int64_t s,
 	return lo > 0 && v[lo - 1].thread == thread && v[lo - 1].s <= s && e <= v[lo - 1].e;
 }
 
+/* Whether GPU operation e was launched by a call made inside a scope change k picks, on
+ * the scope's thread (the call with its correlation id: a kernel's launch, a copy's or a
+ * memset's call, the cudaGraphLaunch of a graph's nodes). */
+static bool launched_inside(const struct run *r, int k, const struct isc_ev *e)
+{
+	const struct isc_ev *api = isc_trace_launch_of(r->t, e);
+	return api != NULL && inside_scope(r, k, api->thread, api->ts, api->ts + api->dur);
+}
+
+/* Whether change k, picking a node at factor f, takes it away with the scope it stands
+ * for (scope:NAME*0): a GPU operation of the scope is then removed from its stream, a
+ * launch of the scope waits for no slot of a full queue. */
+static bool removes(const struct run *r, int k, double f)
+{
+	return k >= 0 && f == 0 && r->ch[k]->op == ISC_WI_SCALE &&
+	       r->ch[k]->sel == ISC_SEL_SCOPE_ALL;
+}
+
 /* Whether change k picks node n, which starts at t0; its factor in *f. */
 static bool picks(const struct run *r, int k, const struct isc_gnode *n, int64_t t0, double *f)
 {
@@ -119,6 +141,8 @@ static bool picks(const struct run *r, int k, const struct isc_gnode *n, int64_t
 	switch (ch->sel) {
 	case ISC_SEL_SCOPE:
 		return !gpu && inside_scope(r, k, e->thread, t0, n->t1);
+	case ISC_SEL_SCOPE_ALL:
+		return gpu ? launched_inside(r, k, e) : inside_scope(r, k, e->thread, t0, n->t1);
 	case ISC_SEL_KERNEL:
 		return gpu && e->type == ISC_T_KERNEL && r->match[k][e->name];
 	case ISC_SEL_CALL:
@@ -249,6 +273,18 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		po = c->node[x].t1 > po ? c->node[x].t1 : po;
 		pn = ne[x] > pn ? ne[x] : pn;
 	}
+	if (gpu && removes(r, k, f)) {
+		/* Gone with the call that launched it: no time, no launch latency. What came
+		 * after it on its stream, or waited for it, waits for what it would have
+		 * waited for: the stream's previous operation, an event's; with neither, its
+		 * launch's place in the host's order. */
+		int64_t end = n->dep != ISC_GN_NONE ? ne[n->dep] : s0;
+		if (n->seq != ISC_GN_NONE || x != ISC_GN_NONE) {
+			int64_t es = n->seq != ISC_GN_NONE ? ne[n->seq] : INT64_MIN;
+			end = x != ISC_GN_NONE && ne[x] > es ? ne[x] : es;
+		}
+		return end;
+	}
 	int preds = (n->seq != ISC_GN_NONE) + (gpu && n->dep != ISC_GN_NONE) + (x != ISC_GN_NONE);
 	int64_t gap = po == INT64_MIN ? 0 : s0 - po; /* INT64_MIN: no predecessor */
 	if (gpu && op == ISC_WI_NO_GPU_GAPS && k >= 0 && n->seq != ISC_GN_NONE &&
@@ -271,6 +307,9 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		/* No wait: the call costs nothing, or what a launch costs. */
 		int64_t cost = op == ISC_WI_NO_WAIT ? 0 : (int64_t)r->a->launch.median_launch_ns;
 		return t0 + (cost < dur ? cost : dur);
+	}
+	if (waits && removes(r, k, f) && (n->flags & ISC_GN_QFULL)) {
+		return t0; /* a launch taken away takes no slot of the queue */
 	}
 	if (waits) {
 		int64_t ret = n->t1 - c->node[n->dep].t1;
@@ -312,7 +351,9 @@ static int prepare(struct run *r, int k)
 			r->match[k][i] = name_matches(isc_trace_str(r->t, (uint32_t)i), p);
 		}
 	}
-	return ch->sel == ISC_SEL_SCOPE || ch->sel == ISC_SEL_WAITS ? scope_intervals(r, k) : 0;
+	bool scopes = ch->sel == ISC_SEL_SCOPE || ch->sel == ISC_SEL_SCOPE_ALL ||
+		      ch->sel == ISC_SEL_WAITS;
+	return scopes ? scope_intervals(r, k) : 0;
 }
 
 static void finish(struct run *r)
@@ -410,7 +451,7 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 		const char *prefix;
 		enum isc_selector sel;
 	} scaled[] = {
-		{ "scope:", ISC_SEL_SCOPE },
+		{ "scope:", ISC_SEL_SCOPE_ALL },
 		{ "kernel:", ISC_SEL_KERNEL },
 		{ "call:", ISC_SEL_CALL },
 	};
@@ -519,6 +560,21 @@ static void describe(const struct isc_change *ch, const char *spec, char *out, s
 		return;
 	default:
 		break;
+	}
+	if (ch->sel == ISC_SEL_SCOPE_ALL) {
+		const char *name = *ch->pattern != '\0' ? ch->pattern : "*";
+		if (ch->factor == 0) {
+			snprintf(out, n,
+				 "scopes named '%s' removed: their own time, the CUDA calls made "
+				 "in them and the GPU work those launched",
+				 name);
+		} else {
+			snprintf(out, n,
+				 "scopes named '%s', the CUDA calls made in them and the GPU work "
+				 "those launched take %g x their recorded time",
+				 name, ch->factor);
+		}
+		return;
 	}
 	static const char *const what[] = {
 		[ISC_SEL_SCOPE] = "host time inside scopes",
