@@ -34,7 +34,8 @@ struct run {
 	bool *match[2];		 /* per string id */
 	struct iv_thread *iv[2]; /* ISC_SEL_SCOPE: matching scopes, by thread then start */
 	size_t n_iv[2];
-	int64_t *worker; /* ISC_WI_OFFLOAD: per lane */
+	int64_t *worker; /* ISC_WI_OFFLOAD: per lane, n_workers each (when each is free) */
+	size_t n_workers;
 	uint64_t picked; /* nodes a change picked */
 };
 
@@ -94,7 +95,8 @@ static int scope_intervals(struct run *r, int k)
 	return 0;
 }
 
-static bool inside_scope(const struct run *r, int k, uint32_t thread, int64_t s, int64_t e)
+/* The index in r->iv[k] of the matching scope that holds [s, e] on thread, or SIZE_MAX. */
+static size_t scope_index(const struct run *r, int k, uint32_t thread, int64_t s, int64_t e)
 {
 	const struct iv_thread *v = r->iv[k];
 	size_t lo = 0, hi = r->n_iv[k];
@@ -106,7 +108,13 @@ static bool inside_scope(const struct run *r, int k, uint32_t thread, int64_t s,
 			hi = mid;
 		}
 	}
-	return lo > 0 && v[lo - 1].thread == thread && v[lo - 1].s <= s && e <= v[lo - 1].e;
+	bool in = lo > 0 && v[lo - 1].thread == thread && v[lo - 1].s <= s && e <= v[lo - 1].e;
+	return in ? lo - 1 : SIZE_MAX;
+}
+
+static bool inside_scope(const struct run *r, int k, uint32_t thread, int64_t s, int64_t e)
+{
+	return scope_index(r, k, thread, s, e) != SIZE_MAX;
 }
 
 /* Whether GPU operation e was launched by a call made inside a scope change k picks, on
@@ -125,6 +133,12 @@ static bool removes(const struct run *r, int k, double f)
 {
 	return k >= 0 && f == 0 && r->ch[k]->op == ISC_WI_SCALE &&
 	       r->ch[k]->sel == ISC_SEL_SCOPE_ALL;
+}
+
+/* The workers an offload change runs its scope on: overlap:NAME*K, K of them. */
+static size_t workers_of(const struct isc_change *ch)
+{
+	return ch->op == ISC_WI_OFFLOAD && ch->factor >= 1 ? (size_t)ch->factor : 1;
 }
 
 /* Whether change k picks node n, which starts at t0; its factor in *f. */
@@ -325,9 +339,19 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		return t0 + dur;
 	}
 	if (op == ISC_WI_OFFLOAD && !gpu) {
-		int64_t *w = &r->worker[n->lane];
-		int64_t start = *w == INT64_MIN ? t0 : *w;
-		*w = start + dur;
+		/* The scope's instances go round the workers (a DataLoader's batches), each
+		 * worker one after the other from the thread's first one, all of them ready
+		 * from then on. */
+		int64_t *lane = &r->worker[n->lane * r->n_workers];
+		size_t nw = workers_of(r->ch[k]);
+		if (lane[0] == INT64_MIN) {
+			for (size_t j = 0; j < nw; j++) {
+				lane[j] = t0;
+			}
+		}
+		const struct isc_ev *e = &r->t->ev[n->ev];
+		int64_t *w = &lane[scope_index(r, k, e->thread, s0, n->t1) % nw];
+		*w += dur;
 		return *w > t0 ? *w : t0;
 	}
 	if (op == ISC_WI_GRAPH) {
@@ -389,7 +413,13 @@ int isc_whatif_run_picked(const struct isc_trace *t, const struct isc_analysis *
 	for (int k = 0; k < 2 && err == 0; k++) {
 		err = r.ch[k] != NULL ? prepare(&r, k) : 0;
 	}
-	r.worker = malloc((c->n_lanes + 1) * sizeof(*r.worker));
+	r.n_workers = 1;
+	for (int k = 0; k < 2; k++) {
+		if (r.ch[k] != NULL && workers_of(r.ch[k]) > r.n_workers) {
+			r.n_workers = workers_of(r.ch[k]);
+		}
+	}
+	r.worker = malloc((c->n_lanes + 1) * r.n_workers * sizeof(*r.worker));
 	/* The re-timed ends, one per node: the caller's (what-ifs run side by side, each with
 	 * its own), else allocated by the first what-if, not by the graph (an analysis
 	 * without one never holds them), and kept for the next ones (a block this size is
@@ -402,7 +432,7 @@ int isc_whatif_run_picked(const struct isc_trace *t, const struct isc_analysis *
 		finish(&r);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i <= c->n_lanes; i++) {
+	for (size_t i = 0; i < (c->n_lanes + 1) * r.n_workers; i++) {
 		r.worker[i] = INT64_MIN;
 	}
 	for (size_t k = 0; k < c->n; k++) {
@@ -494,6 +524,18 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 			ch->sel = named[i].sel;
 			ch->pattern = pat;
 			ch->factor = named[i].factor;
+			/* overlap:NAME*K: K workers (a NAME ending in '*' is a prefix) */
+			double w;
+			if (ch->op == ISC_WI_OFFLOAD && split_factor(spec + l, pat, np, &w) == 0) {
+				if (w < 1 || w > 64 || w != floor(w)) {
+					snprintf(err, n,
+						 "--what-if '%s': expected overlap:NAME or "
+						 "overlap:NAME*K, K workers from 1 to 64",
+						 spec);
+					return -EINVAL;
+				}
+				ch->factor = w;
+			}
 			return 0;
 		}
 	}
@@ -525,7 +567,8 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 	}
 	snprintf(err, n,
 		 "--what-if '%s': expected scope:NAME*F, kernel:NAME*F, call:NAME*F, "
-		 "overlap:NAME, no-wait:NAME, gpu*F, copies*F, no-sync, async-copies or graph",
+		 "overlap:NAME[*K], no-wait:NAME, gpu*F, copies*F, no-sync, async-copies or "
+		 "graph",
 		 spec);
 	return -EINVAL;
 }
@@ -534,6 +577,13 @@ static void describe(const struct isc_change *ch, const char *spec, char *out, s
 {
 	switch (ch->op) {
 	case ISC_WI_OFFLOAD:
+		if (workers_of(ch) > 1) {
+			snprintf(out, n,
+				 "host time inside '%s' runs on %zu workers ahead of the thread, "
+				 "overlapped with the previous steps",
+				 ch->pattern, workers_of(ch));
+			return;
+		}
 		snprintf(out, n,
 			 "host time inside '%s' runs on a worker ahead of the thread, "
 			 "overlapped with the previous step",

@@ -62,6 +62,10 @@ none of them):
   for them in a cudaStreamSynchronize (the GPU, not the host, is what the scope costs),
   then launches a 1 ms `gemm` and waits for it. tests/analyzer/test-causal.c computes the
   what-ifs on it by hand.
+- dataloader-kineto.json (Kineto): 10 steps of 3530 us; each fetches its batch in a
+  scope `next_batch` (3 ms of host time), then launches a 500 us kernel and waits for
+  it: the fetch is most of the step, the GPU's part small (the PyTorch DataLoader pair
+  on a GPU).
 Deterministic. Usage: make-causal.py OUTDIR
 """
 import gzip
@@ -506,6 +510,18 @@ def scope_gpu_kineto():
     return kineto(ev)
 
 
+def dataloader_kineto():
+    ev, t, corr = [], 1000, 0
+    for step in range(10):
+        ev.append(x("user_annotation", "next_batch", t, 3000, 1, 1))
+        corr += 1
+        end = launch_kernel(ev, corr, t + 3010, "train_step", t + 3020, 500)
+        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 3020, end + 5 - t - 3020,
+                    1, 1, correlation=0))
+        t += 3530
+    return kineto(ev)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -520,6 +536,7 @@ def main():
                       ("comm-kineto", comm_kineto()),
                       ("stream-wait-kineto", stream_wait_kineto()),
                       ("scope-gpu-kineto", scope_gpu_kineto()),
+                      ("dataloader-kineto", dataloader_kineto()),
                       ("queue-full", queue_full()), ("streams-threads", streams_threads()),
                       ("comm-stall", comm_stall()),
                       ("events-kineto", events_kineto()),

@@ -2,6 +2,7 @@
 /* The dependency graph, its critical path, verdicts from it and gains from what-ifs
  * (issue 11) on the traces of data/causal/ (make-causal.py) and data/scenarios/. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,34 @@ Test(causal, a_scope_what_if_takes_its_gpu_work_along)
 	/* call:NAME*0 of a launch call leaves its kernel: the launches cost nothing, 5 us a
 	 * step in the scope (its kernels still bound it) and 5 us for the gemm's. */
 	cr_assert_eq(whatif_gain(t, a, "call:cudaLaunchKernel*0"), 10 * 10000);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+/* overlap:NAME*K: the scope's instances go round K workers (causal/dataloader-kineto:
+ * 10 steps of a 3 ms fetch, then 530 us of launch, kernel and sync). The workers start
+ * at the first fetch and work back to back; fetch j is ready when its worker has done
+ * it, and the loop takes it then or when it gets there (530 us after the previous one).
+ * One worker: fetch j ready at (j + 1) x 3 ms, the loop always waits: 30 ms + 525 us.
+ * Two: ready at 3, 3, 6, 6, ... ms; the loop takes them at 3, 3.53, 6, 6.53, ... 15.53 ms.
+ * Three: at 3, 3.53, 4.06, 6, ..., 10.06, then 12 ms for the tenth. Recorded: 35.295 ms. */
+Test(causal, overlap_runs_a_scope_on_k_workers)
+{
+	struct isc_trace *t = load("causal/dataloader-kineto.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_eq(whatif_gain(t, a, "overlap:next_batch"), 35295000 - 30525000);
+	cr_assert_eq(whatif_gain(t, a, "overlap:next_batch*1"), 35295000 - 30525000);
+	cr_assert_eq(whatif_gain(t, a, "overlap:next_batch*2"), 35295000 - 16055000);
+	cr_assert_eq(whatif_gain(t, a, "overlap:next**3"), 35295000 - 12525000);
+	cr_assert_eq(whatif_gain(t, a, "overlap:next_*"), 35295000 - 30525000, "a prefix");
+	struct isc_change ch;
+	char pat[64], err[128];
+	cr_assert_eq(
+		isc_whatif_parse("overlap:next_batch*0", &ch, pat, sizeof(pat), err, sizeof(err)),
+		-EINVAL);
+	cr_assert_eq(
+		isc_whatif_parse("overlap:next_batch*1.5", &ch, pat, sizeof(pat), err, sizeof(err)),
+		-EINVAL);
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }
