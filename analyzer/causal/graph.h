@@ -345,6 +345,10 @@ enum isc_selector {
 	ISC_SEL_CALLBACK,  /* per node: scale_of() */
 	ISC_SEL_WAITS,	   /* host waits (for the GPU, another thread, a lock) inside a scope
 			    * or operator named pattern, or calls named pattern that wait */
+	ISC_SEL_SCOPE_ALL, /* all a scope or operator named pattern stands for: its host
+			    * segments (its own time, the CUDA calls made in it) and the GPU
+			    * operations those calls launched; at factor 0 the operations are
+			    * removed (what-if.c) */
 };
 
 struct isc_change {

@@ -8,6 +8,10 @@
  * it had; a launch on a full queue the same, so a faster GPU frees slots earlier and a
  * slower host no longer blocks; a thread waiting for another the same, with the segment
  * of the other thread that released it (graph-threads.c).
+ * A scope changed by a factor (scope:NAME*F) takes along what it stands for: the CUDA
+ * calls made inside it on its thread and the GPU operations they launched; at factor 0
+ * those operations leave their streams (no time, no launch latency), and what followed
+ * or waited for them waits for what they would have waited for.
  */
 #include <errno.h>
 #include <math.h>
@@ -30,7 +34,8 @@ struct run {
 	bool *match[2];		 /* per string id */
 	struct iv_thread *iv[2]; /* ISC_SEL_SCOPE: matching scopes, by thread then start */
 	size_t n_iv[2];
-	int64_t *worker; /* ISC_WI_OFFLOAD: per lane */
+	int64_t *worker; /* ISC_WI_OFFLOAD: per lane, n_workers each (when each is free) */
+	size_t n_workers;
 	uint64_t picked; /* nodes a change picked */
 };
 
@@ -90,7 +95,8 @@ static int scope_intervals(struct run *r, int k)
 	return 0;
 }
 
-static bool inside_scope(const struct run *r, int k, uint32_t thread, int64_t s, int64_t e)
+/* The index in r->iv[k] of the matching scope that holds [s, e] on thread, or SIZE_MAX. */
+static size_t scope_index(const struct run *r, int k, uint32_t thread, int64_t s, int64_t e)
 {
 	const struct iv_thread *v = r->iv[k];
 	size_t lo = 0, hi = r->n_iv[k];
@@ -102,7 +108,37 @@ static bool inside_scope(const struct run *r, int k, uint32_t thread, int64_t s,
 			hi = mid;
 		}
 	}
-	return lo > 0 && v[lo - 1].thread == thread && v[lo - 1].s <= s && e <= v[lo - 1].e;
+	bool in = lo > 0 && v[lo - 1].thread == thread && v[lo - 1].s <= s && e <= v[lo - 1].e;
+	return in ? lo - 1 : SIZE_MAX;
+}
+
+static bool inside_scope(const struct run *r, int k, uint32_t thread, int64_t s, int64_t e)
+{
+	return scope_index(r, k, thread, s, e) != SIZE_MAX;
+}
+
+/* Whether GPU operation e was launched by a call made inside a scope change k picks, on
+ * the scope's thread (the call with its correlation id: a kernel's launch, a copy's or a
+ * memset's call, the cudaGraphLaunch of a graph's nodes). */
+static bool launched_inside(const struct run *r, int k, const struct isc_ev *e)
+{
+	const struct isc_ev *api = isc_trace_launch_of(r->t, e);
+	return api != NULL && inside_scope(r, k, api->thread, api->ts, api->ts + api->dur);
+}
+
+/* Whether change k, picking a node at factor f, takes it away with the scope it stands
+ * for (scope:NAME*0): a GPU operation of the scope is then removed from its stream, a
+ * launch of the scope waits for no slot of a full queue. */
+static bool removes(const struct run *r, int k, double f)
+{
+	return k >= 0 && f == 0 && r->ch[k]->op == ISC_WI_SCALE &&
+	       r->ch[k]->sel == ISC_SEL_SCOPE_ALL;
+}
+
+/* The workers an offload change runs its scope on: overlap:NAME*K, K of them. */
+static size_t workers_of(const struct isc_change *ch)
+{
+	return ch->op == ISC_WI_OFFLOAD && ch->factor >= 1 ? (size_t)ch->factor : 1;
 }
 
 /* Whether change k picks node n, which starts at t0; its factor in *f. */
@@ -119,6 +155,8 @@ static bool picks(const struct run *r, int k, const struct isc_gnode *n, int64_t
 	switch (ch->sel) {
 	case ISC_SEL_SCOPE:
 		return !gpu && inside_scope(r, k, e->thread, t0, n->t1);
+	case ISC_SEL_SCOPE_ALL:
+		return gpu ? launched_inside(r, k, e) : inside_scope(r, k, e->thread, t0, n->t1);
 	case ISC_SEL_KERNEL:
 		return gpu && e->type == ISC_T_KERNEL && r->match[k][e->name];
 	case ISC_SEL_CALL:
@@ -249,6 +287,18 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		po = c->node[x].t1 > po ? c->node[x].t1 : po;
 		pn = ne[x] > pn ? ne[x] : pn;
 	}
+	if (gpu && removes(r, k, f)) {
+		/* Gone with the call that launched it: no time, no launch latency. What came
+		 * after it on its stream, or waited for it, waits for what it would have
+		 * waited for: the stream's previous operation, an event's; with neither, its
+		 * launch's place in the host's order. */
+		int64_t end = n->dep != ISC_GN_NONE ? ne[n->dep] : s0;
+		if (n->seq != ISC_GN_NONE || x != ISC_GN_NONE) {
+			int64_t es = n->seq != ISC_GN_NONE ? ne[n->seq] : INT64_MIN;
+			end = x != ISC_GN_NONE && ne[x] > es ? ne[x] : es;
+		}
+		return end;
+	}
 	int preds = (n->seq != ISC_GN_NONE) + (gpu && n->dep != ISC_GN_NONE) + (x != ISC_GN_NONE);
 	int64_t gap = po == INT64_MIN ? 0 : s0 - po; /* INT64_MIN: no predecessor */
 	if (gpu && op == ISC_WI_NO_GPU_GAPS && k >= 0 && n->seq != ISC_GN_NONE &&
@@ -272,6 +322,9 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		int64_t cost = op == ISC_WI_NO_WAIT ? 0 : (int64_t)r->a->launch.median_launch_ns;
 		return t0 + (cost < dur ? cost : dur);
 	}
+	if (waits && removes(r, k, f) && (n->flags & ISC_GN_QFULL)) {
+		return t0; /* a launch taken away takes no slot of the queue */
+	}
 	if (waits) {
 		int64_t ret = n->t1 - c->node[n->dep].t1;
 		int64_t own = k >= 0 && op == ISC_WI_SCALE ? (int64_t)((double)ret * f) : ret;
@@ -286,9 +339,19 @@ static int64_t retime(struct run *r, uint32_t i, int64_t *ne)
 		return t0 + dur;
 	}
 	if (op == ISC_WI_OFFLOAD && !gpu) {
-		int64_t *w = &r->worker[n->lane];
-		int64_t start = *w == INT64_MIN ? t0 : *w;
-		*w = start + dur;
+		/* The scope's instances go round the workers (a DataLoader's batches), each
+		 * worker one after the other from the thread's first one, all of them ready
+		 * from then on. */
+		int64_t *lane = &r->worker[n->lane * r->n_workers];
+		size_t nw = workers_of(r->ch[k]);
+		if (lane[0] == INT64_MIN) {
+			for (size_t j = 0; j < nw; j++) {
+				lane[j] = t0;
+			}
+		}
+		const struct isc_ev *e = &r->t->ev[n->ev];
+		int64_t *w = &lane[scope_index(r, k, e->thread, s0, n->t1) % nw];
+		*w += dur;
 		return *w > t0 ? *w : t0;
 	}
 	if (op == ISC_WI_GRAPH) {
@@ -312,7 +375,9 @@ static int prepare(struct run *r, int k)
 			r->match[k][i] = name_matches(isc_trace_str(r->t, (uint32_t)i), p);
 		}
 	}
-	return ch->sel == ISC_SEL_SCOPE || ch->sel == ISC_SEL_WAITS ? scope_intervals(r, k) : 0;
+	bool scopes = ch->sel == ISC_SEL_SCOPE || ch->sel == ISC_SEL_SCOPE_ALL ||
+		      ch->sel == ISC_SEL_WAITS;
+	return scopes ? scope_intervals(r, k) : 0;
 }
 
 static void finish(struct run *r)
@@ -348,7 +413,13 @@ int isc_whatif_run_picked(const struct isc_trace *t, const struct isc_analysis *
 	for (int k = 0; k < 2 && err == 0; k++) {
 		err = r.ch[k] != NULL ? prepare(&r, k) : 0;
 	}
-	r.worker = malloc((c->n_lanes + 1) * sizeof(*r.worker));
+	r.n_workers = 1;
+	for (int k = 0; k < 2; k++) {
+		if (r.ch[k] != NULL && workers_of(r.ch[k]) > r.n_workers) {
+			r.n_workers = workers_of(r.ch[k]);
+		}
+	}
+	r.worker = malloc((c->n_lanes + 1) * r.n_workers * sizeof(*r.worker));
 	/* The re-timed ends, one per node: the caller's (what-ifs run side by side, each with
 	 * its own), else allocated by the first what-if, not by the graph (an analysis
 	 * without one never holds them), and kept for the next ones (a block this size is
@@ -361,7 +432,7 @@ int isc_whatif_run_picked(const struct isc_trace *t, const struct isc_analysis *
 		finish(&r);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i <= c->n_lanes; i++) {
+	for (size_t i = 0; i < (c->n_lanes + 1) * r.n_workers; i++) {
 		r.worker[i] = INT64_MIN;
 	}
 	for (size_t k = 0; k < c->n; k++) {
@@ -410,7 +481,7 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 		const char *prefix;
 		enum isc_selector sel;
 	} scaled[] = {
-		{ "scope:", ISC_SEL_SCOPE },
+		{ "scope:", ISC_SEL_SCOPE_ALL },
 		{ "kernel:", ISC_SEL_KERNEL },
 		{ "call:", ISC_SEL_CALL },
 	};
@@ -453,6 +524,18 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 			ch->sel = named[i].sel;
 			ch->pattern = pat;
 			ch->factor = named[i].factor;
+			/* overlap:NAME*K: K workers (a NAME ending in '*' is a prefix) */
+			double w;
+			if (ch->op == ISC_WI_OFFLOAD && split_factor(spec + l, pat, np, &w) == 0) {
+				if (w < 1 || w > 64 || w != floor(w)) {
+					snprintf(err, n,
+						 "--what-if '%s': expected overlap:NAME or "
+						 "overlap:NAME*K, K workers from 1 to 64",
+						 spec);
+					return -EINVAL;
+				}
+				ch->factor = w;
+			}
 			return 0;
 		}
 	}
@@ -484,7 +567,8 @@ int isc_whatif_parse(const char *spec, struct isc_change *ch, char *pat, size_t 
 	}
 	snprintf(err, n,
 		 "--what-if '%s': expected scope:NAME*F, kernel:NAME*F, call:NAME*F, "
-		 "overlap:NAME, no-wait:NAME, gpu*F, copies*F, no-sync, async-copies or graph",
+		 "overlap:NAME[*K], no-wait:NAME, gpu*F, copies*F, no-sync, async-copies or "
+		 "graph",
 		 spec);
 	return -EINVAL;
 }
@@ -493,6 +577,13 @@ static void describe(const struct isc_change *ch, const char *spec, char *out, s
 {
 	switch (ch->op) {
 	case ISC_WI_OFFLOAD:
+		if (workers_of(ch) > 1) {
+			snprintf(out, n,
+				 "host time inside '%s' runs on %zu workers ahead of the thread, "
+				 "overlapped with the previous steps",
+				 ch->pattern, workers_of(ch));
+			return;
+		}
 		snprintf(out, n,
 			 "host time inside '%s' runs on a worker ahead of the thread, "
 			 "overlapped with the previous step",
@@ -519,6 +610,21 @@ static void describe(const struct isc_change *ch, const char *spec, char *out, s
 		return;
 	default:
 		break;
+	}
+	if (ch->sel == ISC_SEL_SCOPE_ALL) {
+		const char *name = *ch->pattern != '\0' ? ch->pattern : "*";
+		if (ch->factor == 0) {
+			snprintf(out, n,
+				 "scopes named '%s' removed: their own time, the CUDA calls made "
+				 "in them and the GPU work those launched",
+				 name);
+		} else {
+			snprintf(out, n,
+				 "scopes named '%s', the CUDA calls made in them and the GPU work "
+				 "those launched take %g x their recorded time",
+				 name, ch->factor);
+		}
+		return;
 	}
 	static const char *const what[] = {
 		[ISC_SEL_SCOPE] = "host time inside scopes",

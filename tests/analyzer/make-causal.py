@@ -57,6 +57,15 @@ none of them):
   NCCL all-reduce (3 ms) on stream 20 that waits for it through an event, an optimizer
   kernel (0.5 ms) on stream 7 that waits for the all-reduce, then a stream synchronize.
   Only the order of the two streams' operations shows the waits.
+- scope-gpu-kineto.json (Kineto): 10 steps of 1260 us. Each opens with a scope
+  `slow_norm` (220 us) that launches four 50 us `norm_row` kernels 10 us apart and waits
+  for them in a cudaStreamSynchronize (the GPU, not the host, is what the scope costs),
+  then launches a 1 ms `gemm` and waits for it. tests/analyzer/test-causal.c computes the
+  what-ifs on it by hand.
+- dataloader-kineto.json (Kineto): 10 steps of 3530 us; each fetches its batch in a
+  scope `next_batch` (3 ms of host time), then launches a 500 us kernel and waits for
+  it: the fetch is most of the step, the GPU's part small (the PyTorch DataLoader pair
+  on a GPU).
 Deterministic. Usage: make-causal.py OUTDIR
 """
 import gzip
@@ -483,6 +492,36 @@ def stream_wait_kineto():
     return kineto(ev)
 
 
+def scope_gpu_kineto():
+    ev, t, corr = [], 1000, 0
+    for step in range(10):
+        ev.append(x("user_annotation", "slow_norm", t, 220, 1, 1))
+        gpu = t + 10
+        for r in range(4):
+            corr += 1
+            gpu = launch_kernel(ev, corr, t + 10 * r, "norm_row", gpu, 50)
+        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 40, gpu + 5 - t - 40, 1, 1,
+                    correlation=0))
+        corr += 1
+        end = launch_kernel(ev, corr, t + 230, "gemm", t + 240, 1000)
+        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 240, end + 5 - t - 240, 1,
+                    1, correlation=0))
+        t += 1260
+    return kineto(ev)
+
+
+def dataloader_kineto():
+    ev, t, corr = [], 1000, 0
+    for step in range(10):
+        ev.append(x("user_annotation", "next_batch", t, 3000, 1, 1))
+        corr += 1
+        end = launch_kernel(ev, corr, t + 3010, "train_step", t + 3020, 500)
+        ev.append(x("cuda_runtime", "cudaStreamSynchronize", t + 3020, end + 5 - t - 3020,
+                    1, 1, correlation=0))
+        t += 3530
+    return kineto(ev)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -496,6 +535,8 @@ def main():
                       ("sync-copy-kineto", sync_copy_kineto()),
                       ("comm-kineto", comm_kineto()),
                       ("stream-wait-kineto", stream_wait_kineto()),
+                      ("scope-gpu-kineto", scope_gpu_kineto()),
+                      ("dataloader-kineto", dataloader_kineto()),
                       ("queue-full", queue_full()), ("streams-threads", streams_threads()),
                       ("comm-stall", comm_stall()),
                       ("events-kineto", events_kineto()),

@@ -2,6 +2,7 @@
 /* The dependency graph, its critical path, verdicts from it and gains from what-ifs
  * (issue 11) on the traces of data/causal/ (make-causal.py) and data/scenarios/. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,86 @@ Test(causal, paced_input_is_not_hurried_by_faster_code)
 	a = analyse(t, NULL);
 	cr_assert_eq(isc_whatif_run(t, a, &decode, &b, &e, &g), 0);
 	cr_assert_eq(b - e, 20 * 300000, "%lld ns", (long long)(b - e));
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+/* scope:NAME*F takes along what the scope stands for on a GPU (causal/scope-gpu-kineto,
+ * 10 steps of 1260 us): its host time, the CUDA calls made in it and the kernels they
+ * launched. Each step's scope `slow_norm` (220 us) launches four 50 us kernels 10 us
+ * apart and waits for them; the kernels run back to back, from 10 us into the scope to
+ * 5 us before the sync returns. The launch latency is 5 us (the first kernel's and the
+ * gemm's gap after their launch). */
+static int64_t whatif_gain(const struct isc_trace *t, const struct isc_analysis *a,
+			   const char *spec)
+{
+	struct isc_change ch;
+	char pat[64], err[128];
+	int64_t b, e;
+	double g;
+	cr_assert_eq(isc_whatif_parse(spec, &ch, pat, sizeof(pat), err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(isc_whatif_run(t, a, &ch, &b, &e, &g), 0);
+	return b - e;
+}
+
+Test(causal, a_scope_what_if_takes_its_gpu_work_along)
+{
+	struct isc_trace *t = load("causal/scope-gpu-kineto.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_eq(a->causal->launch_latency, 5000);
+	/* *0: the scope, its launches, its sync and its kernels gone: each step 220 us
+	 * shorter (the gemm starts its 5 us latency after its launch, 10 us after the
+	 * scope's place, as recorded). */
+	cr_assert_eq(whatif_gain(t, a, "scope:slow_norm*0"), 10 * 220000);
+	/* *0.5: host segments and the sync's return halved, kernels 25 us. In a step: the
+	 * launches end at 2.5, 7.5, 12.5, 17.5 us; the first kernel starts 5 us after its
+	 * launch (7.5), the others back to back (ends 32.5, 57.5, 82.5, 107.5); the sync
+	 * returns 2.5 us after (110), the scope's last 2.5 us of its own: it ends at 112.5
+	 * where it ended at 220, and the rest of the step follows. */
+	cr_assert_eq(whatif_gain(t, a, "scope:slow_norm*0.5"), 10 * 107500);
+	/* Only the host time (the selector host.cpu-preprocessing uses, what scope:*0 did
+	 * before): the kernels still run, and the sync waits for them: the scope ends at
+	 * 205 us (the last kernel 5 us after the first launch + 4 x 50 us), 15 us earlier. */
+	struct isc_change host = { .op = ISC_WI_SCALE,
+				   .sel = ISC_SEL_SCOPE,
+				   .pattern = "slow_norm",
+				   .factor = 0,
+				   .after = INT64_MIN };
+	int64_t b, e;
+	double g;
+	cr_assert_eq(isc_whatif_run(t, a, &host, &b, &e, &g), 0);
+	cr_assert_eq(b - e, 10 * 15000);
+	/* call:NAME*0 of a launch call leaves its kernel: the launches cost nothing, 5 us a
+	 * step in the scope (its kernels still bound it) and 5 us for the gemm's. */
+	cr_assert_eq(whatif_gain(t, a, "call:cudaLaunchKernel*0"), 10 * 10000);
+	isc_analysis_destroy(a);
+	isc_trace_destroy(t);
+}
+
+/* overlap:NAME*K: the scope's instances go round K workers (causal/dataloader-kineto:
+ * 10 steps of a 3 ms fetch, then 530 us of launch, kernel and sync). The workers start
+ * at the first fetch and work back to back; fetch j is ready when its worker has done
+ * it, and the loop takes it then or when it gets there (530 us after the previous one).
+ * One worker: fetch j ready at (j + 1) x 3 ms, the loop always waits: 30 ms + 525 us.
+ * Two: ready at 3, 3, 6, 6, ... ms; the loop takes them at 3, 3.53, 6, 6.53, ... 15.53 ms.
+ * Three: at 3, 3.53, 4.06, 6, ..., 10.06, then 12 ms for the tenth. Recorded: 35.295 ms. */
+Test(causal, overlap_runs_a_scope_on_k_workers)
+{
+	struct isc_trace *t = load("causal/dataloader-kineto.json");
+	struct isc_analysis *a = analyse(t, NULL);
+	cr_assert_eq(whatif_gain(t, a, "overlap:next_batch"), 35295000 - 30525000);
+	cr_assert_eq(whatif_gain(t, a, "overlap:next_batch*1"), 35295000 - 30525000);
+	cr_assert_eq(whatif_gain(t, a, "overlap:next_batch*2"), 35295000 - 16055000);
+	cr_assert_eq(whatif_gain(t, a, "overlap:next**3"), 35295000 - 12525000);
+	cr_assert_eq(whatif_gain(t, a, "overlap:next_*"), 35295000 - 30525000, "a prefix");
+	struct isc_change ch;
+	char pat[64], err[128];
+	cr_assert_eq(
+		isc_whatif_parse("overlap:next_batch*0", &ch, pat, sizeof(pat), err, sizeof(err)),
+		-EINVAL);
+	cr_assert_eq(
+		isc_whatif_parse("overlap:next_batch*1.5", &ch, pat, sizeof(pat), err, sizeof(err)),
+		-EINVAL);
 	isc_analysis_destroy(a);
 	isc_trace_destroy(t);
 }

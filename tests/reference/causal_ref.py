@@ -814,6 +814,16 @@ class Graph:
             t0 = d if pn is None else max(pn, d)
         f = pick(n)
         dur = n.t1 - n.t0
+        removed = f == 0 and getattr(pick, "removes", False)
+        if removed and n.gpu:
+            # gone with its launch: what follows or waits for it waits for its stream's
+            # previous operation or an event's, else for its launch
+            before = [ne[id(p)] for p in (n.seq, n.xdep) if p is not None]
+            if before:
+                return max(before)
+            return ne[id(n.dep)] if n.dep is not None else n.t0
+        if removed and n.wait and n.block == "qfull":
+            return t0
         if (n.wait or n.handoff) and n.dep is not None:
             ret = n.t1 - n.dep.t1
             own = int(ret * f) if f is not None else ret
@@ -865,12 +875,23 @@ def selector(spec, g):
                     out.append([s, e])
             merged[tid] = out
 
-        def inside(n):
-            for s, e in merged.get(n.ev.tid, ()):
-                if s <= n.t0 and n.t1 <= e:
+        def inside(tid, t0, t1):
+            for s, e in merged.get(tid, ()):
+                if s <= t0 and t1 <= e:
                     return True
             return False
-        return lambda n: f if not n.gpu and inside(n) else None
+
+        def launched_inside(n):
+            api = g.api_by_corr.get(n.ev.corr) if n.ev.corr else None
+            return api is not None and inside(api.tid, api.ts, api.end)
+
+        # the scope, the CUDA calls made in it and the GPU work they launched; at 0 the
+        # work leaves its streams
+        def pick(n):
+            hit = launched_inside(n) if n.gpu else inside(n.ev.tid, n.t0, n.t1)
+            return f if hit else None
+        pick.removes = True
+        return pick
     raise ValueError("unknown what-if " + spec)
 
 

@@ -19,7 +19,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import causal_ref  # noqa: E402
 import gen_runs  # noqa: E402
 
-QUESTIONS = ("gpu*0.5", "scope:**0.5", "copies*0.5", "kernel:nccl**0.5", "call:cuda**0.5")
+QUESTIONS = ("gpu*0.5", "scope:**0.5", "scope:**0", "copies*0.5", "kernel:nccl**0.5",
+             "call:cuda**0.5")
 # Small runs: a launch queue of a few slots is full at 3 operations in flight.
 THRESHOLDS = {"launch.queue_full_depth": 3.0}
 

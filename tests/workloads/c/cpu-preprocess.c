@@ -11,6 +11,13 @@
  *
  * Fixed (argument "tokenize=F"): tokenising takes F x its CPU time (host.cpu-preprocessing
  * simulates 'tokenize' k x faster, k parallel workers).
+ *
+ * Argument "norm" (with "norm=F": F x the rows): after tokenising, each batch normalises
+ * 64 rows one by one in a scope `norm`, as the PyTorch pair's row-by-row normalisation
+ * does on a GPU (docs/causal-pairs.md): per row 5 us of host work and two launches of
+ * 20 us kernels, and after every 16 rows a cudaStreamSynchronize (a value read back). The
+ * scope's cost is mostly the GPU work its host code waits for. "no-norm": the scope left
+ * out (the change `--what-if 'scope:norm*0'` stands for).
  */
 #include <stdio.h>
 
@@ -19,6 +26,24 @@
 static const char embed;
 static const char transformer;
 static const char lm_head;
+static const char row_mean;
+static const char row_scale;
+
+static void normalise_rows(struct wl *w, int rows, cudaStream_t s)
+{
+	int r;
+
+	inferscope_range_push("norm");
+	for (r = 0; r < rows && w->gpu; r++) {
+		wl_tokenize(5000);
+		wl_launch(w, &row_mean, 1, 256, s);
+		wl_launch(w, &row_scale, 1, 256, s);
+		if (r % 16 == 15 || r == rows - 1) {
+			WL_CUDA(w, cudaStreamSynchronize(s));
+		}
+	}
+	inferscope_range_pop();
+}
 
 static void batch_done(int batch)
 {
@@ -33,6 +58,8 @@ static void batch_done(int batch)
 int main(int argc, char **argv)
 {
 	double tokenize = wl_knob_factor(argc, argv, "tokenize", 1.0);
+	bool norm = wl_knob(argc, argv, "norm") && !wl_knob(argc, argv, "no-norm");
+	int rows = (int)(64 * wl_knob_factor(argc, argv, "norm", 1.0) + 0.5);
 	cudaStream_t stream = NULL;
 	void *ids_host = NULL;
 	void *ids_dev = NULL;
@@ -44,6 +71,8 @@ int main(int argc, char **argv)
 	wl_kernel(&embed, "embedding_lookup", 80000);
 	wl_kernel(&transformer, "transformer_block", 450000);
 	wl_kernel(&lm_head, "lm_head", 60000);
+	wl_kernel(&row_mean, "row_mean", 20000);
+	wl_kernel(&row_scale, "row_scale", 20000);
 	WL_CUDA(&w, cudaStreamCreate(&stream));
 	WL_CUDA(&w, cudaMallocHost(&ids_host, 256 << 10));
 	WL_CUDA(&w, cudaMalloc(&ids_dev, 256 << 10));
@@ -51,6 +80,9 @@ int main(int argc, char **argv)
 		inferscope_range_push("tokenize");
 		checksum += wl_tokenize((uint64_t)(9000000 * tokenize));
 		inferscope_range_pop();
+		if (norm) {
+			normalise_rows(&w, rows, stream);
+		}
 		inferscope_range_push("infer");
 		WL_CUDA(&w, cudaMemcpyAsync(ids_dev, ids_host, 256 << 10, cudaMemcpyHostToDevice,
 					    stream));
