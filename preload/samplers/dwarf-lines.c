@@ -635,6 +635,21 @@ static bool index_program(struct isc_dwarf_lines *d, size_t k)
 	return true;
 }
 
+/* The sequence of the index that covers addr, or NULL. */
+static const struct isc_dl_seq *seq_at(const struct isc_dwarf_lines *d, uint64_t addr)
+{
+	size_t lo = 0, hi = d->n_seq;
+	while (lo < hi) { /* the first sequence starting after addr */
+		size_t mid = (lo + hi) / 2;
+		if (d->seq[mid].lo <= addr) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo == 0 || addr >= d->seq[lo - 1].hi ? NULL : &d->seq[lo - 1];
+}
+
 bool isc_dwarf_line(struct isc_dwarf_lines *d, uint64_t addr, const char **file, unsigned *line)
 {
 	if (d->line == NULL) {
@@ -646,32 +661,29 @@ bool isc_dwarf_line(struct isc_dwarf_lines *d, uint64_t addr, const char **file,
 			index_lines(d);
 		}
 	}
+	bool covered = true;
 	if (d->mode == ISC_DL_BY_UNIT) {
 		/* Every sequence starts in its unit's ranges and holds no other unit's (what
 		 * index_program checks of each program it runs): a sequence that starts at or
 		 * before addr after this range's start is this unit's, one that starts before it
 		 * and covers addr spans it, which makes it this unit's too. */
 		const struct isc_dl_range *r = range_before(d, addr);
-		if (r == NULL) {
-			return false; /* no sequence starts at or before addr */
-		}
-		if (!d->in_index[r->unit] && !index_program(d, r->unit)) {
+		if (r != NULL && !d->in_index[r->unit] && !index_program(d, r->unit)) {
 			index_lines(d);
 		}
+		covered = r != NULL && addr < r->hi;
 	}
-	size_t lo = 0, hi = d->n_seq;
-	while (lo < hi) { /* the first sequence starting after addr */
-		size_t mid = (lo + hi) / 2;
-		if (d->seq[mid].lo <= addr) {
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
+	const struct isc_dl_seq *s = seq_at(d, addr);
+	if (s == NULL && !covered && d->mode == ISC_DL_BY_UNIT) {
+		/* in no range and no sequence of the units run: padding, or a unit that
+		 * .debug_aranges leaves out (objects built without it, e.g. by Clang): only
+		 * the whole index can say */
+		index_lines(d);
+		s = seq_at(d, addr);
 	}
-	if (lo == 0 || addr >= d->seq[lo - 1].hi) {
+	if (s == NULL) {
 		return false;
 	}
-	const struct isc_dl_seq *s = &d->seq[lo - 1];
 	struct hdr h;
 	struct job j = { .pc = addr };
 	if (!header(d, s->unit, &h)) {

@@ -14,6 +14,7 @@
  * table agree; eu-addr2line 0.188 names nothing in clang's DWARF 5, where the others do.
  */
 #include <criterion/criterion.h>
+#include <gnu/libc-version.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -450,9 +451,13 @@ static unsigned by_unit_agrees(const char *path, uint64_t step)
 	uint64_t a = text->sh_addr + text->sh_size / 2;
 	const char *file;
 	unsigned line;
-	while (!isc_dwarf_line(&unit, a, &file, &line) && a < text->sh_addr + text->sh_size) {
+	/* found in the whole index first: an address in no unit's range (padding) sends
+	 * the lookup by unit to the whole index too */
+	while (!isc_dwarf_line(&whole, a, &file, &line) && a < text->sh_addr + text->sh_size) {
 		a += 64;
 	}
+	cr_assert(isc_dwarf_line(&unit, a, &file, &line), "%s: a line at %#llx", path,
+		  (unsigned long long)a);
 	cr_assert(unit.mode == ISC_DL_BY_UNIT && unit.units_run >= 1 && unit.units_run <= 3,
 		  "%s: mode %d, %zu programs run for the first line", path, (int)unit.mode,
 		  unit.units_run);
@@ -481,7 +486,6 @@ static unsigned by_unit_agrees(const char *path, uint64_t step)
 			}
 		}
 	}
-	cr_assert_eq(unit.mode, ISC_DL_BY_UNIT, "%s: never fell back to the whole index", path);
 	cr_assert_eq(whole.mode, ISC_DL_WHOLE);
 	isc_dwarf_lines_free(&unit);
 	isc_dwarf_lines_free(&whole);
@@ -496,7 +500,9 @@ Test(symbolize, lines_by_unit_are_the_whole_index)
 	unsigned self = by_unit_agrees("/proc/self/exe", 7);
 	cr_assert_gt(self, 1000, "addresses with a line: %u", self);
 	Dl_info info;
-	cr_assert(dladdr((void *)printf, &info) && info.dli_fname);
+	/* a function only libc defines (ASan's runtime, linked into the sanitized test,
+	 * intercepts printf and the like) */
+	cr_assert(dladdr((void *)gnu_get_libc_version, &info) && info.dli_fname);
 	char cmd[4400], id[64] = "";
 	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | awk '/Build ID/ { print $3 }'",
 		 info.dli_fname);
